@@ -1,0 +1,58 @@
+package v1alpha1
+
+// Condition types shared by Contract and Bucket.
+const (
+	// ReadyCondition summarises a resource: True once what it asks for exists at the provider and
+	// matches its spec.
+	ReadyCondition = "Ready"
+
+	// InUseCondition on a Contract is True while Buckets still name it; the Contract is not
+	// removed until they are gone.
+	InUseCondition = "InUse"
+
+	// DeletionBlockedCondition on a Bucket is True when deleting it would destroy data the user
+	// has not given up (a non-empty bucket with bucketReclaimPolicy Delete).
+	DeletionBlockedCondition = "DeletionBlocked"
+)
+
+// Reasons for the conditions above. Each is one CamelCase word that tools can match on; the
+// condition's message says the same for people.
+const (
+	// ReasonAvailable: the resource exists at the provider and matches its spec.
+	ReasonAvailable = "Available"
+	// ReasonProvisioning: the provider has been asked and the result is not there yet.
+	ReasonProvisioning = "Provisioning"
+	// ReasonContractAPIUnavailable: the contract API could not be reached or answered 5xx or 429;
+	// the controller retries with backoff.
+	ReasonContractAPIUnavailable = "ContractAPIUnavailable"
+	// ReasonContractAPIRejected: the contract API refused the request (4xx); the controller waits
+	// for the spec to change.
+	ReasonContractAPIRejected = "ContractAPIRejected"
+	// ReasonContractNotFound: the Bucket names a Contract that does not exist in its namespace.
+	ReasonContractNotFound = "ContractNotFound"
+	// ReasonContractNotReady: the Bucket's Contract exists but is not Ready yet.
+	ReasonContractNotReady = "ContractNotReady"
+	// ReasonContractCancelled: the provider reports the contract as cancelled.
+	ReasonContractCancelled = "ContractCancelled"
+	// ReasonBucketsExist: the Contract is still named by Buckets.
+	ReasonBucketsExist = "BucketsExist"
+	// ReasonNoBuckets: no Bucket names the Contract.
+	ReasonNoBuckets = "NoBuckets"
+	// ReasonSecretConflict: the Secret the credentials should go to exists and belongs to
+	// something else; it is never overwritten.
+	ReasonSecretConflict = "SecretConflict"
+	// ReasonBucketAlreadyExists: the bucket exists in the contract's account but was not made for
+	// this resource, so it is not adopted.
+	ReasonBucketAlreadyExists = "BucketAlreadyExists"
+	// ReasonBucketNameTaken: another account owns a bucket of that name.
+	ReasonBucketNameTaken = "BucketNameTaken"
+	// ReasonS3Unavailable: the S3 endpoint could not be reached or answered 5xx.
+	ReasonS3Unavailable = "S3Unavailable"
+	// ReasonS3Rejected: the S3 endpoint refused a request the spec needs (for example an invalid
+	// policy or grantee).
+	ReasonS3Rejected = "S3Rejected"
+	// ReasonBucketNotEmpty: deletion is blocked because the bucket still holds objects.
+	ReasonBucketNotEmpty = "BucketNotEmpty"
+	// ReasonDeleting: the resource is being deleted.
+	ReasonDeleting = "Deleting"
+)

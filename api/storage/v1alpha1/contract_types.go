@@ -1,0 +1,151 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ReclaimPolicy says what happens at the provider when the resource is deleted.
+// +kubebuilder:validation:Enum=Delete;Retain
+type ReclaimPolicy string
+
+const (
+	// ReclaimPolicyDelete removes the provider-side object (cancels the contract, deletes the
+	// bucket) before the resource goes.
+	ReclaimPolicyDelete ReclaimPolicy = "Delete"
+	// ReclaimPolicyRetain leaves the provider-side object in place; only the resource goes.
+	ReclaimPolicyRetain ReclaimPolicy = "Retain"
+)
+
+// ContractSpec is what the user buys from the object-storage provider.
+// +kubebuilder:validation:XValidation:rule="has(self.region) == has(oldSelf.region)",message="region is immutable"
+type ContractSpec struct {
+	// plan is the provider's plan to buy, for example "standard". It cannot change.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="plan is immutable"
+	Plan string `json:"plan"`
+
+	// region is where the storage lives. When empty the provider chooses, and status.region
+	// says what it chose. It cannot change.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="region is immutable"
+	Region string `json:"region,omitempty"`
+
+	// displayName is a label for people, shown by the provider.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	DisplayName string `json:"displayName,omitempty"`
+
+	// reclaimPolicy says whether deleting this resource cancels the contract at the provider
+	// (Delete) or leaves it running (Retain, the default).
+	// +optional
+	// +kubebuilder:default=Retain
+	ReclaimPolicy ReclaimPolicy `json:"reclaimPolicy,omitempty"`
+
+	// secretName is the Secret, in this namespace, that receives the credentials. Defaults to
+	// "<name>-credentials".
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	SecretName string `json:"secretName,omitempty"`
+}
+
+// ContractStatus is what the provider reported for the contract.
+type ContractStatus struct {
+	// contractID is the provider's identifier for the contract.
+	// +optional
+	ContractID string `json:"contractID,omitempty"`
+
+	// state is the provider's state of the contract, for example "active".
+	// +optional
+	State string `json:"state,omitempty"`
+
+	// endpoint is the S3 endpoint URL the credentials work against.
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+
+	// region is the region of the S3 endpoint.
+	// +optional
+	Region string `json:"region,omitempty"`
+
+	// plan is the plan the provider reports.
+	// +optional
+	Plan string `json:"plan,omitempty"`
+
+	// secretName is the Secret that holds the credentials.
+	// +optional
+	SecretName string `json:"secretName,omitempty"`
+
+	// observedGeneration is the generation of the spec this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions: Ready, and InUse while Buckets name this Contract.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=osm
+// +kubebuilder:printcolumn:name="Plan",type=string,JSONPath=`.spec.plan`
+// +kubebuilder:printcolumn:name="Contract ID",type=string,JSONPath=`.status.contractID`
+// +kubebuilder:printcolumn:name="Secret",type=string,JSONPath=`.status.secretName`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// Contract buys object storage from a provider: an account with credentials on an S3 endpoint.
+// The credentials land in a Secret in the same namespace; everything else is in status.
+type Contract struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is the standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is what the user asks for.
+	// +required
+	Spec ContractSpec `json:"spec"`
+
+	// status is what the controller observed.
+	// +optional
+	Status ContractStatus `json:"status,omitempty"`
+}
+
+// SecretNameOrDefault is the Secret that receives the credentials.
+func (c *Contract) SecretNameOrDefault() string {
+	if c.Spec.SecretName != "" {
+		return c.Spec.SecretName
+	}
+	return c.Name + "-credentials"
+}
+
+// +kubebuilder:object:root=true
+
+// ContractList is a list of Contracts.
+type ContractList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Contract `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Contract{}, &ContractList{})
+}
+
+// Keys of the credentials Secret: the environment variable names every S3 client already reads,
+// so the Secret can be mounted with envFrom as it is.
+const (
+	SecretKeyAccessKeyID     = "AWS_ACCESS_KEY_ID"
+	SecretKeySecretAccessKey = "AWS_SECRET_ACCESS_KEY"
+	SecretKeyEndpointURL     = "AWS_ENDPOINT_URL"
+	SecretKeyRegion          = "AWS_REGION"
+)
+
+// ContractLabel is set on every Secret the operator writes, with the Contract's name as value.
+// The manager caches only Secrets that carry it.
+const ContractLabel = "storage.osm.dev/contract"

@@ -1,0 +1,21 @@
+// Package v1alpha1 holds the storage.osm.dev/v1alpha1 API: Contract, which buys object storage
+// from a provider, and Bucket, which makes a bucket under a Contract.
+// +kubebuilder:object:generate=true
+// +groupName=storage.osm.dev
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+var (
+	// GroupVersion is the group and version of this API.
+	GroupVersion = schema.GroupVersion{Group: "storage.osm.dev", Version: "v1alpha1"}
+
+	// SchemeBuilder adds the types of this API to a scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+
+	// AddToScheme adds the types of this API to a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)
