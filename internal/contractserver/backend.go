@@ -1,0 +1,55 @@
+package contractserver
+
+import (
+	"context"
+	"errors"
+)
+
+// Credentials is an S3 key pair.
+type Credentials struct {
+	AccessKeyID     string
+	SecretAccessKey string
+}
+
+// Plan is what a contract buys. QuotaBytes 0 means no quota.
+type Plan struct {
+	Name       string
+	QuotaBytes int64
+}
+
+// ErrAccountHasBuckets is returned by DeleteAccount when the account still owns buckets and the
+// deletion was not forced.
+var ErrAccountHasBuckets = errors.New("account still owns buckets")
+
+// ErrNotSupported is returned for an operation the S3 service behind the backend cannot do.
+var ErrNotSupported = errors.New("not supported by this backend")
+
+// Backend makes contracts real on an S3 service: one account per contract, whose keys work on
+// Endpoint. Every method is idempotent, because the server retries after crashes: creating an
+// account that already exists with the same credentials succeeds, deleting one that is gone
+// succeeds.
+type Backend interface {
+	// Kind names the backend, "versitygw" or "rgw".
+	Kind() string
+	// Endpoint is the S3 endpoint URL clients use, and Region the region they sign for.
+	Endpoint() string
+	Region() string
+
+	// CreateAccount makes the account for contractID with its first key pair, which the server
+	// generated and recorded before calling.
+	CreateAccount(ctx context.Context, contractID string, creds Credentials, plan Plan) error
+	// DeleteAccount removes the account. Unless force is set it fails with ErrAccountHasBuckets
+	// while the account owns buckets; with force it deletes the buckets and their objects first.
+	DeleteAccount(ctx context.Context, contractID string, force bool) error
+	// AddKey gives the account another key pair, for rotation.
+	AddKey(ctx context.Context, contractID string, creds Credentials) error
+	// RemoveKey revokes one key pair of the account.
+	RemoveKey(ctx context.Context, contractID, accessKeyID string) error
+}
+
+// QuotaSupport is implemented by a backend that can say whether it enforces plan quotas. New
+// refuses plans with a quota when SupportsQuotas is false, so a limit is never silently
+// ignored. A backend that does not implement it is taken to enforce quotas.
+type QuotaSupport interface {
+	SupportsQuotas() bool
+}

@@ -1,0 +1,129 @@
+// Package contractserver is the reference implementation of the contract API
+// (openapi/contract.yaml): contracts recorded durably in bbolt and made real as accounts on an
+// S3 service through a Backend.
+package contractserver
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"golang.org/x/time/rate"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
+)
+
+// DefaultPlans is what a server offers when Config.Plans is empty.
+var DefaultPlans = []Plan{{Name: "standard"}}
+
+// Config configures a Server.
+type Config struct {
+	// Token is the bearer token every request must carry.
+	Token string
+	// DataDir holds the contract records (contracts.db); created if missing.
+	DataDir string
+	// Backend makes the accounts.
+	Backend Backend
+	// Plans offered; DefaultPlans when empty.
+	Plans []Plan
+	// RequestsPerSecond and Burst limit the request rate (429 beyond); 0 means no limit.
+	RequestsPerSecond float64
+	Burst             int
+	// Logger receives the server's log; slog.Default() when nil. Secrets never reach it.
+	Logger *slog.Logger
+}
+
+// Server serves the contract API. It is safe for concurrent use.
+type Server struct {
+	token   string
+	store   *store
+	backend Backend
+	plans   map[string]Plan
+	limiter *rate.Limiter
+	log     *slog.Logger
+	locks   keyLocks
+	handler http.Handler
+}
+
+// New opens the record store in cfg.DataDir and returns a server ready to serve.
+func New(cfg Config) (*Server, error) {
+	if cfg.Token == "" {
+		return nil, errors.New("a bearer token is required")
+	}
+	if cfg.DataDir == "" {
+		return nil, errors.New("a data directory is required")
+	}
+	if cfg.Backend == nil {
+		return nil, errors.New("a backend is required")
+	}
+	if len(cfg.Plans) == 0 {
+		cfg.Plans = DefaultPlans
+	}
+	plans := make(map[string]Plan, len(cfg.Plans))
+	quotas := true
+	if qs, ok := cfg.Backend.(QuotaSupport); ok {
+		quotas = qs.SupportsQuotas()
+	}
+	for _, p := range cfg.Plans {
+		if p.Name == "" {
+			return nil, errors.New("a plan needs a name")
+		}
+		if p.QuotaBytes < 0 {
+			return nil, fmt.Errorf("plan %q: quota must not be negative", p.Name)
+		}
+		if p.QuotaBytes > 0 && !quotas {
+			return nil, fmt.Errorf("plan %q has a quota, which the %s backend cannot enforce", p.Name, cfg.Backend.Kind())
+		}
+		plans[p.Name] = p
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	st, err := openStore(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		token:   cfg.Token,
+		store:   st,
+		backend: cfg.Backend,
+		plans:   plans,
+		log:     cfg.Logger,
+	}
+	if cfg.RequestsPerSecond > 0 {
+		s.limiter = rate.NewLimiter(rate.Limit(cfg.RequestsPerSecond), max(cfg.Burst, 1))
+	}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler is the HTTP handler of the API.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Close closes the record store. Requests still running fail; stop the HTTP server first.
+func (s *Server) Close() error { return s.store.close() }
+
+func (s *Server) routes() http.Handler {
+	writeErr := func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(w, r, s.log, err) }
+	badRequest := func(w http.ResponseWriter, r *http.Request, err error) {
+		writeErr(w, r, newProblem(contractapi.ProblemInvalidRequest, http.StatusBadRequest, "%s", err.Error()))
+	}
+	strict := contractapi.NewStrictHandlerWithOptions(s, nil, contractapi.StrictHTTPServerOptions{
+		RequestErrorHandlerFunc:  badRequest,
+		ResponseErrorHandlerFunc: writeErr,
+	})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeErr(w, r, newProblem(contractapi.ProblemNotFound, http.StatusNotFound, "no such resource: %s %s", r.Method, r.URL.Path))
+	})
+	api := contractapi.HandlerWithOptions(strict, contractapi.StdHTTPServerOptions{
+		BaseRouter:       mux,
+		ErrorHandlerFunc: badRequest,
+	})
+	return s.authenticate(s.rateLimit(api))
+}
+
+// drain lets a client reuse its connection after an early error answer.
+func drain(r *http.Request) { _, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 1<<16)) }

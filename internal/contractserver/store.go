@@ -1,0 +1,195 @@
+package contractserver
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Record states. provisioning is internal: the record and its first key exist, the account may
+// not yet. The API shows only active and cancelled.
+const (
+	stateProvisioning = "provisioning"
+	stateActive       = "active"
+	stateCancelled    = "cancelled"
+)
+
+// Key states. A pending key was recorded before the backend was asked to make it; it is never
+// shown, and the account's deletion removes it with the rest if the backend did make it.
+const (
+	keyPending = "pending"
+	keyActive  = "active"
+)
+
+var (
+	bucketContracts   = []byte("contracts")
+	bucketIdempotency = []byte("idempotency")
+)
+
+var errRecordNotFound = errors.New("record not found")
+
+// record is a contract as stored. It keeps the request it was created from (to recognise an
+// idempotent replay) and the first secret (so a replay can return it again).
+type record struct {
+	ID             string        `json:"id"`
+	IdempotencyKey string        `json:"idempotencyKey"`
+	Request        storedRequest `json:"request"`
+	State          string        `json:"state"`
+	Endpoint       string        `json:"endpoint"`
+	Region         string        `json:"region"`
+	QuotaBytes     int64         `json:"quotaBytes,omitempty"`
+	FirstKey       Credentials   `json:"firstKey"`
+	Keys           []storedKey   `json:"keys"`
+	CreatedAt      time.Time     `json:"createdAt"`
+	CancelledAt    *time.Time    `json:"cancelledAt,omitempty"`
+}
+
+// storedRequest is the create request as sent. Two requests are the same when their JSON
+// encodings are (see sameRequest): absent and empty optional fields differ, as they did on the wire.
+type storedRequest struct {
+	Plan        string           `json:"plan"`
+	Region      *string          `json:"region,omitempty"`
+	DisplayName *string          `json:"displayName,omitempty"`
+	Requester   *storedRequester `json:"requester,omitempty"`
+}
+
+type storedRequester struct {
+	Namespace *string `json:"namespace,omitempty"`
+	Name      *string `json:"name,omitempty"`
+}
+
+func sameRequest(a, b storedRequest) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && string(ja) == string(jb)
+}
+
+type storedKey struct {
+	AccessKeyID string    `json:"accessKeyId"`
+	State       string    `json:"state"`
+	CreatedAt   time.Time `json:"createdAt"`
+}
+
+func (r *record) activeKeys() []storedKey {
+	var keys []storedKey
+	for _, k := range r.Keys {
+		if k.State == keyActive {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// store keeps contract records in a bbolt file: contracts by id, and an index from idempotency
+// key to id. Every write is one bbolt transaction, fsynced before it returns.
+type store struct {
+	db *bolt.DB
+}
+
+func openStore(dir string) (*store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating data dir %q: %w", dir, err)
+	}
+	path := filepath.Join(dir, "contracts.db")
+	// The timeout turns a second server on the same directory into an error instead of a hang.
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("opening %q: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketContracts, bucketIdempotency} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("initialising %q: %w", path, err)
+	}
+	return &store{db: db}, nil
+}
+
+func (s *store) close() error { return s.db.Close() }
+
+// get returns the contract with this id, or errRecordNotFound.
+func (s *store) get(id string) (*record, error) {
+	var rec *record
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		rec, err = getRecord(tx, id)
+		return err
+	})
+	return rec, err
+}
+
+// byIdempotencyKey returns the contract created with this key, or errRecordNotFound.
+func (s *store) byIdempotencyKey(key string) (*record, error) {
+	var rec *record
+	err := s.db.View(func(tx *bolt.Tx) error {
+		id := tx.Bucket(bucketIdempotency).Get([]byte(key))
+		if id == nil {
+			return errRecordNotFound
+		}
+		var err error
+		rec, err = getRecord(tx, string(id))
+		return err
+	})
+	return rec, err
+}
+
+// insert stores a new contract and its idempotency key in one transaction.
+func (s *store) insert(rec *record) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		idx := tx.Bucket(bucketIdempotency)
+		if idx.Get([]byte(rec.IdempotencyKey)) != nil {
+			return fmt.Errorf("idempotency key already indexed")
+		}
+		if err := idx.Put([]byte(rec.IdempotencyKey), []byte(rec.ID)); err != nil {
+			return err
+		}
+		return putRecord(tx, rec)
+	})
+}
+
+// update applies fn to the stored contract and writes the result back, atomically.
+func (s *store) update(id string, fn func(*record) error) (*record, error) {
+	var rec *record
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		var err error
+		if rec, err = getRecord(tx, id); err != nil {
+			return err
+		}
+		if err := fn(rec); err != nil {
+			return err
+		}
+		return putRecord(tx, rec)
+	})
+	return rec, err
+}
+
+func getRecord(tx *bolt.Tx, id string) (*record, error) {
+	data := tx.Bucket(bucketContracts).Get([]byte(id))
+	if data == nil {
+		return nil, errRecordNotFound
+	}
+	var rec record
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return nil, fmt.Errorf("decoding contract %q: %w", id, err)
+	}
+	return &rec, nil
+}
+
+func putRecord(tx *bolt.Tx, rec *record) error {
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encoding contract %q: %w", rec.ID, err)
+	}
+	return tx.Bucket(bucketContracts).Put([]byte(rec.ID), data)
+}

@@ -1,0 +1,156 @@
+package contractserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+)
+
+// vgwAdmin calls versitygw's admin API: PATCH requests on the admin port, SigV4-signed for
+// service "s3" with an admin account, XML bodies. The shapes follow versitygw v1.8.0
+// (s3api/controllers/admin.go, cmd/internal/gwcli/admin.go).
+type vgwAdmin struct {
+	endpoint string
+	region   string
+	creds    aws.Credentials
+	http     *http.Client
+	signer   *v4.Signer
+}
+
+// vgwAccount is auth.Account as the admin API reads and writes it: no XML tags, so the elements
+// are the Go field names.
+type vgwAccount struct {
+	Access    string `xml:"Access"`
+	Secret    string `xml:"Secret"`
+	Role      string `xml:"Role"`
+	UserID    int    `xml:"UserID"`
+	GroupID   int    `xml:"GroupID"`
+	ProjectID int    `xml:"ProjectID"`
+}
+
+// vgwListUsers is auth.ListUserAccountsResult.
+type vgwListUsers struct {
+	Accounts []vgwAccount `xml:"Accounts"`
+}
+
+// vgwListBuckets is s3response.ListBucketsResult; Owner is the owning access key.
+type vgwListBuckets struct {
+	Buckets []struct {
+		Name  string `xml:"Name"`
+		Owner string `xml:"Owner"`
+	} `xml:"Buckets"`
+}
+
+// vgwError is an error answer of the admin API (an S3 error document).
+type vgwError struct {
+	Op      string
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *vgwError) Error() string {
+	return fmt.Sprintf("versitygw %s: HTTP %d %s: %s", e.Op, e.Status, e.Code, e.Message)
+}
+
+const vgwRoleUserPlus = "userplus"
+
+func (a *vgwAdmin) createUser(ctx context.Context, acc vgwAccount) error {
+	// The root element is named as versitygw's own client names it; the gateway ignores it.
+	body, err := xml.Marshal(struct {
+		XMLName xml.Name `xml:"Account"`
+		vgwAccount
+	}{vgwAccount: acc})
+	if err != nil {
+		return fmt.Errorf("encoding account: %w", err)
+	}
+	_, err = a.do(ctx, "create-user", nil, body)
+	return err
+}
+
+func (a *vgwAdmin) deleteUser(ctx context.Context, access string) error {
+	_, err := a.do(ctx, "delete-user", url.Values{"access": {access}}, nil)
+	return err
+}
+
+func (a *vgwAdmin) listUsers(ctx context.Context) ([]vgwAccount, error) {
+	data, err := a.do(ctx, "list-users", nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	var res vgwListUsers
+	if err := xml.Unmarshal(data, &res); err != nil {
+		return nil, fmt.Errorf("decoding list-users answer: %w", err)
+	}
+	return res.Accounts, nil
+}
+
+// bucketsOwnedBy lists the buckets whose owner is the access key.
+func (a *vgwAdmin) bucketsOwnedBy(ctx context.Context, access string) ([]string, error) {
+	data, err := a.do(ctx, "list-buckets", nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	var res vgwListBuckets
+	if err := xml.Unmarshal(data, &res); err != nil {
+		return nil, fmt.Errorf("decoding list-buckets answer: %w", err)
+	}
+	var names []string
+	for _, b := range res.Buckets {
+		if b.Owner == access {
+			names = append(names, b.Name)
+		}
+	}
+	return names, nil
+}
+
+// do sends one signed PATCH and returns the answer body. Errors never contain the request body,
+// which can hold a secret.
+func (a *vgwAdmin) do(ctx context.Context, op string, query url.Values, body []byte) ([]byte, error) {
+	u := strings.TrimSuffix(a.endpoint, "/") + "/" + op
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("versitygw %s: %w", op, err)
+	}
+	sum := sha256.Sum256(body)
+	payloadHash := hex.EncodeToString(sum[:])
+	req.Header.Set("X-Amz-Content-Sha256", payloadHash)
+	if err := a.signer.SignHTTP(ctx, a.creds, req, payloadHash, "s3", a.region, time.Now()); err != nil {
+		return nil, fmt.Errorf("signing versitygw %s: %w", op, err)
+	}
+	resp, err := a.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("versitygw %s: %w", op, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, fmt.Errorf("reading versitygw %s answer: %w", op, err)
+	}
+	if resp.StatusCode >= 300 {
+		e := &vgwError{Op: op, Status: resp.StatusCode}
+		var doc struct {
+			Code    string `xml:"Code"`
+			Message string `xml:"Message"`
+		}
+		if xml.Unmarshal(data, &doc) == nil {
+			e.Code, e.Message = doc.Code, doc.Message
+		}
+		return nil, e
+	}
+	return data, nil
+}
