@@ -1,0 +1,56 @@
+// Command manager runs the object-storage-manager controllers and webhooks.
+package main
+
+import (
+	"flag"
+	"os"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/operator"
+)
+
+func main() {
+	var opts operator.Options
+	flag.StringVar(&opts.ContractAPIURL, "contract-api-url", os.Getenv("OSM_CONTRACT_API_URL"),
+		"URL of the provider's contract API.")
+	flag.StringVar(&opts.ContractAPITokenFile, "contract-api-token-file", os.Getenv("OSM_CONTRACT_API_TOKEN_FILE"),
+		"File holding the contract API's bearer token; read on every request, so it can be rotated in place.")
+	flag.DurationVar(&opts.ContractAPITimeout, "contract-api-timeout", 30*time.Second,
+		"Timeout of one contract API request.")
+	flag.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", 4,
+		"How many resources of one kind are reconciled at once.")
+	flag.DurationVar(&opts.ResyncPeriod, "resync-period", 10*time.Minute,
+		"How often a Ready resource is checked against the provider even without a change (finds drift).")
+	flag.DurationVar(&opts.S3Timeout, "s3-timeout", 30*time.Second,
+		"Timeout of one S3 request.")
+	flag.IntVar(&opts.S3MaxAttempts, "s3-max-attempts", 3,
+		"How often the S3 client tries one call before the controller backs off.")
+	flag.StringVar(&opts.MetricsBindAddress, "metrics-bind-address", "0",
+		"Address of the metrics endpoint, for example 127.0.0.1:8080; 0 turns it off.")
+	flag.StringVar(&opts.HealthProbeBindAddress, "health-probe-bind-address", ":8081",
+		"Address of the health probes; 0 turns them off.")
+	flag.BoolVar(&opts.LeaderElection, "leader-elect", false,
+		"Use leader election, so only one replica reconciles at a time.")
+	flag.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "",
+		"Namespace of the leader election lease when running outside a cluster.")
+	zapOpts := zap.Options{Development: false}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	log := ctrl.Log.WithName("setup")
+
+	mgr, err := operator.NewManager(ctrl.GetConfigOrDie(), opts)
+	if err != nil {
+		log.Error(err, "Unable to set up the manager")
+		os.Exit(1)
+	}
+	log.Info("Starting manager", "contractAPI", opts.ContractAPIURL)
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		log.Error(err, "Manager stopped with an error")
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,443 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
+)
+
+// OwnerTag marks a bucket with the Bucket resource it was created for, "<namespace>/<name>". A
+// bucket that already exists is adopted only when it carries this resource's tag.
+const OwnerTag = "storage.osm.dev/bucket"
+
+// blockedRetryInterval is how often a blocked deletion looks again: objects may be removed
+// without any change the controller could watch.
+const blockedRetryInterval = time.Minute
+
+// StoreFactory returns a Store for one account on one S3 endpoint.
+type StoreFactory func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Store
+
+// BucketReconciler makes a bucket, with its ACL and policy, for each Bucket.
+type BucketReconciler struct {
+	client.Client
+	// Stores opens the S3 endpoint of a Contract with its credentials.
+	Stores StoreFactory
+	// Recorder emits events on the Bucket.
+	Recorder events.EventRecorder
+	// ResyncPeriod is how often a Ready Bucket is compared with the server again, which is
+	// what finds changes made behind the operator's back.
+	ResyncPeriod time.Duration
+	// MaxConcurrentReconciles bounds parallel reconciles; 0 means 1.
+	MaxConcurrentReconciles int
+}
+
+// +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets/finalizers,verbs=update
+// +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+
+// Reconcile makes the bucket at the provider match the Bucket.
+func (r *BucketReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+	b := &storagev1alpha1.Bucket{}
+	if err := r.Get(ctx, req.NamespacedName, b); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if b.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(b, Finalizer) {
+		patch := client.MergeFrom(b.DeepCopy())
+		controllerutil.AddFinalizer(b, Finalizer)
+		if err := r.Patch(ctx, b, patch); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+	}
+
+	before := b.DeepCopy()
+	defer func() {
+		if err := patchStatus(ctx, r.Client, before, b, &before.Status, &b.Status); err != nil {
+			retErr = kerrors.NewAggregate([]error{retErr, err})
+		}
+	}()
+
+	if !b.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, b)
+	}
+	return r.reconcileNormal(ctx, b)
+}
+
+func (r *BucketReconciler) reconcileNormal(ctx context.Context, b *storagev1alpha1.Bucket) (ctrl.Result, error) {
+	store, waiting := r.connect(ctx, b)
+	if store == nil {
+		return ctrl.Result{}, waiting
+	}
+	// Whether the spec was already applied once as it stands: then the server's current state
+	// is compared with what it showed after that, not only with the spec.
+	applied := r.specApplied(b)
+
+	if res, err := r.ensureBucket(ctx, b, store); err != nil || !res.IsZero() {
+		return res, err
+	}
+	acl, err := r.syncACL(ctx, b, store, applied)
+	if errors.Is(err, objectstore.ErrNoSuchBucket) {
+		// Deleted behind the operator's back: make it again.
+		b.Status.BucketName = ""
+		return r.ensureBucket(ctx, b, store)
+	}
+	if err != nil {
+		return r.s3Failed(b, err)
+	}
+	policy, err := r.syncPolicy(ctx, b, store, applied)
+	if err != nil {
+		return r.s3Failed(b, err)
+	}
+	b.Status.ACL = acl
+	b.Status.Policy = policy
+	r.setReady(b, metav1.ConditionTrue, storagev1alpha1.ReasonAvailable,
+		fmt.Sprintf("Bucket %s exists with the ACL and policy of its spec", b.Spec.BucketName))
+	return ctrl.Result{RequeueAfter: r.ResyncPeriod}, nil
+}
+
+// connect opens the S3 endpoint of the Bucket's Contract, in the Bucket's namespace. When the
+// Contract is missing or not Ready it sets the condition and returns a nil Store; the Contract
+// watch wakes the Bucket when that changes.
+func (r *BucketReconciler) connect(ctx context.Context, b *storagev1alpha1.Bucket) (objectstore.Store, error) {
+	contract := &storagev1alpha1.Contract{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ContractName}, contract)
+	if apierrors.IsNotFound(err) {
+		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonContractNotFound,
+			fmt.Sprintf("Contract %s does not exist in namespace %s", b.Spec.ContractName, b.Namespace))
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading Contract %q: %w", b.Spec.ContractName, err)
+	}
+	// Usable, not Ready: a Contract that is deleting, or whose API is briefly down, still has
+	// working credentials, and its Buckets must be able to finish their own deletion.
+	if contract.Status.State != "active" || contract.Status.SecretName == "" || contract.Status.Endpoint == "" {
+		why := "it has no status yet"
+		if ready := meta.FindStatusCondition(contract.Status.Conditions, storagev1alpha1.ReadyCondition); ready != nil {
+			why = fmt.Sprintf("%s: %s", ready.Reason, ready.Message)
+		}
+		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonContractNotReady,
+			fmt.Sprintf("Contract %s is not Ready (%s)", contract.Name, why))
+		return nil, nil
+	}
+	secret := &corev1.Secret{}
+	err = r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: contract.Status.SecretName}, secret)
+	if err != nil || !hasCredentials(secret) {
+		if client.IgnoreNotFound(err) != nil {
+			return nil, fmt.Errorf("reading Secret %q: %w", contract.Status.SecretName, err)
+		}
+		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonContractNotReady,
+			fmt.Sprintf("Contract %s has no credentials in Secret %s yet", contract.Name, contract.Status.SecretName))
+		return nil, nil
+	}
+	b.Status.Endpoint = contract.Status.Endpoint
+	b.Status.Region = contract.Status.Region
+	return r.Stores(contract.Status.Endpoint, contract.Status.Region,
+		string(secret.Data[storagev1alpha1.SecretKeyAccessKeyID]),
+		string(secret.Data[storagev1alpha1.SecretKeySecretAccessKey])), nil
+}
+
+// ensureBucket makes sure the bucket exists and is this resource's. A zero result and nil error
+// mean it is.
+func (r *BucketReconciler) ensureBucket(ctx context.Context, b *storagev1alpha1.Bucket, store objectstore.Store) (ctrl.Result, error) {
+	name := b.Spec.BucketName
+	if b.Status.BucketName == name {
+		// Made or adopted by an earlier pass; the ACL read notices if it has vanished.
+		return ctrl.Result{}, nil
+	}
+	// Look before creating: Ceph RGW answers 200 to a CreateBucket of a bucket that exists.
+	err := store.HeadBucket(ctx, name)
+	switch {
+	case errors.Is(err, objectstore.ErrNoSuchBucket):
+		return r.createBucket(ctx, b, store)
+	case errors.Is(err, objectstore.ErrAccessDenied):
+		return r.nameTaken(b)
+	case err != nil:
+		return r.s3Failed(b, err)
+	}
+
+	// The bucket exists and this account may use it: adopt it only if it is in this account and
+	// carries this resource's tag, so no one else's data is taken over by a name clash.
+	names, err := store.BucketNames(ctx)
+	if err != nil {
+		return r.s3Failed(b, err)
+	}
+	if !slices.Contains(names, name) {
+		return r.nameTaken(b)
+	}
+	tag, _, err := store.BucketTag(ctx, name, OwnerTag)
+	if err != nil {
+		return r.s3Failed(b, err)
+	}
+	if tag != ownerTagValue(b) {
+		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonBucketAlreadyExists, fmt.Sprintf(
+			"Bucket %s already exists in the account of Contract %s but was not made for this resource "+
+				"(its %s tag is %q, not %q); it is left alone: choose another bucketName",
+			name, b.Spec.ContractName, OwnerTag, tag, ownerTagValue(b)))
+		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("bucket %q exists and is not tagged for %s", name, ownerTagValue(b)))
+	}
+	b.Status.BucketName = name
+	r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "BucketAdopted", "Adopt",
+		"Adopted existing bucket %s, which is tagged for this resource", name)
+	return ctrl.Result{}, nil
+}
+
+func (r *BucketReconciler) createBucket(ctx context.Context, b *storagev1alpha1.Bucket, store objectstore.Store) (ctrl.Result, error) {
+	name := b.Spec.BucketName
+	err := store.CreateBucket(ctx, name)
+	switch {
+	case errors.Is(err, objectstore.ErrBucketTakenElsewhere):
+		return r.nameTaken(b)
+	case objectstore.ErrorCode(err) == "BucketAlreadyOwnedByYou":
+		// Made by someone else in this account between the look and the create.
+		b.Status.BucketName = ""
+		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonBucketAlreadyExists, fmt.Sprintf(
+			"Bucket %s appeared in the account of Contract %s while this resource was creating it; it is left alone",
+			name, b.Spec.ContractName))
+		return ctrl.Result{}, reconcile.TerminalError(err)
+	case err != nil:
+		return r.s3Failed(b, err)
+	}
+	// Tag at once: the tag is what lets this resource, and only it, adopt the bucket later.
+	if err := store.SetBucketTag(ctx, name, OwnerTag, ownerTagValue(b)); err != nil {
+		return r.s3Failed(b, err)
+	}
+	b.Status.BucketName = name
+	r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "BucketCreated", "Create",
+		"Created bucket %s in the account of Contract %s", name, b.Spec.ContractName)
+	return ctrl.Result{}, nil
+}
+
+func (r *BucketReconciler) nameTaken(b *storagev1alpha1.Bucket) (ctrl.Result, error) {
+	r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonBucketNameTaken, fmt.Sprintf(
+		"Another account owns a bucket named %s; bucket names are global: choose another bucketName", b.Spec.BucketName))
+	return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("bucket name %q is taken", b.Spec.BucketName))
+}
+
+// syncACL writes the spec's ACL when the bucket's differs, and returns the ACL as observed.
+func (r *BucketReconciler) syncACL(ctx context.Context, b *storagev1alpha1.Bucket, store objectstore.Store, applied bool) (*storagev1alpha1.ObservedACL, error) {
+	name := b.Spec.BucketName
+	observed, err := store.ACL(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	desired := objectstore.DesiredACL(observed.Owner, string(b.Spec.CannedACL), specGrants(&b.Spec))
+	if desired.Equal(observed) || (applied && observedACLEqual(b.Status.ACL, observed)) {
+		return toObservedACL(observed), nil
+	}
+	if err := store.PutACL(ctx, name, desired); err != nil {
+		return nil, err
+	}
+	r.recordWrite(b, applied, "ACL", "Set the ACL of bucket %s to its spec (%d grants)", name, len(desired.Grants))
+	if observed, err = store.ACL(ctx, name); err != nil {
+		return nil, err
+	}
+	return toObservedACL(observed), nil
+}
+
+// syncPolicy writes or deletes the bucket policy when it differs from the spec, and returns the
+// policy as observed, in canonical form.
+func (r *BucketReconciler) syncPolicy(ctx context.Context, b *storagev1alpha1.Bucket, store objectstore.Store, applied bool) (*runtime.RawExtension, error) {
+	name := b.Spec.BucketName
+	observed, err := store.Policy(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	desired := ""
+	if b.Spec.Policy != nil && len(b.Spec.Policy.Raw) > 0 {
+		desired = string(b.Spec.Policy.Raw)
+	}
+	if samePolicy(desired, observed) || (applied && samePolicy(rawString(b.Status.Policy), observed)) {
+		return canonicalRaw(observed), nil
+	}
+	if desired == "" {
+		if err := store.DeletePolicy(ctx, name); err != nil {
+			return nil, err
+		}
+		r.recordWrite(b, applied, "Policy", "Deleted the policy of bucket %s, which its spec no longer has", name)
+		return nil, nil
+	}
+	if err := store.PutPolicy(ctx, name, desired); err != nil {
+		return nil, err
+	}
+	r.recordWrite(b, applied, "Policy", "Set the policy of bucket %s to its spec", name)
+	if observed, err = store.Policy(ctx, name); err != nil {
+		return nil, err
+	}
+	return canonicalRaw(observed), nil
+}
+
+// recordWrite emits the event for a write: an update when the spec changed, a correction of
+// drift when the spec had been applied and someone changed the bucket since.
+func (r *BucketReconciler) recordWrite(b *storagev1alpha1.Bucket, applied bool, what, format string, args ...any) {
+	if applied {
+		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, what+"DriftCorrected", "Update",
+			"Changed outside the operator; restored. "+format, args...)
+		return
+	}
+	r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, what+"Updated", "Update", format, args...)
+}
+
+// specApplied reports whether the current spec was applied by an earlier pass that ended Ready.
+func (r *BucketReconciler) specApplied(b *storagev1alpha1.Bucket) bool {
+	c := meta.FindStatusCondition(b.Status.Conditions, storagev1alpha1.ReadyCondition)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == b.Generation &&
+		b.Status.BucketName == b.Spec.BucketName
+}
+
+func (r *BucketReconciler) reconcileDelete(ctx context.Context, b *storagev1alpha1.Bucket) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(b, Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	if b.Spec.BucketReclaimPolicy == storagev1alpha1.ReclaimPolicyDelete && b.Status.BucketName != "" {
+		if res, err := r.deleteBucket(ctx, b); err != nil || !res.IsZero() {
+			return res, err
+		}
+	} else if b.Status.BucketName != "" {
+		r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "BucketRetained", "Delete",
+			"Left bucket %s in place (bucketReclaimPolicy Retain)", b.Status.BucketName)
+	}
+	patch := client.MergeFrom(b.DeepCopy())
+	controllerutil.RemoveFinalizer(b, Finalizer)
+	if err := r.Patch(ctx, b, patch); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// deleteBucket deletes an empty bucket. A zero result and nil error mean it is gone. A bucket
+// with objects is never emptied: deletion waits, and DeletionBlocked says why and what to do.
+func (r *BucketReconciler) deleteBucket(ctx context.Context, b *storagev1alpha1.Bucket) (ctrl.Result, error) {
+	name := b.Status.BucketName
+	store, err := r.connect(ctx, b)
+	if store == nil {
+		if err == nil {
+			ready := meta.FindStatusCondition(b.Status.Conditions, storagev1alpha1.ReadyCondition)
+			r.setBlocked(b, ready.Reason, fmt.Sprintf("Bucket %s cannot be deleted yet: %s", name, ready.Message))
+		}
+		return ctrl.Result{}, err
+	}
+	err = store.DeleteBucket(ctx, name)
+	switch {
+	case err == nil, errors.Is(err, objectstore.ErrNoSuchBucket):
+		r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "BucketDeleted", "Delete",
+			"Deleted bucket %s (bucketReclaimPolicy Delete)", name)
+		return ctrl.Result{}, nil
+	case errors.Is(err, objectstore.ErrBucketNotEmpty):
+		n, more, countErr := store.CountObjects(ctx, name, 1000)
+		if countErr != nil {
+			return r.s3Failed(b, countErr)
+		}
+		count := plural(n, "object")
+		if more {
+			count = "more than " + count
+		}
+		r.setBlocked(b, storagev1alpha1.ReasonBucketNotEmpty, fmt.Sprintf(
+			"Bucket %s still holds %s and is never emptied automatically: delete its objects, "+
+				"or set spec.bucketReclaimPolicy to Retain to keep the bucket", name, count))
+		return ctrl.Result{RequeueAfter: blockedRetryInterval}, nil
+	default:
+		return r.s3Failed(b, err)
+	}
+}
+
+func (r *BucketReconciler) setBlocked(b *storagev1alpha1.Bucket, reason, message string) {
+	wasBlocked := meta.IsStatusConditionTrue(b.Status.Conditions, storagev1alpha1.DeletionBlockedCondition)
+	oldReason := conditionReason(b.Status.Conditions, storagev1alpha1.DeletionBlockedCondition)
+	setCondition(&b.Status.Conditions, b.Generation, storagev1alpha1.DeletionBlockedCondition,
+		metav1.ConditionTrue, reason, message)
+	if !wasBlocked || oldReason != reason {
+		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, "DeletionBlocked", "Delete", message)
+	}
+	r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonDeleting, "Deletion is blocked (see DeletionBlocked)")
+}
+
+// s3Failed records a failed S3 call. Transient failures are retried with backoff; a refusal
+// waits for the spec to change.
+func (r *BucketReconciler) s3Failed(b *storagev1alpha1.Bucket, err error) (ctrl.Result, error) {
+	if objectstore.IsTransient(err) {
+		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonS3Unavailable,
+			fmt.Sprintf("The S3 endpoint %s failed: %s; retrying", b.Status.Endpoint, objectstore.Describe(err)))
+		return ctrl.Result{}, err
+	}
+	r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonS3Rejected,
+		fmt.Sprintf("The S3 endpoint %s refused a request the spec needs: %s", b.Status.Endpoint, objectstore.Describe(err)))
+	return ctrl.Result{}, reconcile.TerminalError(err)
+}
+
+// setReady sets the Ready condition and, when its reason changes, emits an event that says so.
+func (r *BucketReconciler) setReady(b *storagev1alpha1.Bucket, status metav1.ConditionStatus, reason, message string) {
+	b.Status.ObservedGeneration = b.Generation
+	oldReason := conditionReason(b.Status.Conditions, storagev1alpha1.ReadyCondition)
+	setCondition(&b.Status.Conditions, b.Generation, storagev1alpha1.ReadyCondition, status, reason, message)
+	if oldReason == reason {
+		return
+	}
+	eventType := corev1.EventTypeNormal
+	if status == metav1.ConditionFalse && reason != storagev1alpha1.ReasonDeleting {
+		eventType = corev1.EventTypeWarning
+	}
+	r.Recorder.Eventf(b, nil, eventType, reason, "Reconcile", message)
+}
+
+// SetupWithManager registers the controller. A Bucket wakes when its spec changes, when its
+// Contract or the Contract's Secret changes, and every ResyncPeriod.
+func (r *BucketReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&storagev1alpha1.Bucket{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Watches(&storagev1alpha1.Contract{}, handler.EnqueueRequestsFromMapFunc(r.bucketsOfContract)).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.bucketsOfSecret)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
+		Named("bucket").
+		Complete(r)
+}
+
+func (r *BucketReconciler) bucketsOfContract(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.bucketsNamingContract(ctx, obj.GetNamespace(), obj.GetName())
+}
+
+// bucketsOfSecret maps a credentials Secret, by its label, to the Buckets of its Contract.
+func (r *BucketReconciler) bucketsOfSecret(ctx context.Context, obj client.Object) []reconcile.Request {
+	contract, ok := obj.GetLabels()[storagev1alpha1.ContractLabel]
+	if !ok {
+		return nil
+	}
+	return r.bucketsNamingContract(ctx, obj.GetNamespace(), contract)
+}
+
+func (r *BucketReconciler) bucketsNamingContract(ctx context.Context, namespace, contract string) []reconcile.Request {
+	var list storagev1alpha1.BucketList
+	if err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{bucketContractField: contract}); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, b := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&b)})
+	}
+	return reqs
+}
+
+func ownerTagValue(b *storagev1alpha1.Bucket) string { return b.Namespace + "/" + b.Name }

@@ -1,0 +1,419 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
+)
+
+// Finalizer keeps a Contract or Bucket until the controller has dealt with the provider side:
+// cancelled or kept the contract, deleted or kept the bucket, and waited for what depends on it.
+const Finalizer = "storage.osm.dev/finalizer"
+
+// cancelRetryInterval is how often a Delete-policy Contract whose account still owns buckets
+// outside Kubernetes asks the provider again.
+const cancelRetryInterval = time.Minute
+
+// ContractReconciler buys a contract from the provider for each Contract and keeps its
+// credentials in a Secret.
+type ContractReconciler struct {
+	client.Client
+	// API is the provider's contract API.
+	API contractapi.ClientWithResponsesInterface
+	// Recorder emits events on the Contract.
+	Recorder events.EventRecorder
+	// ResyncPeriod is how often a Ready Contract is read back from the provider, which finds a
+	// contract cancelled behind the operator's back.
+	ResyncPeriod time.Duration
+	// MaxConcurrentReconciles bounds parallel reconciles; 0 means 1.
+	MaxConcurrentReconciles int
+}
+
+// The manager lists and watches only Secrets labelled storage.osm.dev/contract (see
+// cmd/manager's cache options); RBAC cannot express a label selector, so it grants the verbs.
+// +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts/finalizers,verbs=update
+// +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile makes the provider's contract and the credentials Secret match the Contract.
+func (r *ContractReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+	contract := &storagev1alpha1.Contract{}
+	if err := r.Get(ctx, req.NamespacedName, contract); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+
+	// The finalizer goes on before the provider is called, so nothing is bought that a
+	// deletion could forget.
+	if contract.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(contract, Finalizer) {
+		patch := client.MergeFrom(contract.DeepCopy())
+		controllerutil.AddFinalizer(contract, Finalizer)
+		if err := r.Patch(ctx, contract, patch); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+	}
+
+	before := contract.DeepCopy()
+	defer func() {
+		if err := patchStatus(ctx, r.Client, before, contract, &before.Status, &contract.Status); err != nil {
+			retErr = kerrors.NewAggregate([]error{retErr, err})
+		}
+	}()
+
+	if !contract.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, contract)
+	}
+	return r.reconcileNormal(ctx, contract)
+}
+
+func (r *ContractReconciler) reconcileNormal(ctx context.Context, c *storagev1alpha1.Contract) (ctrl.Result, error) {
+	if err := r.updateInUse(ctx, c); err != nil {
+		return ctrl.Result{}, err
+	}
+
+	secretName := c.SecretNameOrDefault()
+	secret := &corev1.Secret{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: secretName}, secret)
+	switch {
+	case apierrors.IsNotFound(err):
+		secret = nil
+	case err != nil:
+		return ctrl.Result{}, fmt.Errorf("reading Secret %q: %w", secretName, err)
+	case !metav1.IsControlledBy(secret, c):
+		return r.secretConflict(c, secretName)
+	}
+
+	if c.Status.ContractID == "" || secret == nil || !hasCredentials(secret) {
+		return r.createOrRecover(ctx, c, secret)
+	}
+	return r.observe(ctx, c, secret)
+}
+
+// createOrRecover buys the contract, or fetches its key pair again. The API answers a repeated
+// Idempotency-Key (the Contract's UID) with the same contract and the same first key pair, so a
+// crash between buying and recording never buys a second contract, and a Secret deleted by hand
+// comes back with the same keys.
+func (r *ContractReconciler) createOrRecover(ctx context.Context, c *storagev1alpha1.Contract, secret *corev1.Secret) (ctrl.Result, error) {
+	const op = "creating the contract"
+	body := contractapi.ContractRequest{
+		Plan: c.Spec.Plan,
+		Requester: &contractapi.Requester{
+			Namespace: ptr.To(c.Namespace),
+			Name:      ptr.To(c.Name),
+		},
+	}
+	if c.Spec.Region != "" {
+		body.Region = ptr.To(c.Spec.Region)
+	}
+	if c.Spec.DisplayName != "" {
+		body.DisplayName = ptr.To(c.Spec.DisplayName)
+	}
+	resp, err := r.API.CreateContractWithResponse(ctx, &contractapi.CreateContractParams{IdempotencyKey: string(c.UID)}, body)
+	if err != nil {
+		return r.apiFailed(c, &apiError{op: op, cause: err})
+	}
+	if err := checkResponse(op, resp.HTTPResponse, resp.Body); err != nil {
+		return r.apiFailed(c, err)
+	}
+	got := resp.JSON201
+	if got == nil {
+		got = resp.JSON200
+	}
+	if got == nil {
+		return ctrl.Result{}, fmt.Errorf("%s: HTTP %d without a contract in the body", op, resp.StatusCode())
+	}
+	if resp.JSON201 != nil {
+		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "ContractCreated", "Create",
+			"Bought contract %s (plan %s) from the provider", got.Id, got.Plan)
+	}
+	c.Status.ContractID = got.Id
+	if got.State == contractapi.Cancelled {
+		return r.cancelled(c, got.Id)
+	}
+
+	if secret == nil {
+		secret = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: c.SecretNameOrDefault()}}
+	}
+	if err := r.writeSecret(ctx, c, secret, got.Endpoint, got.Region, &got.Credentials); err != nil {
+		return r.secretFailed(c, err)
+	}
+	r.setObserved(c, got.Id, string(got.State), got.Endpoint, got.Region, got.Plan)
+	return ctrl.Result{}, nil
+}
+
+// observe reads the contract back and keeps the Secret's endpoint and region in line with it.
+func (r *ContractReconciler) observe(ctx context.Context, c *storagev1alpha1.Contract, secret *corev1.Secret) (ctrl.Result, error) {
+	op := fmt.Sprintf("reading contract %s", c.Status.ContractID)
+	resp, err := r.API.GetContractWithResponse(ctx, c.Status.ContractID)
+	if err != nil {
+		return r.apiFailed(c, &apiError{op: op, cause: err})
+	}
+	if err := checkResponse(op, resp.HTTPResponse, resp.Body); err != nil {
+		if ae, ok := asAPIError(err); ok && ae.status == 404 {
+			return r.cancelled(c, c.Status.ContractID)
+		}
+		return r.apiFailed(c, err)
+	}
+	got := resp.JSON200
+	if got == nil {
+		return ctrl.Result{}, fmt.Errorf("%s: HTTP %d without a contract in the body", op, resp.StatusCode())
+	}
+	if got.State == contractapi.Cancelled {
+		return r.cancelled(c, got.Id)
+	}
+	if err := r.writeSecret(ctx, c, secret, got.Endpoint, got.Region, nil); err != nil {
+		return r.secretFailed(c, err)
+	}
+	r.setObserved(c, got.Id, string(got.State), got.Endpoint, got.Region, got.Plan)
+	return ctrl.Result{RequeueAfter: r.ResyncPeriod}, nil
+}
+
+// writeSecret creates or updates the credentials Secret; a nil creds keeps the keys it holds.
+// It writes only when something differs.
+func (r *ContractReconciler) writeSecret(ctx context.Context, c *storagev1alpha1.Contract, secret *corev1.Secret,
+	endpoint, region string, creds *contractapi.Credentials) error {
+	var keyID, secretKey []byte
+	if creds != nil {
+		keyID, secretKey = []byte(creds.AccessKeyId), []byte(creds.SecretAccessKey)
+	}
+	isNew := secret.ResourceVersion == ""
+	changed := setSecretData(secret, c.Name, endpoint, region, keyID, secretKey)
+	if err := controllerutil.SetControllerReference(c, secret, r.Scheme()); err != nil {
+		return err
+	}
+	switch {
+	case isNew:
+		if err := r.Create(ctx, secret); err != nil {
+			return fmt.Errorf("creating Secret %q: %w", secret.Name, err)
+		}
+		r.Recorder.Eventf(c, secret, corev1.EventTypeNormal, "SecretCreated", "Create",
+			"Wrote the contract's credentials to Secret %s", secret.Name)
+	case changed || len(secret.OwnerReferences) == 0:
+		if err := r.Update(ctx, secret); err != nil {
+			return fmt.Errorf("updating Secret %q: %w", secret.Name, err)
+		}
+		r.Recorder.Eventf(c, secret, corev1.EventTypeNormal, "SecretUpdated", "Update",
+			"Updated the contract's connection details in Secret %s", secret.Name)
+	}
+	return nil
+}
+
+func (r *ContractReconciler) setObserved(c *storagev1alpha1.Contract, id, state, endpoint, region, plan string) {
+	c.Status.ContractID = id
+	c.Status.State = state
+	c.Status.Endpoint = endpoint
+	c.Status.Region = region
+	c.Status.Plan = plan
+	c.Status.SecretName = c.SecretNameOrDefault()
+	r.setReady(c, metav1.ConditionTrue, storagev1alpha1.ReasonAvailable,
+		fmt.Sprintf("Contract %s is %s; its credentials are in Secret %s", id, state, c.Status.SecretName))
+}
+
+func (r *ContractReconciler) cancelled(c *storagev1alpha1.Contract, id string) (ctrl.Result, error) {
+	c.Status.State = string(contractapi.Cancelled)
+	r.setReady(c, metav1.ConditionFalse, storagev1alpha1.ReasonContractCancelled,
+		fmt.Sprintf("The provider reports contract %s as cancelled; delete this Contract and create a new one", id))
+	return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("contract %s is cancelled", id))
+}
+
+func (r *ContractReconciler) secretConflict(c *storagev1alpha1.Contract, name string) (ctrl.Result, error) {
+	r.setReady(c, metav1.ConditionFalse, storagev1alpha1.ReasonSecretConflict,
+		fmt.Sprintf("Secret %s exists and does not belong to this Contract; delete it or set spec.secretName to another name", name))
+	// A foreign Secret is not in the cache (it lacks the label), so no watch says when it goes.
+	return ctrl.Result{RequeueAfter: cancelRetryInterval}, nil
+}
+
+func (r *ContractReconciler) secretFailed(c *storagev1alpha1.Contract, err error) (ctrl.Result, error) {
+	if apierrors.IsAlreadyExists(err) {
+		return r.secretConflict(c, c.SecretNameOrDefault())
+	}
+	return ctrl.Result{}, err
+}
+
+// apiFailed records a failed contract API call. Transient failures are retried with backoff (or
+// after the API's Retry-After); refusals wait for the spec to change.
+func (r *ContractReconciler) apiFailed(c *storagev1alpha1.Contract, err error) (ctrl.Result, error) {
+	ae, ok := asAPIError(err)
+	if !ok {
+		return ctrl.Result{}, err
+	}
+	if ae.retryable() {
+		r.setReady(c, metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIUnavailable,
+			fmt.Sprintf("The contract API failed while %s: %s; retrying", ae.op, ae.summary()))
+		if ae.retryAfter > 0 {
+			return ctrl.Result{RequeueAfter: ae.retryAfter}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	r.setReady(c, metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIRejected,
+		fmt.Sprintf("The contract API refused %s: %s", ae.op, ae.summary()))
+	return ctrl.Result{}, reconcile.TerminalError(err)
+}
+
+// setReady sets the Ready condition and, when its reason changes, emits an event that says so.
+func (r *ContractReconciler) setReady(c *storagev1alpha1.Contract, status metav1.ConditionStatus, reason, message string) {
+	c.Status.ObservedGeneration = c.Generation
+	oldReason := conditionReason(c.Status.Conditions, storagev1alpha1.ReadyCondition)
+	setCondition(&c.Status.Conditions, c.Generation, storagev1alpha1.ReadyCondition, status, reason, message)
+	if oldReason == reason {
+		return
+	}
+	eventType := corev1.EventTypeNormal
+	if status == metav1.ConditionFalse && reason != storagev1alpha1.ReasonDeleting {
+		eventType = corev1.EventTypeWarning
+	}
+	r.Recorder.Eventf(c, nil, eventType, reason, "Reconcile", message)
+}
+
+// updateInUse records which Buckets name this Contract.
+func (r *ContractReconciler) updateInUse(ctx context.Context, c *storagev1alpha1.Contract) error {
+	names, err := bucketsNaming(ctx, r.Client, c)
+	if err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		setCondition(&c.Status.Conditions, c.Generation, storagev1alpha1.InUseCondition, metav1.ConditionFalse,
+			storagev1alpha1.ReasonNoBuckets, "No Bucket names this Contract")
+		return nil
+	}
+	setCondition(&c.Status.Conditions, c.Generation, storagev1alpha1.InUseCondition, metav1.ConditionTrue,
+		storagev1alpha1.ReasonBucketsExist, fmt.Sprintf("Named by %s: %s", plural(len(names), "Bucket"), strings.Join(names, ", ")))
+	return nil
+}
+
+func (r *ContractReconciler) reconcileDelete(ctx context.Context, c *storagev1alpha1.Contract) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(c, Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	if err := r.updateInUse(ctx, c); err != nil {
+		return ctrl.Result{}, err
+	}
+	if meta.IsStatusConditionTrue(c.Status.Conditions, storagev1alpha1.InUseCondition) {
+		// The Bucket watch wakes this Contract when the Buckets go.
+		r.setReady(c, metav1.ConditionFalse, storagev1alpha1.ReasonDeleting,
+			"Deletion waits until no Bucket names this Contract (see the InUse condition)")
+		return ctrl.Result{}, nil
+	}
+
+	secret := &corev1.Secret{}
+	secretErr := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.SecretNameOrDefault()}, secret)
+	if secretErr != nil && !apierrors.IsNotFound(secretErr) {
+		return ctrl.Result{}, secretErr
+	}
+	ownSecret := secretErr == nil && metav1.IsControlledBy(secret, c)
+
+	if c.Spec.ReclaimPolicy == storagev1alpha1.ReclaimPolicyDelete && c.Status.ContractID != "" {
+		if res, err := r.cancelAtProvider(ctx, c); err != nil || !res.IsZero() {
+			return res, err
+		}
+		// The keys are dead: the Secret goes with the contract.
+		if ownSecret {
+			if err := r.Delete(ctx, secret); client.IgnoreNotFound(err) != nil {
+				return ctrl.Result{}, fmt.Errorf("deleting Secret %q: %w", secret.Name, err)
+			}
+		}
+	} else if ownSecret {
+		// Retain keeps the contract running, so its credentials must outlive this resource:
+		// without the owner reference the garbage collector leaves the Secret alone.
+		patch := client.MergeFrom(secret.DeepCopy())
+		secret.OwnerReferences = removeOwner(secret.OwnerReferences, c.UID)
+		if err := r.Patch(ctx, secret, patch); err != nil {
+			return ctrl.Result{}, fmt.Errorf("releasing Secret %q: %w", secret.Name, err)
+		}
+		r.Recorder.Eventf(c, secret, corev1.EventTypeNormal, "SecretRetained", "Delete",
+			"Contract %s stays at the provider (reclaimPolicy Retain); Secret %s keeps its credentials", c.Status.ContractID, secret.Name)
+	}
+
+	patch := client.MergeFrom(c.DeepCopy())
+	controllerutil.RemoveFinalizer(c, Finalizer)
+	if err := r.Patch(ctx, c, patch); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// cancelAtProvider cancels the contract. A zero result and nil error mean it is gone.
+func (r *ContractReconciler) cancelAtProvider(ctx context.Context, c *storagev1alpha1.Contract) (ctrl.Result, error) {
+	op := fmt.Sprintf("cancelling contract %s", c.Status.ContractID)
+	resp, err := r.API.CancelContractWithResponse(ctx, c.Status.ContractID, &contractapi.CancelContractParams{})
+	if err != nil {
+		return r.apiFailed(c, &apiError{op: op, cause: err})
+	}
+	err = checkResponse(op, resp.HTTPResponse, resp.Body)
+	if ae, ok := asAPIError(err); ok {
+		switch {
+		case ae.status == 404:
+			// Already gone at the provider: nothing left to cancel.
+		case ae.hasType(contractapi.ProblemContractHasBuckets):
+			// Buckets outside Kubernetes (or retained ones) are the user's data: never forced.
+			r.setReady(c, metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIRejected, fmt.Sprintf(
+				"Contract %s still owns buckets at the provider (retained or made outside Kubernetes); "+
+					"delete them, or set spec.reclaimPolicy to Retain to keep the contract", c.Status.ContractID))
+			return ctrl.Result{RequeueAfter: cancelRetryInterval}, nil
+		default:
+			return r.apiFailed(c, err)
+		}
+	} else if err != nil {
+		return ctrl.Result{}, err
+	}
+	r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "ContractCancelled", "Delete",
+		"Cancelled contract %s at the provider (reclaimPolicy Delete)", c.Status.ContractID)
+	return ctrl.Result{}, nil
+}
+
+// SetupWithManager registers the controller. It wakes a Contract when its spec changes, when its
+// Secret changes, and when a Bucket naming it comes or goes.
+func (r *ContractReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&storagev1alpha1.Contract{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Owns(&corev1.Secret{}).
+		Watches(&storagev1alpha1.Bucket{},
+			handler.EnqueueRequestsFromMapFunc(contractOfBucket),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
+		Named("contract").
+		Complete(r)
+}
+
+// contractOfBucket maps a Bucket to the Contract it names, in its own namespace.
+func contractOfBucket(_ context.Context, obj client.Object) []reconcile.Request {
+	b, ok := obj.(*storagev1alpha1.Bucket)
+	if !ok || b.Spec.ContractName == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ContractName}}}
+}
+
+func removeOwner(refs []metav1.OwnerReference, uid types.UID) []metav1.OwnerReference {
+	out := refs[:0]
+	for _, ref := range refs {
+		if ref.UID != uid {
+			out = append(out, ref)
+		}
+	}
+	return out
+}

@@ -1,0 +1,262 @@
+package storage_test
+
+import (
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
+	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/testenv/stack"
+)
+
+var _ = Describe("Contract", func() {
+	var ns string
+	BeforeEach(func(ctx SpecContext) { ns = newNamespace(ctx) })
+
+	secretOf := func(ctx SpecContext, c *storagev1alpha1.Contract) *corev1.Secret {
+		GinkgoHelper()
+		s := &corev1.Secret{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: c.Status.SecretName}, s)).To(Succeed())
+		return s
+	}
+	providerContract := func(ctx SpecContext, id string) *contractapi.Contract {
+		GinkgoHelper()
+		resp, err := api.GetContractWithResponse(ctx, id)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(resp.JSON200).NotTo(BeNil(), "GET %s: HTTP %d %s", id, resp.StatusCode(), resp.Body)
+		return resp.JSON200
+	}
+	createsFor := func(c *storagev1alpha1.Contract, status int) int {
+		return len(stk.ContractAPI.Calls(func(call stack.Call) bool {
+			return call.Method == http.MethodPost && call.IdempotencyKey == string(c.UID) && call.Status == status
+		}))
+	}
+
+	It("becomes Ready with working credentials in a Secret", func(ctx SpecContext) {
+		c := newContract(ns, "team-a")
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		contractReady(ctx, c)
+
+		By("reporting what the provider sold")
+		Expect(c.Status.ContractID).NotTo(BeEmpty())
+		Expect(c.Status.State).To(Equal("active"))
+		Expect(c.Status.Endpoint).To(Equal(stk.S3.Endpoint))
+		Expect(c.Status.Region).To(Equal(stk.S3.Region))
+		Expect(c.Status.Plan).To(Equal("standard"))
+		Expect(c.Status.SecretName).To(Equal("team-a-credentials"))
+		Expect(c.Status.ObservedGeneration).To(Equal(c.Generation))
+		Expect(c.Finalizers).To(ContainElement("storage.osm.dev/finalizer"))
+		Expect(providerContract(ctx, c.Status.ContractID).State).To(Equal(contractapi.Active))
+
+		By("writing the four standard S3 variables into a Secret the Contract owns")
+		s := secretOf(ctx, c)
+		Expect(s.Data).To(HaveKeyWithValue("AWS_ENDPOINT_URL", []byte(stk.S3.Endpoint)))
+		Expect(s.Data).To(HaveKeyWithValue("AWS_REGION", []byte(stk.S3.Region)))
+		Expect(s.Data).To(HaveKey("AWS_ACCESS_KEY_ID"))
+		Expect(s.Data).To(HaveKey("AWS_SECRET_ACCESS_KEY"))
+		Expect(s.Labels).To(HaveKeyWithValue("storage.osm.dev/contract", "team-a"))
+		Expect(metav1.IsControlledBy(s, c)).To(BeTrue(), "owner references: %v", s.OwnerReferences)
+
+		By("handing out keys that really work on the S3 endpoint")
+		s3c := testenv.NewS3Client(string(s.Data["AWS_ENDPOINT_URL"]), string(s.Data["AWS_REGION"]),
+			string(s.Data["AWS_ACCESS_KEY_ID"]), string(s.Data["AWS_SECRET_ACCESS_KEY"]))
+		bucket := aws.String("team-a-check-" + ns)
+		_, err := s3c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: bucket})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = s3c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: bucket})
+		Expect(err).NotTo(HaveOccurred())
+
+		By("buying exactly one contract")
+		Expect(createsFor(c, http.StatusCreated)).To(Equal(1))
+	})
+
+	It("reports the contract API as unavailable while it is down, then becomes Ready", func(ctx SpecContext) {
+		stk.ContractAPI.Stop()
+		DeferCleanup(func() { Expect(stk.ContractAPI.Start()).To(Succeed()) })
+
+		c := newContract(ns, "while-down")
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		cond := contractReason(ctx, c, metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIUnavailable)
+		Expect(cond.Message).To(ContainSubstring("creating the contract"))
+		Expect(cond.Message).To(HaveSuffix("retrying"))
+
+		Expect(stk.ContractAPI.Start()).To(Succeed())
+		contractReady(ctx, c)
+		Expect(createsFor(c, http.StatusCreated)).To(Equal(1))
+	})
+
+	It("reports a refused request and does not retry it", func(ctx SpecContext) {
+		c := newContract(ns, "gold", func(c *storagev1alpha1.Contract) { c.Spec.Plan = "gold" })
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		cond := contractReason(ctx, c, metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIRejected)
+		Expect(cond.Message).To(ContainSubstring("gold"))
+		Expect(cond.Message).To(ContainSubstring("HTTP 422"))
+
+		attempts := len(stk.ContractAPI.Calls(func(call stack.Call) bool { return call.IdempotencyKey == string(c.UID) }))
+		Consistently(func() int {
+			return len(stk.ContractAPI.Calls(func(call stack.Call) bool { return call.IdempotencyKey == string(c.UID) }))
+		}, 3*time.Second).Should(Equal(attempts))
+
+		By("deleting it without anything to cancel")
+		Expect(k8s.Delete(ctx, c)).To(Succeed())
+		gone(ctx, c)
+	})
+
+	It("does not buy a second contract when the manager restarts before recording the first", func(ctx SpecContext) {
+		// Every create succeeds at the provider, but no answer reaches the first manager, which is
+		// then restarted: the new manager must find the contract the first one bought.
+		restarted := make(chan struct{})
+		var mu sync.Mutex
+		var hidden []int
+		stk.ContractAPI.SetHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) {
+			select {
+			case <-restarted:
+			default:
+				if r.Method == http.MethodPost && r.URL.Path == "/v1/contracts" {
+					lost := &lostAnswer{}
+					next.ServeHTTP(lost, r)
+					mu.Lock()
+					hidden = append(hidden, lost.status)
+					mu.Unlock()
+					panic(http.ErrAbortHandler)
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
+		DeferCleanup(func() { stk.ContractAPI.SetHook(nil) })
+
+		c := newContract(ns, "restart")
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		Eventually(func() []int { mu.Lock(); defer mu.Unlock(); return slices.Clone(hidden) }).Should(ContainElement(http.StatusCreated))
+		Expect(stk.StopManager()).To(Succeed())
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+		Expect(c.Status.ContractID).To(BeEmpty(), "the first manager must not have recorded the contract")
+		close(restarted)
+		Expect(stk.StartManager()).To(Succeed())
+
+		contractReady(ctx, c)
+		mu.Lock()
+		defer mu.Unlock()
+		bought := createsFor(c, http.StatusCreated)
+		for _, status := range hidden {
+			if status == http.StatusCreated {
+				bought++
+			}
+		}
+		Expect(bought).To(Equal(1), "contracts bought (answers lost: %v)", hidden)
+		Expect(createsFor(c, http.StatusOK)).To(BeNumerically(">=", 1), "the restarted manager replays the create")
+		Expect(providerContract(ctx, c.Status.ContractID).State).To(Equal(contractapi.Active))
+	})
+
+	It("recreates a Secret deleted by hand, with the same keys", func(ctx SpecContext) {
+		c := newContract(ns, "lost-secret")
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		contractReady(ctx, c)
+		before := secretOf(ctx, c)
+
+		Expect(k8s.Delete(ctx, before)).To(Succeed())
+		Eventually(func(g Gomega) {
+			after := &corev1.Secret{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(before), after)).To(Succeed())
+			g.Expect(after.UID).NotTo(Equal(before.UID))
+			g.Expect(after.Data).To(Equal(before.Data))
+		}).Should(Succeed())
+		Expect(createsFor(c, http.StatusCreated)).To(Equal(1))
+	})
+
+	It("never overwrites a Secret it does not own", func(ctx SpecContext) {
+		foreign := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken-credentials"},
+			StringData: map[string]string{"password": "hunter2"},
+		}
+		Expect(k8s.Create(ctx, foreign)).To(Succeed())
+
+		c := newContract(ns, "taken")
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		cond := contractReason(ctx, c, metav1.ConditionFalse, storagev1alpha1.ReasonSecretConflict)
+		Expect(cond.Message).To(ContainSubstring("taken-credentials"))
+
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(foreign), foreign)).To(Succeed())
+		Expect(foreign.Data).To(Equal(map[string][]byte{"password": []byte("hunter2")}))
+	})
+
+	It("keeps the contract and its Secret when deleted with reclaimPolicy Retain", func(ctx SpecContext) {
+		c := newContract(ns, "keep")
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		contractReady(ctx, c)
+		Expect(c.Spec.ReclaimPolicy).To(Equal(storagev1alpha1.ReclaimPolicyRetain), "the CRD defaults it")
+		id, secret := c.Status.ContractID, secretOf(ctx, c)
+
+		Expect(k8s.Delete(ctx, c)).To(Succeed())
+		gone(ctx, c)
+
+		Expect(providerContract(ctx, id).State).To(Equal(contractapi.Active))
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(secret), secret)).To(Succeed())
+		Expect(secret.OwnerReferences).To(BeEmpty(), "the Secret must outlive the Contract")
+		Expect(secret.Data).To(HaveKey("AWS_SECRET_ACCESS_KEY"))
+	})
+
+	It("cancels the contract and removes its Secret when deleted with reclaimPolicy Delete", func(ctx SpecContext) {
+		c := newContract(ns, "cancel", func(c *storagev1alpha1.Contract) {
+			c.Spec.ReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
+		})
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		contractReady(ctx, c)
+		id, secret := c.Status.ContractID, secretOf(ctx, c)
+		s3c := testenv.NewS3Client(stk.S3.Endpoint, stk.S3.Region,
+			string(secret.Data["AWS_ACCESS_KEY_ID"]), string(secret.Data["AWS_SECRET_ACCESS_KEY"]))
+
+		Expect(k8s.Delete(ctx, c)).To(Succeed())
+		gone(ctx, c)
+
+		Expect(providerContract(ctx, id).State).To(Equal(contractapi.Cancelled))
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(secret), secret)).NotTo(Succeed())
+		_, err := s3c.ListBuckets(ctx, &s3.ListBucketsInput{})
+		Expect(err).To(HaveOccurred(), "the cancelled account's keys still work")
+	})
+
+	It("is not removed while a Bucket names it", func(ctx SpecContext) {
+		c := newContract(ns, "shared")
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		contractReady(ctx, c)
+		b := &storagev1alpha1.Bucket{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "photos"},
+			Spec:       storagev1alpha1.BucketSpec{BucketName: "photos-" + ns, ContractName: "shared"},
+		}
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+
+		Expect(k8s.Delete(ctx, c)).To(Succeed())
+		contractReason(ctx, c, metav1.ConditionFalse, storagev1alpha1.ReasonDeleting)
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+			g.Expect(c.Status.Conditions).To(ContainElement(And(
+				HaveField("Type", storagev1alpha1.InUseCondition),
+				HaveField("Status", metav1.ConditionTrue),
+				HaveField("Message", "Named by 1 Bucket: photos"))))
+		}).Should(Succeed())
+		Consistently(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(c), c) }, 2*time.Second).Should(Succeed())
+
+		Expect(k8s.Delete(ctx, b)).To(Succeed())
+		gone(ctx, b)
+		gone(ctx, c)
+	})
+})
+
+// lostAnswer is a ResponseWriter that keeps only the status of an answer that a lost connection
+// never delivers.
+type lostAnswer struct{ status int }
+
+func (*lostAnswer) Header() http.Header         { return http.Header{} }
+func (*lostAnswer) Write(b []byte) (int, error) { return len(b), nil }
+func (l *lostAnswer) WriteHeader(status int)    { l.status = status }

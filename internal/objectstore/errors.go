@@ -1,0 +1,93 @@
+package objectstore
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/smithy-go"
+)
+
+// Errors the Bucket controller acts on. Store methods wrap the SDK's error so that both
+// errors.Is(err, ErrNoSuchBucket) and the original message work.
+var (
+	ErrNoSuchBucket         = errors.New("the bucket does not exist")
+	ErrBucketNotEmpty       = errors.New("the bucket is not empty")
+	ErrBucketTakenElsewhere = errors.New("another account owns a bucket of that name")
+	ErrAccessDenied         = errors.New("access denied")
+)
+
+// codes maps S3 error codes to the errors above.
+var codes = map[string]error{
+	"NoSuchBucket":        ErrNoSuchBucket,
+	"NotFound":            ErrNoSuchBucket, // HeadBucket has no body, so no better code
+	"BucketNotEmpty":      ErrBucketNotEmpty,
+	"BucketAlreadyExists": ErrBucketTakenElsewhere,
+	"AccessDenied":        ErrAccessDenied,
+	"Forbidden":           ErrAccessDenied,
+}
+
+// classified pairs an SDK error with the sentinel it means.
+type classified struct {
+	kind error
+	err  error
+}
+
+func (c *classified) Error() string   { return c.err.Error() }
+func (c *classified) Unwrap() []error { return []error{c.kind, c.err} }
+
+// classify wraps err with the sentinel its S3 error code means, if any.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	if kind, ok := codes[ErrorCode(err)]; ok {
+		return &classified{kind: kind, err: err}
+	}
+	return err
+}
+
+// ErrorCode is the S3 error code of err ("NoSuchBucket", "MalformedPolicy", …), or "".
+func ErrorCode(err error) string {
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.ErrorCode()
+	}
+	return ""
+}
+
+// IsTransient reports whether err may go away by itself: no answer at all, a server error, or
+// throttling. Everything else is the server refusing the request as it stands.
+func IsTransient(err error) bool {
+	var resp *awshttp.ResponseError
+	if errors.As(err, &resp) {
+		status := resp.HTTPStatusCode()
+		return status >= http.StatusInternalServerError || status == http.StatusTooManyRequests
+	}
+	// No HTTP answer at all: connection refused, timeout, DNS.
+	return true
+}
+
+// Describe says what went wrong in a sentence fit for a condition message: the S3 error code and
+// message, or the network failure. Request ids and host ids are left out, so the same failure
+// always reads the same.
+func Describe(err error) string {
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) {
+		msg := apiErr.ErrorCode()
+		if m := apiErr.ErrorMessage(); m != "" {
+			msg += ": " + m
+		}
+		return msg
+	}
+	var netErr *net.OpError
+	if errors.As(err, &netErr) {
+		return netErr.Error()
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "no answer before the timeout"
+	}
+	return err.Error()
+}

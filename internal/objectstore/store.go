@@ -1,0 +1,297 @@
+package objectstore
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go/middleware"
+)
+
+// Store is the set of bucket calls the Bucket controller makes. Reads never change anything.
+type Store interface {
+	// BucketNames lists the buckets the account owns.
+	BucketNames(ctx context.Context) ([]string, error)
+	// HeadBucket returns nil when the bucket exists and the account may use it,
+	// ErrNoSuchBucket, or ErrAccessDenied when someone else has it.
+	HeadBucket(ctx context.Context, bucket string) error
+	// CreateBucket creates a bucket on which ACLs apply (object ownership ObjectWriter where the
+	// server knows ownership controls).
+	CreateBucket(ctx context.Context, bucket string) error
+	// BucketTag returns the value of one tag of the bucket, and whether it is set.
+	BucketTag(ctx context.Context, bucket, key string) (string, bool, error)
+	// SetBucketTag sets one tag, keeping the others.
+	SetBucketTag(ctx context.Context, bucket, key, value string) error
+	// ACL reads the bucket's ACL, normalised.
+	ACL(ctx context.Context, bucket string) (ACL, error)
+	// PutACL replaces the bucket's ACL.
+	PutACL(ctx context.Context, bucket string, acl ACL) error
+	// Policy reads the bucket's policy; "" when it has none.
+	Policy(ctx context.Context, bucket string) (string, error)
+	// PutPolicy replaces the bucket's policy.
+	PutPolicy(ctx context.Context, bucket, policy string) error
+	// DeletePolicy removes the bucket's policy.
+	DeletePolicy(ctx context.Context, bucket string) error
+	// CountObjects counts the bucket's objects up to limit; more says there are others.
+	CountObjects(ctx context.Context, bucket string, limit int32) (n int, more bool, err error)
+	// DeleteBucket deletes an empty bucket; ErrBucketNotEmpty otherwise.
+	DeleteBucket(ctx context.Context, bucket string) error
+}
+
+// Config says how to reach an S3 endpoint.
+type Config struct {
+	Endpoint        string
+	Region          string
+	AccessKeyID     string
+	SecretAccessKey string
+	// HTTPClient is shared between Stores, so connections are reused; it bounds each request.
+	HTTPClient *http.Client
+	// MaxAttempts bounds the SDK's retries of one call (3 when 0).
+	MaxAttempts int
+	// APIOptions add middleware to every call; tests use it to count calls.
+	APIOptions []func(*middleware.Stack) error
+}
+
+// NewHTTPClient returns the client Stores share: each request bounded by timeout.
+func NewHTTPClient(timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout}
+}
+
+// New returns a Store for one account on one endpoint. It is cheap: the connections live in
+// cfg.HTTPClient.
+func New(cfg Config) Store {
+	attempts := cfg.MaxAttempts
+	if attempts == 0 {
+		attempts = 3
+	}
+	client := s3.New(s3.Options{
+		BaseEndpoint: aws.String(cfg.Endpoint),
+		Region:       cfg.Region,
+		Credentials:  credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, ""),
+		// Bucket names with dots and local endpoints both need path-style addressing.
+		UsePathStyle: true,
+		HTTPClient:   cfg.HTTPClient,
+		Retryer:      retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = attempts }),
+		APIOptions:   cfg.APIOptions,
+		// Checksums only where S3 requires them: not every server speaks the newer ones.
+		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
+		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
+	})
+	return &store{s3: client, region: cfg.Region}
+}
+
+type store struct {
+	s3     *s3.Client
+	region string
+}
+
+func (s *store) BucketNames(ctx context.Context) ([]string, error) {
+	var names []string
+	p := s3.NewListBucketsPaginator(s.s3, &s3.ListBucketsInput{})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, classify(fmt.Errorf("listing buckets: %w", err))
+		}
+		for _, b := range page.Buckets {
+			names = append(names, aws.ToString(b.Name))
+		}
+	}
+	return names, nil
+}
+
+func (s *store) HeadBucket(ctx context.Context, bucket string) error {
+	_, err := s.s3.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket)})
+	return classify(wrap("looking up bucket", bucket, err))
+}
+
+func (s *store) CreateBucket(ctx context.Context, bucket string) error {
+	in := &s3.CreateBucketInput{
+		Bucket: aws.String(bucket),
+		// AWS and versitygw create buckets with ACLs disabled (BucketOwnerEnforced); the
+		// Bucket API is about ACLs, so ask for ObjectWriter.
+		ObjectOwnership: types.ObjectOwnershipObjectWriter,
+	}
+	// us-east-1 is the default location and must not be named.
+	if s.region != "" && s.region != "us-east-1" {
+		in.CreateBucketConfiguration = &types.CreateBucketConfiguration{
+			LocationConstraint: types.BucketLocationConstraint(s.region),
+		}
+	}
+	_, err := s.s3.CreateBucket(ctx, in)
+	if err != nil && rejectsOwnership(err) {
+		// Servers without ownership controls (Ceph RGW) have ACLs on anyway.
+		in.ObjectOwnership = ""
+		_, err = s.s3.CreateBucket(ctx, in)
+	}
+	return classify(wrap("creating bucket", bucket, err))
+}
+
+// rejectsOwnership reports whether a CreateBucket failed because the server does not know the
+// object-ownership header.
+func rejectsOwnership(err error) bool {
+	switch ErrorCode(err) {
+	case "InvalidArgument", "NotImplemented", "InvalidRequest":
+		return true
+	}
+	return false
+}
+
+func (s *store) BucketTag(ctx context.Context, bucket, key string) (string, bool, error) {
+	out, err := s.s3.GetBucketTagging(ctx, &s3.GetBucketTaggingInput{Bucket: aws.String(bucket)})
+	if ErrorCode(err) == "NoSuchTagSet" || ErrorCode(err) == "NoSuchTagSetError" {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, classify(wrap("reading tags of bucket", bucket, err))
+	}
+	for _, t := range out.TagSet {
+		if aws.ToString(t.Key) == key {
+			return aws.ToString(t.Value), true, nil
+		}
+	}
+	return "", false, nil
+}
+
+func (s *store) SetBucketTag(ctx context.Context, bucket, key, value string) error {
+	var tags []types.Tag
+	out, err := s.s3.GetBucketTagging(ctx, &s3.GetBucketTaggingInput{Bucket: aws.String(bucket)})
+	switch {
+	case err == nil:
+		for _, t := range out.TagSet {
+			if aws.ToString(t.Key) != key {
+				tags = append(tags, t)
+			}
+		}
+	case ErrorCode(err) != "NoSuchTagSet" && ErrorCode(err) != "NoSuchTagSetError":
+		return classify(wrap("reading tags of bucket", bucket, err))
+	}
+	tags = append(tags, types.Tag{Key: aws.String(key), Value: aws.String(value)})
+	_, err = s.s3.PutBucketTagging(ctx, &s3.PutBucketTaggingInput{
+		Bucket:  aws.String(bucket),
+		Tagging: &types.Tagging{TagSet: tags},
+	})
+	return classify(wrap("tagging bucket", bucket, err))
+}
+
+func (s *store) ACL(ctx context.Context, bucket string) (ACL, error) {
+	out, err := s.s3.GetBucketAcl(ctx, &s3.GetBucketAclInput{Bucket: aws.String(bucket)})
+	if err != nil {
+		return ACL{}, classify(wrap("reading ACL of bucket", bucket, err))
+	}
+	acl := ACL{}
+	if out.Owner != nil {
+		acl.Owner = aws.ToString(out.Owner.ID)
+	}
+	for _, g := range out.Grants {
+		if g.Grantee == nil {
+			continue
+		}
+		acl.Grants = append(acl.Grants, Grant{Grantee: fromSDKGrantee(g.Grantee), Permission: Permission(g.Permission)})
+	}
+	return Normalize(acl), nil
+}
+
+func fromSDKGrantee(g *types.Grantee) Grantee {
+	switch g.Type {
+	case types.TypeGroup:
+		// versitygw spells the group in ID ("all-users"); AWS and RGW in URI.
+		if uri := aws.ToString(g.URI); uri != "" {
+			return Grantee{GranteeGroup, uri}
+		}
+		return Grantee{GranteeGroup, aws.ToString(g.ID)}
+	case types.TypeAmazonCustomerByEmail:
+		return Grantee{GranteeEmail, aws.ToString(g.EmailAddress)}
+	default:
+		return Grantee{GranteeID, aws.ToString(g.ID)}
+	}
+}
+
+func toSDKGrantee(g Grantee) *types.Grantee {
+	switch g.Type {
+	case GranteeGroup:
+		return &types.Grantee{Type: types.TypeGroup, URI: aws.String(g.Value)}
+	case GranteeEmail:
+		return &types.Grantee{Type: types.TypeAmazonCustomerByEmail, EmailAddress: aws.String(g.Value)}
+	default:
+		return &types.Grantee{Type: types.TypeCanonicalUser, ID: aws.String(g.Value)}
+	}
+}
+
+// PutACL writes a canned ACL when one means the same, and the full grant list otherwise. Every
+// server understands canned ACLs; versitygw takes group grants in no other form.
+func (s *store) PutACL(ctx context.Context, bucket string, acl ACL) error {
+	in := &s3.PutBucketAclInput{Bucket: aws.String(bucket)}
+	if canned, ok := acl.Canned(); ok {
+		in.ACL = types.BucketCannedACL(canned)
+	} else {
+		policy := &types.AccessControlPolicy{Owner: &types.Owner{ID: aws.String(acl.Owner)}}
+		for _, g := range acl.Grants {
+			policy.Grants = append(policy.Grants, types.Grant{Grantee: toSDKGrantee(g.Grantee), Permission: types.Permission(g.Permission)})
+		}
+		in.AccessControlPolicy = policy
+	}
+	_, err := s.s3.PutBucketAcl(ctx, in)
+	return classify(wrap("writing ACL of bucket", bucket, err))
+}
+
+func (s *store) Policy(ctx context.Context, bucket string) (string, error) {
+	out, err := s.s3.GetBucketPolicy(ctx, &s3.GetBucketPolicyInput{Bucket: aws.String(bucket)})
+	if ErrorCode(err) == "NoSuchBucketPolicy" {
+		return "", nil
+	}
+	if err != nil {
+		return "", classify(wrap("reading policy of bucket", bucket, err))
+	}
+	return aws.ToString(out.Policy), nil
+}
+
+func (s *store) PutPolicy(ctx context.Context, bucket, policy string) error {
+	_, err := s.s3.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String(bucket), Policy: aws.String(policy)})
+	return classify(wrap("writing policy of bucket", bucket, err))
+}
+
+func (s *store) DeletePolicy(ctx context.Context, bucket string) error {
+	_, err := s.s3.DeleteBucketPolicy(ctx, &s3.DeleteBucketPolicyInput{Bucket: aws.String(bucket)})
+	if ErrorCode(err) == "NoSuchBucketPolicy" {
+		return nil
+	}
+	return classify(wrap("deleting policy of bucket", bucket, err))
+}
+
+func (s *store) CountObjects(ctx context.Context, bucket string, limit int32) (int, bool, error) {
+	out, err := s.s3.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), MaxKeys: aws.Int32(limit)})
+	if err != nil {
+		return 0, false, classify(wrap("listing objects of bucket", bucket, err))
+	}
+	return len(out.Contents), aws.ToBool(out.IsTruncated), nil
+}
+
+func (s *store) DeleteBucket(ctx context.Context, bucket string) error {
+	_, err := s.s3.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)})
+	return classify(wrap("deleting bucket", bucket, err))
+}
+
+func wrap(op, bucket string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s %q: %w", op, bucket, err)
+}
+
+// IsMutating reports whether an S3 operation name changes anything; tests count these.
+func IsMutating(operation string) bool {
+	for _, prefix := range []string{"Put", "Create", "Delete"} {
+		if strings.HasPrefix(operation, prefix) {
+			return true
+		}
+	}
+	return false
+}

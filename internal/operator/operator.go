@@ -1,0 +1,196 @@
+// Package operator assembles the manager: scheme, cache, controllers and webhooks. cmd/manager
+// and the integration tests both build it here, so tests run the wiring that ships.
+package operator
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/smithy-go/middleware"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
+	storagecontroller "github.com/object-storage-manager/object-storage-manager/internal/controller/storage"
+	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
+)
+
+// Scheme knows the built-in kinds and this operator's kinds.
+var Scheme = runtime.NewScheme()
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
+	utilruntime.Must(storagev1alpha1.AddToScheme(Scheme))
+}
+
+// Options configures the operator. cmd/manager fills it from flags.
+type Options struct {
+	// ContractAPIURL is the provider's contract API, for example http://127.0.0.1:8090.
+	ContractAPIURL string
+	// ContractAPITokenFile holds the bearer token. It is read on every request, so a rotated
+	// token takes effect without a restart.
+	ContractAPITokenFile string
+	// ContractAPITimeout bounds one contract API request.
+	ContractAPITimeout time.Duration
+
+	// MaxConcurrentReconciles bounds parallel reconciles per controller.
+	MaxConcurrentReconciles int
+	// ResyncPeriod is how often a Ready resource is compared with the provider again even
+	// without a change, which is what finds drift.
+	ResyncPeriod time.Duration
+
+	// S3Timeout bounds one S3 request; S3MaxAttempts bounds the SDK's retries of one call.
+	S3Timeout     time.Duration
+	S3MaxAttempts int
+	// S3APIOptions add middleware to every S3 call (tests count calls with it).
+	S3APIOptions []func(*middleware.Stack) error
+
+	// MetricsBindAddress, HealthProbeBindAddress: "0" turns a server off.
+	MetricsBindAddress     string
+	HealthProbeBindAddress string
+	// LeaderElection makes replicas take turns.
+	LeaderElection bool
+	// LeaderElectionNamespace is where the lease lives outside a cluster.
+	LeaderElectionNamespace string
+
+	// SkipNameValidation lets one process build several managers, as tests that restart the
+	// manager do; controller names must otherwise be unique per process.
+	SkipNameValidation bool
+}
+
+// NewManager builds a manager with every controller of the operator registered.
+func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
+	api, err := NewContractAPIClient(opts.ContractAPIURL, opts.ContractAPITokenFile, opts.ContractAPITimeout)
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  Scheme,
+		Cache:                   CacheOptions(),
+		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
+		LeaderElection:          opts.LeaderElection,
+		LeaderElectionID:        "object-storage-manager.osm.dev",
+		LeaderElectionNamespace: opts.LeaderElectionNamespace,
+		Controller:              config.Controller{SkipNameValidation: &opts.SkipNameValidation},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	if err := storagecontroller.IndexFields(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return nil, fmt.Errorf("indexing fields: %w", err)
+	}
+	if err := (&storagecontroller.ContractReconciler{
+		Client:                  mgr.GetClient(),
+		API:                     api,
+		Recorder:                mgr.GetEventRecorder("contract-controller"),
+		ResyncPeriod:            opts.ResyncPeriod,
+		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+	}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the Contract controller: %w", err)
+	}
+	if err := (&storagecontroller.BucketReconciler{
+		Client:                  mgr.GetClient(),
+		Stores:                  storeFactory(opts),
+		Recorder:                mgr.GetEventRecorder("bucket-controller"),
+		ResyncPeriod:            opts.ResyncPeriod,
+		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+	}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the Bucket controller: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// CacheOptions limits the Secret cache to Secrets that carry the operator's label: the manager
+// never lists or watches the cluster's other Secrets.
+func CacheOptions() cache.Options {
+	labelled, err := labels.NewRequirement(storagev1alpha1.ContractLabel, selection.Exists, nil)
+	utilruntime.Must(err)
+	return cache.Options{
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Secret{}: {Label: labels.NewSelector().Add(*labelled)},
+		},
+	}
+}
+
+// storeFactory opens S3 endpoints with one shared HTTP client, so connections are reused across
+// reconciles and every request is bounded.
+func storeFactory(opts Options) storagecontroller.StoreFactory {
+	timeout := opts.S3Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	httpClient := objectstore.NewHTTPClient(timeout)
+	return func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Store {
+		return objectstore.New(objectstore.Config{
+			Endpoint:        endpoint,
+			Region:          region,
+			AccessKeyID:     accessKeyID,
+			SecretAccessKey: secretAccessKey,
+			HTTPClient:      httpClient,
+			MaxAttempts:     opts.S3MaxAttempts,
+			APIOptions:      opts.S3APIOptions,
+		})
+	}
+}
+
+// NewContractAPIClient builds the generated client with a bearer token read from tokenFile on
+// every request, and a per-request timeout.
+func NewContractAPIClient(url, tokenFile string, timeout time.Duration) (contractapi.ClientWithResponsesInterface, error) {
+	if url == "" {
+		return nil, fmt.Errorf("the contract API URL is not set (--contract-api-url)")
+	}
+	if tokenFile == "" {
+		return nil, fmt.Errorf("the contract API token file is not set (--contract-api-token-file)")
+	}
+	if _, err := readToken(tokenFile); err != nil {
+		return nil, err
+	}
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	return contractapi.NewClientWithResponses(url,
+		contractapi.WithHTTPClient(&http.Client{Timeout: timeout}),
+		contractapi.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
+			token, err := readToken(tokenFile)
+			if err != nil {
+				return err
+			}
+			req.Header.Set("Authorization", "Bearer "+token)
+			return nil
+		}))
+}
+
+func readToken(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("reading the contract API token: %w", err)
+	}
+	token := strings.TrimSpace(string(b))
+	if token == "" {
+		return "", fmt.Errorf("the contract API token file %s is empty", path)
+	}
+	return token, nil
+}

@@ -1,0 +1,291 @@
+// Package stack runs the whole operator for integration tests: a real API server and etcd, a real
+// versitygw, the reference contract server over it, and the manager built exactly as
+// cmd/manager builds it. Each piece can be stopped and started again, so tests can take the
+// contract API down or restart the manager mid-flight.
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/contractserver"
+	"github.com/object-storage-manager/object-storage-manager/internal/operator"
+	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+)
+
+// Stack is a running operator with everything it talks to.
+type Stack struct {
+	// Config and Client reach the API server as an administrator.
+	Config *rest.Config
+	Client client.Client
+	// S3 is the versitygw the contracts' accounts live on.
+	S3 *testenv.VersityGW
+	// ContractAPI serves the reference contract server.
+	ContractAPI *ContractAPI
+	// ManagerOptions are used by StartManager; tests may change them between restarts.
+	ManagerOptions operator.Options
+
+	dir     string
+	env     *envtest.Environment
+	manager *runningManager
+}
+
+// Options configures Start.
+type Options struct {
+	// WebhookPaths are webhook configurations to install into the API server.
+	WebhookPaths []string
+}
+
+// Start brings up the control plane, versitygw and the contract server. The manager is started
+// separately with StartManager, so tests can set options first.
+func Start(ctx context.Context, opts Options) (s *Stack, err error) {
+	s = &Stack{}
+	defer func() {
+		if err != nil {
+			s.Stop()
+		}
+	}()
+	if s.dir, err = os.MkdirTemp("", "osm-stack-"); err != nil {
+		return nil, err
+	}
+	env, cfg, err := testenv.StartControlPlane(testenv.ControlPlaneOptions{WebhookPaths: opts.WebhookPaths})
+	if err != nil {
+		return nil, err
+	}
+	s.env, s.Config = env, cfg
+	if s.Client, err = client.New(cfg, client.Options{Scheme: operator.Scheme}); err != nil {
+		return nil, err
+	}
+	if s.S3, err = testenv.StartVersityGW(ctx, testenv.VersityGWOptions{Dir: filepath.Join(s.dir, "versitygw")}); err != nil {
+		return nil, err
+	}
+	if s.ContractAPI, err = startContractAPI(s.S3, filepath.Join(s.dir, "contract-server")); err != nil {
+		return nil, err
+	}
+	s.ManagerOptions = operator.Options{
+		ContractAPIURL:          s.ContractAPI.URL,
+		ContractAPITokenFile:    s.ContractAPI.TokenFile,
+		ContractAPITimeout:      10 * time.Second,
+		MaxConcurrentReconciles: 2,
+		MetricsBindAddress:      "0",
+		HealthProbeBindAddress:  "0",
+		SkipNameValidation:      true,
+	}
+	return s, nil
+}
+
+// StartManager starts the operator's manager with s.ManagerOptions.
+func (s *Stack) StartManager() error {
+	if s.manager != nil {
+		return errors.New("the manager is already running")
+	}
+	mgr, err := operator.NewManager(s.Config, s.ManagerOptions)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &runningManager{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(m.done)
+		m.err = mgr.Start(ctx)
+	}()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		cancel()
+		<-m.done
+		return fmt.Errorf("the manager's cache did not sync: %v", m.err)
+	}
+	s.manager = m
+	return nil
+}
+
+// StopManager stops the manager and waits until it has.
+func (s *Stack) StopManager() error {
+	if s.manager == nil {
+		return nil
+	}
+	m := s.manager
+	s.manager = nil
+	m.cancel()
+	<-m.done
+	return m.err
+}
+
+// Stop ends everything Start and StartManager started and removes the state directory.
+func (s *Stack) Stop() {
+	_ = s.StopManager()
+	if s.ContractAPI != nil {
+		s.ContractAPI.Stop()
+		_ = s.ContractAPI.server.Close()
+	}
+	if s.S3 != nil {
+		_ = s.S3.Stop()
+	}
+	if s.env != nil {
+		_ = s.env.Stop()
+	}
+	if s.dir != "" {
+		_ = os.RemoveAll(s.dir)
+	}
+}
+
+type runningManager struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error
+}
+
+// ContractAPI is the reference contract server on a fixed 127.0.0.1 port, which can be stopped
+// and started again on the same address (the contract API "goes down").
+type ContractAPI struct {
+	// URL is the API's base URL; Token its bearer token, also written to TokenFile.
+	URL       string
+	Token     string
+	TokenFile string
+	addr      string
+	server    *contractserver.Server
+	mu        sync.Mutex
+	http      *http.Server
+	hook      Hook
+	calls     []Call
+}
+
+// Call is one request the contract API answered.
+type Call struct {
+	Method, Path, IdempotencyKey string
+	Status                       int
+}
+
+// Hook stands in front of the server for every request; it calls next to let one through.
+type Hook func(w http.ResponseWriter, r *http.Request, next http.Handler)
+
+// SetHook installs h in front of the server; nil removes it.
+func (a *ContractAPI) SetHook(h Hook) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.hook = h
+}
+
+// Calls returns the requests answered so far that match keep (all when keep is nil).
+func (a *ContractAPI) Calls(keep func(Call) bool) []Call {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []Call
+	for _, c := range a.calls {
+		if keep == nil || keep(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ServeHTTP records the call and passes it through the hook, if any, to the server.
+func (a *ContractAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.mu.Lock()
+	hook := a.hook
+	a.mu.Unlock()
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	defer func() {
+		a.mu.Lock()
+		a.calls = append(a.calls, Call{Method: r.Method, Path: r.URL.Path,
+			IdempotencyKey: r.Header.Get("Idempotency-Key"), Status: rec.status})
+		a.mu.Unlock()
+	}()
+	if hook != nil {
+		hook(rec, r, a.server.Handler())
+		return
+	}
+	a.server.Handler().ServeHTTP(rec, r)
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func startContractAPI(gw *testenv.VersityGW, dir string) (*ContractAPI, error) {
+	backend, err := contractserver.NewVersityGWBackend(contractserver.VersityGWConfig{
+		S3Endpoint:     gw.Endpoint,
+		Region:         gw.Region,
+		AdminEndpoint:  gw.AdminEndpoint,
+		AdminAccessKey: gw.RootAccessKey,
+		AdminSecretKey: gw.RootSecretKey,
+	})
+	if err != nil {
+		return nil, err
+	}
+	token := "stack-token"
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	server, err := contractserver.New(contractserver.Config{
+		Token:   token,
+		DataDir: dir,
+		Backend: backend,
+		Logger:  slog.New(slog.NewTextHandler(logFile(filepath.Join(dir, "server.log")), nil)),
+	})
+	if err != nil {
+		return nil, err
+	}
+	port, err := testenv.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := net.JoinHostPort("127.0.0.1", fmt.Sprint(port))
+	api := &ContractAPI{URL: "http://" + addr, Token: token, TokenFile: tokenFile, addr: addr, server: server}
+	return api, api.Start()
+}
+
+// Start serves the API (again) on its address.
+func (a *ContractAPI) Start() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.http != nil {
+		return nil
+	}
+	l, err := net.Listen("tcp", a.addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", a.addr, err)
+	}
+	a.http = &http.Server{Handler: a, ReadHeaderTimeout: 5 * time.Second}
+	go func(srv *http.Server) { _ = srv.Serve(l) }(a.http)
+	return nil
+}
+
+// Stop closes the listener and every open connection: calls fail as if the API were down.
+func (a *ContractAPI) Stop() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.http != nil {
+		_ = a.http.Close()
+		a.http = nil
+	}
+}
+
+func logFile(path string) *os.File {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return os.Stderr
+	}
+	return f
+}
