@@ -1,0 +1,165 @@
+// Command contract-server is the reference contract API server: it sells object-storage
+// contracts as accounts on versitygw or Ceph RGW, keeping its records in a bbolt file.
+//
+// Every flag can also be set through the environment: --admin-secret-key is
+// CONTRACT_SERVER_ADMIN_SECRET_KEY, and so on. Prefer the environment for secrets, which a
+// process listing would otherwise show.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/contractserver"
+)
+
+type options struct {
+	listen, tokenFile, dataDir, backend                  string
+	s3Endpoint, s3Region                                 string
+	adminEndpoint, adminAccessKey, adminSecretKey, plans string
+	rateLimit                                            float64
+}
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	if err := run(log, os.Args[1:]); err != nil {
+		log.Error("Contract server failed", "error", err)
+		os.Exit(1)
+	}
+}
+
+func run(log *slog.Logger, args []string) error {
+	opts, err := parseFlags(args)
+	if err != nil {
+		return err
+	}
+	token, err := os.ReadFile(opts.tokenFile)
+	if err != nil {
+		return fmt.Errorf("reading token file: %w", err)
+	}
+	plans, err := parsePlans(opts.plans)
+	if err != nil {
+		return err
+	}
+	backend, err := newBackend(opts)
+	if err != nil {
+		return err
+	}
+	srv, err := contractserver.New(contractserver.Config{
+		Token:             strings.TrimSpace(string(token)),
+		DataDir:           opts.dataDir,
+		Backend:           backend,
+		Plans:             plans,
+		RequestsPerSecond: opts.rateLimit,
+		Burst:             max(1, int(opts.rateLimit)),
+		Logger:            log,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = srv.Close() }()
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	lis, err := net.Listen("tcp", opts.listen)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", opts.listen, err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	log.Info("Serving the contract API", "address", lis.Addr().String(), "backend", backend.Kind(),
+		"s3Endpoint", backend.Endpoint(), "region", backend.Region(), "dataDir", opts.dataDir, "plans", opts.plans)
+
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(lis) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("Shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutting down: %w", err)
+	}
+	return nil
+}
+
+func newBackend(opts options) (contractserver.Backend, error) {
+	switch opts.backend {
+	case "versitygw":
+		return contractserver.NewVersityGWBackend(contractserver.VersityGWConfig{
+			S3Endpoint:     opts.s3Endpoint,
+			Region:         opts.s3Region,
+			AdminEndpoint:  opts.adminEndpoint,
+			AdminAccessKey: opts.adminAccessKey,
+			AdminSecretKey: opts.adminSecretKey,
+		})
+	case "rgw":
+		// radosgw serves admin ops (/admin/...) on its S3 endpoint.
+		if opts.adminEndpoint != "" && opts.adminEndpoint != opts.s3Endpoint {
+			return nil, fmt.Errorf("rgw serves its admin API on the S3 endpoint: leave --admin-endpoint empty or equal to --s3-endpoint")
+		}
+		return contractserver.NewRGWBackend(contractserver.RGWConfig{
+			Endpoint:       opts.s3Endpoint,
+			Region:         opts.s3Region,
+			AdminAccessKey: opts.adminAccessKey,
+			AdminSecretKey: opts.adminSecretKey,
+		})
+	default:
+		return nil, fmt.Errorf("unknown backend %q: want versitygw or rgw", opts.backend)
+	}
+}
+
+// parseFlags reads the flags, then fills each one not given from its CONTRACT_SERVER_* variable.
+func parseFlags(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("contract-server", flag.ContinueOnError)
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:8090", "address to serve the API on")
+	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token clients must send (required)")
+	fs.StringVar(&o.dataDir, "data-dir", "", "directory for the contract records (required)")
+	fs.StringVar(&o.backend, "backend", "versitygw", "storage backend: versitygw or rgw")
+	fs.StringVar(&o.s3Endpoint, "s3-endpoint", "", "S3 endpoint URL handed to clients (required)")
+	fs.StringVar(&o.s3Region, "s3-region", "us-east-1", "region clients sign S3 requests for")
+	fs.StringVar(&o.adminEndpoint, "admin-endpoint", "", "backend admin API URL (versitygw: its admin port; rgw: the S3 endpoint, may be omitted)")
+	fs.StringVar(&o.adminAccessKey, "admin-access-key", "", "backend admin access key (required)")
+	fs.StringVar(&o.adminSecretKey, "admin-secret-key", "", "backend admin secret key (required; prefer CONTRACT_SERVER_ADMIN_SECRET_KEY)")
+	fs.StringVar(&o.plans, "plans", "standard", "plans offered, comma-separated, each NAME or NAME=QUOTA (e.g. standard,small=1Gi)")
+	fs.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second before answering 429; 0 for no limit")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		env := "CONTRACT_SERVER_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(env); ok && !set[f.Name] {
+			if err := fs.Set(f.Name, v); err != nil && envErr == nil {
+				envErr = fmt.Errorf("%s: %w", env, err)
+			}
+		}
+	})
+	if envErr != nil {
+		return o, envErr
+	}
+	for name, v := range map[string]string{"token-file": o.tokenFile, "data-dir": o.dataDir} {
+		if v == "" {
+			return o, fmt.Errorf("--%s is required", name)
+		}
+	}
+	return o, nil
+}

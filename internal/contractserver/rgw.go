@@ -1,0 +1,209 @@
+package contractserver
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ceph/go-ceph/rgw/admin"
+)
+
+// RGWConfig configures the Ceph RGW backend.
+type RGWConfig struct {
+	// Endpoint is the radosgw URL: clients use it for S3, the backend for admin ops (/admin/...).
+	Endpoint string
+	// Region is the region clients sign for. RGW accepts a signature for any region, but takes
+	// only its zonegroup's api_name ("default" on a fresh cluster) as a CreateBucket location.
+	Region string
+	// AdminAccessKey and AdminSecretKey belong to an RGW user with the admin-ops caps
+	// "users=*;buckets=*".
+	AdminAccessKey string
+	AdminSecretKey string
+	// HTTPClient is used for every admin call; one with a 2 minute timeout when nil, because a
+	// forced DeleteAccount purges objects within a single request.
+	HTTPClient *http.Client
+}
+
+// RGWBackend makes contracts on Ceph RGW through its admin ops API: one RGW user per contract,
+// named by rgwUserID, with S3 key pairs and an optional user quota. The contract server's keys
+// are imported as they are, so RGW never generates a secret the server did not record.
+type RGWBackend struct {
+	endpoint, region string
+	api              *admin.API
+}
+
+var (
+	_ Backend      = (*RGWBackend)(nil)
+	_ QuotaSupport = (*RGWBackend)(nil)
+)
+
+// NewRGWBackend checks the configuration; it does not contact radosgw.
+func NewRGWBackend(cfg RGWConfig) (*RGWBackend, error) {
+	if u, err := url.Parse(cfg.Endpoint); err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, fmt.Errorf("rgw endpoint %q is not an http(s) URL", cfg.Endpoint)
+	}
+	if cfg.Region == "" {
+		return nil, errors.New("rgw region is required")
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 2 * time.Minute}
+	}
+	api, err := admin.New(strings.TrimSuffix(cfg.Endpoint, "/"), cfg.AdminAccessKey, cfg.AdminSecretKey, cfg.HTTPClient)
+	if err != nil {
+		return nil, fmt.Errorf("rgw admin client: %w", err)
+	}
+	return &RGWBackend{endpoint: cfg.Endpoint, region: cfg.Region, api: api}, nil
+}
+
+func (b *RGWBackend) Kind() string     { return "rgw" }
+func (b *RGWBackend) Endpoint() string { return b.endpoint }
+func (b *RGWBackend) Region() string   { return b.region }
+
+// SupportsQuotas is true: a plan's quota becomes the RGW user quota.
+func (b *RGWBackend) SupportsQuotas() bool { return true }
+
+// rgwUserID is the RGW user of a contract. The prefix keeps contract users apart from the
+// operator's own users, such as the admin.
+func rgwUserID(contractID string) string { return "contract-" + contractID }
+
+// CreateAccount creates the RGW user with the given key pair and sets its quota. A user that
+// already exists and holds this exact key pair is an earlier attempt of the same call; the quota
+// is set again, in case that attempt stopped before it.
+func (b *RGWBackend) CreateAccount(ctx context.Context, contractID string, creds Credentials, plan Plan) error {
+	uid := rgwUserID(contractID)
+	generate := false
+	_, err := b.api.CreateUser(ctx, admin.User{
+		ID:          uid,
+		DisplayName: "contract " + contractID,
+		KeyType:     "s3",
+		Keys:        []admin.UserKeySpec{{AccessKey: creds.AccessKeyID, SecretKey: creds.SecretAccessKey}},
+		GenerateKey: &generate,
+	})
+	switch {
+	case errors.Is(err, admin.ErrUserExists):
+		if err := b.checkHasKey(ctx, uid, creds); err != nil {
+			return err
+		}
+	case err != nil:
+		return fmt.Errorf("creating rgw user %q: %w", uid, redact(err))
+	}
+	if plan.QuotaBytes > 0 {
+		enabled := true
+		if err := b.api.SetUserQuota(ctx, admin.QuotaSpec{UID: uid, Enabled: &enabled, MaxSize: &plan.QuotaBytes}); err != nil {
+			return fmt.Errorf("setting quota of rgw user %q: %w", uid, err)
+		}
+	}
+	return nil
+}
+
+// checkHasKey succeeds when the existing user uid holds exactly the key pair creds.
+func (b *RGWBackend) checkHasKey(ctx context.Context, uid string, creds Credentials) error {
+	user, err := b.api.GetUser(ctx, admin.User{ID: uid})
+	if err != nil {
+		return fmt.Errorf("reading existing rgw user %q: %w", uid, redact(err))
+	}
+	for _, k := range user.Keys {
+		if k.AccessKey == creds.AccessKeyID &&
+			subtle.ConstantTimeCompare([]byte(k.SecretKey), []byte(creds.SecretAccessKey)) == 1 {
+			return nil
+		}
+	}
+	return fmt.Errorf("rgw user %q exists without key %q", uid, creds.AccessKeyID)
+}
+
+// DeleteAccount removes the RGW user. Forced, RGW itself deletes the user's buckets and their
+// objects (purge-data). Unforced, RGW would refuse anyway while the user owns buckets; the
+// buckets are listed first so that refusal becomes ErrAccountHasBuckets.
+func (b *RGWBackend) DeleteAccount(ctx context.Context, contractID string, force bool) error {
+	uid := rgwUserID(contractID)
+	if !force {
+		if err := b.checkNoBuckets(ctx, uid); err != nil {
+			return err
+		}
+	}
+	user := admin.User{ID: uid}
+	if force {
+		purge := 1
+		user.PurgeData = &purge
+	}
+	err := b.api.RemoveUser(ctx, user)
+	switch {
+	case err == nil, errors.Is(err, admin.ErrNoSuchUser):
+		return nil
+	case !force:
+		// A bucket created after the check above makes RGW refuse; say so plainly.
+		if bErr := b.checkNoBuckets(ctx, uid); bErr != nil {
+			return bErr
+		}
+	}
+	return fmt.Errorf("deleting rgw user %q: %w", uid, err)
+}
+
+// checkNoBuckets returns ErrAccountHasBuckets while uid owns a bucket. RGW lists no buckets for
+// a user that does not exist.
+func (b *RGWBackend) checkNoBuckets(ctx context.Context, uid string) error {
+	buckets, err := b.api.ListUsersBuckets(ctx, uid)
+	if err != nil {
+		return fmt.Errorf("listing buckets of rgw user %q: %w", uid, err)
+	}
+	if len(buckets) > 0 {
+		return fmt.Errorf("rgw user %q owns %d buckets: %w", uid, len(buckets), ErrAccountHasBuckets)
+	}
+	return nil
+}
+
+// AddKey gives the user another S3 key pair. RGW treats adding a key the user already holds as
+// an update of its secret, so a repeated call succeeds; a key held by another user fails.
+func (b *RGWBackend) AddKey(ctx context.Context, contractID string, creds Credentials) error {
+	uid := rgwUserID(contractID)
+	generate := false
+	keys, err := b.api.CreateKey(ctx, admin.UserKeySpec{
+		UID:         uid,
+		KeyType:     "s3",
+		AccessKey:   creds.AccessKeyID,
+		SecretKey:   creds.SecretAccessKey,
+		GenerateKey: &generate,
+	})
+	if err != nil {
+		return fmt.Errorf("adding key %q to rgw user %q: %w", creds.AccessKeyID, uid, redact(err))
+	}
+	if !slices.ContainsFunc(*keys, func(k admin.UserKeySpec) bool { return k.AccessKey == creds.AccessKeyID }) {
+		return fmt.Errorf("rgw user %q does not list key %q after adding it", uid, creds.AccessKeyID)
+	}
+	return nil
+}
+
+// RemoveKey revokes one key pair. It reads the user first, so a key already gone (or a user
+// already gone) counts as success, and a key of some other user is never touched.
+func (b *RGWBackend) RemoveKey(ctx context.Context, contractID, accessKeyID string) error {
+	uid := rgwUserID(contractID)
+	user, err := b.api.GetUser(ctx, admin.User{ID: uid})
+	if errors.Is(err, admin.ErrNoSuchUser) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading rgw user %q: %w", uid, redact(err))
+	}
+	if !slices.ContainsFunc(user.Keys, func(k admin.UserKeySpec) bool { return k.AccessKey == accessKeyID }) {
+		return nil
+	}
+	if err := b.api.RemoveKey(ctx, admin.UserKeySpec{UID: uid, KeyType: "s3", AccessKey: accessKeyID}); err != nil {
+		return fmt.Errorf("removing key %q of rgw user %q: %w", accessKeyID, uid, err)
+	}
+	return nil
+}
+
+// redact drops the text of a go-ceph decoding error. go-ceph quotes the whole response body when
+// it cannot decode it, and user and key responses carry every secret key of the user.
+func redact(err error) error {
+	if err != nil && strings.HasPrefix(err.Error(), "failed to unmarshal radosgw http response") {
+		return errors.New("radosgw admin ops answered with a response that could not be decoded")
+	}
+	return err
+}
