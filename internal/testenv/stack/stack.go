@@ -30,8 +30,8 @@ type Stack struct {
 	// Config and Client reach the API server as an administrator.
 	Config *rest.Config
 	Client client.Client
-	// S3 is the versitygw the contracts' accounts live on.
-	S3 *testenv.VersityGW
+	// S3 is the server the contracts' accounts live on.
+	S3 S3Server
 	// ContractAPI serves the reference contract server.
 	ContractAPI *ContractAPI
 	// ManagerOptions are used by StartManager; tests may change them between restarts.
@@ -42,10 +42,20 @@ type Stack struct {
 	manager *runningManager
 }
 
+// S3Server is the S3 endpoint behind the contract server.
+type S3Server struct {
+	Endpoint string
+	Region   string
+	stop     func() error
+}
+
 // Options configures Start.
 type Options struct {
 	// WebhookPaths are webhook configurations to install into the API server.
 	WebhookPaths []string
+	// RGW runs the contracts on a single-node Ceph RGW instead of versitygw: the
+	// AWS-faithful backend, with group grants and quotas.
+	RGW bool
 }
 
 // Start brings up the control plane, versitygw and the contract server. The manager is started
@@ -68,10 +78,11 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if s.Client, err = client.New(cfg, client.Options{Scheme: operator.Scheme}); err != nil {
 		return nil, err
 	}
-	if s.S3, err = testenv.StartVersityGW(ctx, testenv.VersityGWOptions{Dir: filepath.Join(s.dir, "versitygw")}); err != nil {
+	backend, err := s.startS3(ctx, opts.RGW)
+	if err != nil {
 		return nil, err
 	}
-	if s.ContractAPI, err = startContractAPI(s.S3, filepath.Join(s.dir, "contract-server")); err != nil {
+	if s.ContractAPI, err = startContractAPI(backend, filepath.Join(s.dir, "contract-server")); err != nil {
 		return nil, err
 	}
 	s.ManagerOptions = operator.Options{
@@ -129,8 +140,8 @@ func (s *Stack) Stop() {
 		s.ContractAPI.Stop()
 		_ = s.ContractAPI.server.Close()
 	}
-	if s.S3 != nil {
-		_ = s.S3.Stop()
+	if s.S3.stop != nil {
+		_ = s.S3.stop()
 	}
 	if s.env != nil {
 		_ = s.env.Stop()
@@ -219,17 +230,36 @@ func (s *statusRecorder) WriteHeader(code int) {
 	s.ResponseWriter.WriteHeader(code)
 }
 
-func startContractAPI(gw *testenv.VersityGW, dir string) (*ContractAPI, error) {
-	backend, err := contractserver.NewVersityGWBackend(contractserver.VersityGWConfig{
+// startS3 starts versitygw or Ceph RGW and returns the contract server backend over it.
+func (s *Stack) startS3(ctx context.Context, rgw bool) (contractserver.Backend, error) {
+	if rgw {
+		ceph, err := testenv.StartCeph(ctx, testenv.CephOptions{Dir: filepath.Join(s.dir, "ceph")})
+		if err != nil {
+			return nil, err
+		}
+		s.S3 = S3Server{Endpoint: ceph.Endpoint, Region: ceph.Region, stop: ceph.Stop}
+		return contractserver.NewRGWBackend(contractserver.RGWConfig{
+			Endpoint:       ceph.Endpoint,
+			Region:         ceph.Region,
+			AdminAccessKey: ceph.AdminAccessKey,
+			AdminSecretKey: ceph.AdminSecretKey,
+		})
+	}
+	gw, err := testenv.StartVersityGW(ctx, testenv.VersityGWOptions{Dir: filepath.Join(s.dir, "versitygw")})
+	if err != nil {
+		return nil, err
+	}
+	s.S3 = S3Server{Endpoint: gw.Endpoint, Region: gw.Region, stop: gw.Stop}
+	return contractserver.NewVersityGWBackend(contractserver.VersityGWConfig{
 		S3Endpoint:     gw.Endpoint,
 		Region:         gw.Region,
 		AdminEndpoint:  gw.AdminEndpoint,
 		AdminAccessKey: gw.RootAccessKey,
 		AdminSecretKey: gw.RootSecretKey,
 	})
-	if err != nil {
-		return nil, err
-	}
+}
+
+func startContractAPI(backend contractserver.Backend, dir string) (*ContractAPI, error) {
 	token := "stack-token"
 	tokenFile := filepath.Join(dir, "token")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
