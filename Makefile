@@ -76,3 +76,9 @@ install: manifests ## Install the CRDs into the cluster in KUBECONFIG.
 .PHONY: uninstall
 uninstall: manifests ## Remove the CRDs from the cluster in KUBECONFIG.
 	kubectl delete --ignore-not-found -f config/crd/bases
+
+##@ Local webhooks
+
+.PHONY: certs
+certs: ## Create .certs/ (CA and serving certificate for 127.0.0.1 via mkcert, or a CA made in Go) and config/local/webhook/webhooks.yaml.
+	go run ./hack/gencerts -dir .certs -local-webhooks config/local/webhook/webhooks.yaml

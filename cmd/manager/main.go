@@ -36,6 +36,15 @@ func main() {
 		"Use leader election, so only one replica reconciles at a time.")
 	flag.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "",
 		"Namespace of the leader election lease when running outside a cluster.")
+	flag.BoolVar(&opts.EnableWebhooks, "enable-webhooks", true,
+		"Serve the admission webhooks (defaults and validation).")
+	flag.StringVar(&opts.WebhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs",
+		"Directory with the webhook server's tls.crt and tls.key (make certs writes .certs/ for local runs).")
+	flag.StringVar(&opts.WebhookHost, "webhook-host", "",
+		"Address the webhook server binds; empty binds every address, 127.0.0.1 for local runs.")
+	flag.IntVar(&opts.WebhookPort, "webhook-port", 9443, "Port of the webhook server.")
+	flag.BoolVar(&opts.EnableHTTP2, "enable-http2", false,
+		"Let the webhook server speak HTTP/2 (off by default: HTTP/2 Rapid Reset).")
 	zapOpts := zap.Options{Development: false}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()

@@ -24,11 +24,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 	storagecontroller "github.com/object-storage-manager/object-storage-manager/internal/controller/storage"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
+	osmwebhook "github.com/object-storage-manager/object-storage-manager/internal/webhook"
+	storagewebhook "github.com/object-storage-manager/object-storage-manager/internal/webhook/storage/v1alpha1"
 )
 
 // Scheme knows the built-in kinds and this operator's kinds.
@@ -69,6 +72,15 @@ type Options struct {
 	// LeaderElectionNamespace is where the lease lives outside a cluster.
 	LeaderElectionNamespace string
 
+	// EnableWebhooks serves the admission webhooks, with tls.crt and tls.key from
+	// WebhookCertDir, on WebhookHost:WebhookPort ("" host: every address).
+	EnableWebhooks bool
+	WebhookCertDir string
+	WebhookHost    string
+	WebhookPort    int
+	// EnableHTTP2 lets the webhook server speak HTTP/2; off by default (Rapid Reset).
+	EnableHTTP2 bool
+
 	// SkipNameValidation lets one process build several managers, as tests that restart the
 	// manager do; controller names must otherwise be unique per process.
 	SkipNameValidation bool
@@ -80,6 +92,9 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.WebhookPort == 0 {
+		opts.WebhookPort = osmwebhook.DefaultPort
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme,
 		Cache:                   CacheOptions(),
@@ -89,6 +104,8 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		LeaderElectionID:        "object-storage-manager.osm.dev",
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
 		Controller:              config.Controller{SkipNameValidation: &opts.SkipNameValidation},
+		WebhookServer: webhook.NewServer(osmwebhook.ServerOptions(
+			opts.WebhookCertDir, opts.WebhookPort, opts.WebhookHost, opts.EnableHTTP2)),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
@@ -113,6 +130,11 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Bucket controller: %w", err)
+	}
+	if opts.EnableWebhooks {
+		if err := storagewebhook.SetupWebhooksWithManager(mgr); err != nil {
+			return nil, fmt.Errorf("setting up the storage webhooks: %w", err)
+		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err

@@ -36,7 +36,9 @@ func StartControlPlane(opts ControlPlaneOptions) (*envtest.Environment, *rest.Co
 		BinaryAssetsDirectory: binDir,
 	}
 	if len(opts.WebhookPaths) > 0 {
-		env.WebhookInstallOptions = envtest.WebhookInstallOptions{Paths: opts.WebhookPaths}
+		// The webhook server binds 127.0.0.1 like every other test server; envtest picks a free
+		// port and writes certificates for it (env.WebhookInstallOptions.LocalServing*).
+		env.WebhookInstallOptions = envtest.WebhookInstallOptions{Paths: opts.WebhookPaths, LocalServingHost: "127.0.0.1"}
 	}
 	cfg, err := env.Start()
 	if err != nil {

@@ -50,7 +50,7 @@ type BucketSpec struct {
 	// +required
 	// +kubebuilder:validation:MinLength=3
 	// +kubebuilder:validation:MaxLength=63
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="bucketName is immutable"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",messageExpression="'bucketName cannot change (was ' + oldSelf + ')'"
 	BucketName string `json:"bucketName"`
 
 	// contractName is the Contract, in this namespace, whose account owns the bucket. It cannot
@@ -58,7 +58,7 @@ type BucketSpec struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="contractName is immutable"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",messageExpression="'contractName cannot change (was ' + oldSelf + ')'"
 	ContractName string `json:"contractName"`
 
 	// bucketReclaimPolicy says whether deleting this resource deletes the bucket (Delete) or
@@ -201,8 +201,4 @@ type BucketList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []Bucket `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&Bucket{}, &BucketList{})
 }

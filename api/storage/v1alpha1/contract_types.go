@@ -17,20 +17,20 @@ const (
 )
 
 // ContractSpec is what the user buys from the object-storage provider.
-// +kubebuilder:validation:XValidation:rule="has(self.region) == has(oldSelf.region)",message="region is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.region) == has(oldSelf.region)",message="region cannot be added or removed after creation"
 type ContractSpec struct {
 	// plan is the provider's plan to buy, for example "standard". It cannot change.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="plan is immutable"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",messageExpression="'plan cannot change (was ' + oldSelf + ')'"
 	Plan string `json:"plan"`
 
 	// region is where the storage lives. When empty the provider chooses, and status.region
 	// says what it chose. It cannot change.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="region is immutable"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",messageExpression="'region cannot change (was ' + oldSelf + ')'"
 	Region string `json:"region,omitempty"`
 
 	// displayName is a label for people, shown by the provider.
@@ -131,10 +131,6 @@ type ContractList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []Contract `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&Contract{}, &ContractList{})
 }
 
 // Keys of the credentials Secret: the environment variable names every S3 client already reads,

@@ -426,7 +426,7 @@ var _ = Describe("Bucket", func() {
 		bucketReady(ctx, b)
 
 		Expect(k8s.Delete(ctx, a.contract)).To(Succeed())
-		contractReason(ctx, a.contract, metav1.ConditionFalse, storagev1alpha1.ReasonDeleting)
+		contractNotReady(ctx, a.contract, storagev1alpha1.ReasonDeleting)
 		bucketReady(ctx, b)
 
 		Expect(k8s.Delete(ctx, b)).To(Succeed())

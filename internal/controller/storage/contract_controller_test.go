@@ -87,7 +87,7 @@ var _ = Describe("Contract", func() {
 
 		c := newContract(ns, "while-down")
 		Expect(k8s.Create(ctx, c)).To(Succeed())
-		cond := contractReason(ctx, c, metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIUnavailable)
+		cond := contractNotReady(ctx, c, storagev1alpha1.ReasonContractAPIUnavailable)
 		Expect(cond.Message).To(ContainSubstring("creating the contract"))
 		Expect(cond.Message).To(HaveSuffix("retrying"))
 
@@ -99,7 +99,7 @@ var _ = Describe("Contract", func() {
 	It("reports a refused request and does not retry it", func(ctx SpecContext) {
 		c := newContract(ns, "gold", func(c *storagev1alpha1.Contract) { c.Spec.Plan = "gold" })
 		Expect(k8s.Create(ctx, c)).To(Succeed())
-		cond := contractReason(ctx, c, metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIRejected)
+		cond := contractNotReady(ctx, c, storagev1alpha1.ReasonContractAPIRejected)
 		Expect(cond.Message).To(ContainSubstring("gold"))
 		Expect(cond.Message).To(ContainSubstring("HTTP 422"))
 
@@ -184,7 +184,7 @@ var _ = Describe("Contract", func() {
 
 		c := newContract(ns, "taken")
 		Expect(k8s.Create(ctx, c)).To(Succeed())
-		cond := contractReason(ctx, c, metav1.ConditionFalse, storagev1alpha1.ReasonSecretConflict)
+		cond := contractNotReady(ctx, c, storagev1alpha1.ReasonSecretConflict)
 		Expect(cond.Message).To(ContainSubstring("taken-credentials"))
 
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(foreign), foreign)).To(Succeed())
@@ -237,7 +237,7 @@ var _ = Describe("Contract", func() {
 		Expect(k8s.Create(ctx, b)).To(Succeed())
 
 		Expect(k8s.Delete(ctx, c)).To(Succeed())
-		contractReason(ctx, c, metav1.ConditionFalse, storagev1alpha1.ReasonDeleting)
+		contractNotReady(ctx, c, storagev1alpha1.ReasonDeleting)
 		Eventually(func(g Gomega) {
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
 			g.Expect(c.Status.Conditions).To(ContainElement(And(

@@ -8,14 +8,6 @@ import (
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 )
 
-// secretKeys are the keys a credentials Secret must hold to be usable.
-var secretKeys = []string{
-	storagev1alpha1.SecretKeyAccessKeyID,
-	storagev1alpha1.SecretKeySecretAccessKey,
-	storagev1alpha1.SecretKeyEndpointURL,
-	storagev1alpha1.SecretKeyRegion,
-}
-
 // hasCredentials reports whether the Secret still holds a key pair.
 func hasCredentials(s *corev1.Secret) bool {
 	return len(s.Data[storagev1alpha1.SecretKeyAccessKeyID]) > 0 &&

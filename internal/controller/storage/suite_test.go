@@ -75,24 +75,23 @@ func readyCondition(g Gomega, ctx context.Context, obj client.Object, conds func
 	return c
 }
 
-// contractReady waits until the Contract is Ready and returns it.
-func contractReady(ctx context.Context, c *storagev1alpha1.Contract) *storagev1alpha1.Contract {
+// contractReady waits until the Contract is Ready.
+func contractReady(ctx context.Context, c *storagev1alpha1.Contract) {
 	GinkgoHelper()
 	Eventually(func(g Gomega) {
 		cond := readyCondition(g, ctx, c, func() []metav1.Condition { return c.Status.Conditions })
 		g.Expect(cond.Status).To(Equal(metav1.ConditionTrue), "Ready: %s: %s", cond.Reason, cond.Message)
 		g.Expect(cond.ObservedGeneration).To(Equal(c.Generation))
 	}).Should(Succeed())
-	return c
 }
 
-// contractReason waits until the Contract's Ready condition has the given status and reason.
-func contractReason(ctx context.Context, c *storagev1alpha1.Contract, status metav1.ConditionStatus, reason string) *metav1.Condition {
+// contractNotReady waits until the Contract's Ready condition is False for the given reason.
+func contractNotReady(ctx context.Context, c *storagev1alpha1.Contract, reason string) *metav1.Condition {
 	GinkgoHelper()
 	var cond *metav1.Condition
 	Eventually(func(g Gomega) {
 		cond = readyCondition(g, ctx, c, func() []metav1.Condition { return c.Status.Conditions })
-		g.Expect(cond.Status).To(Equal(status), "Ready: %s: %s", cond.Reason, cond.Message)
+		g.Expect(cond.Status).To(Equal(metav1.ConditionFalse), "Ready: %s: %s", cond.Reason, cond.Message)
 		g.Expect(cond.Reason).To(Equal(reason), "message: %s", cond.Message)
 	}).Should(Succeed())
 	return cond

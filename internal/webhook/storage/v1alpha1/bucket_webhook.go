@@ -1,0 +1,240 @@
+package v1alpha1
+
+import (
+	"context"
+	"fmt"
+	"net/mail"
+	"slices"
+	"strings"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/naming"
+)
+
+// SetupBucketWebhookWithManager registers the Bucket defaulting and validating webhooks. The
+// validator reads Contracts through the manager's API reader (see BucketValidator.Reader).
+func SetupBucketWebhookWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewWebhookManagedBy(mgr, &storagev1alpha1.Bucket{}).
+		WithDefaulter(&BucketDefaulter{}).
+		WithValidator(&BucketValidator{Reader: mgr.GetAPIReader()}).
+		Complete()
+}
+
+// +kubebuilder:webhook:path=/mutate-storage-osm-dev-v1alpha1-bucket,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=buckets,verbs=create;update,versions=v1alpha1,name=mbucket-v1alpha1.osm.dev,admissionReviewVersions=v1
+
+// BucketDefaulter fills in the defaults of a Bucket so that they are visible in the stored
+// object.
+type BucketDefaulter struct{}
+
+var _ admission.Defaulter[*storagev1alpha1.Bucket] = &BucketDefaulter{}
+
+// Default sets bucketReclaimPolicy to Retain when it is empty. The CRD carries the same default;
+// the webhook keeps objects right even where the CRD's default is not applied (for example an
+// older CRD still installed during an upgrade).
+func (d *BucketDefaulter) Default(_ context.Context, b *storagev1alpha1.Bucket) error {
+	if b.Spec.BucketReclaimPolicy == "" {
+		b.Spec.BucketReclaimPolicy = storagev1alpha1.ReclaimPolicyRetain
+	}
+	return nil
+}
+
+// +kubebuilder:webhook:path=/validate-storage-osm-dev-v1alpha1-bucket,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=buckets,verbs=create;update,versions=v1alpha1,name=vbucket-v1alpha1.osm.dev,admissionReviewVersions=v1
+// +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts,verbs=get
+
+// BucketValidator rejects Buckets whose spec S3 would refuse or that the operator cannot act on,
+// with every problem and its field path in one answer.
+type BucketValidator struct {
+	// Reader looks up the Bucket's Contract on create. The manager's API reader (uncached) is the
+	// right one: a Contract and a Bucket applied together from one file reach the API server
+	// milliseconds apart, before an informer cache could have seen the Contract, and a cached
+	// miss would refuse a valid Bucket. It costs one GET per Bucket create.
+	Reader client.Reader
+}
+
+var _ admission.Validator[*storagev1alpha1.Bucket] = &BucketValidator{}
+
+var bucketGroupKind = storagev1alpha1.GroupVersion.WithKind("Bucket").GroupKind()
+
+// ValidateCreate checks the whole spec and that the named Contract exists in the Bucket's
+// namespace.
+func (v *BucketValidator) ValidateCreate(ctx context.Context, b *storagev1alpha1.Bucket) (admission.Warnings, error) {
+	errs := validateBucketSpec(&b.Spec, nil)
+	contractErr, err := v.checkContract(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	if contractErr != nil {
+		errs = append(errs, contractErr)
+	}
+	return nil, invalid(bucketGroupKind, b.Name, errs)
+}
+
+// ValidateUpdate refuses changes to bucketName and contractName and checks the fields that
+// changed. Fields left as they were are not checked again, so a Bucket admitted under older rules
+// can still get its finalizer removed or its other fields edited.
+func (v *BucketValidator) ValidateUpdate(_ context.Context, oldB, newB *storagev1alpha1.Bucket) (admission.Warnings, error) {
+	return nil, invalid(bucketGroupKind, newB.Name, validateBucketSpec(&newB.Spec, &oldB.Spec))
+}
+
+// ValidateDelete allows every deletion; what deletion does is the controller's business.
+func (v *BucketValidator) ValidateDelete(context.Context, *storagev1alpha1.Bucket) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// checkContract returns a field error when the Bucket's Contract does not exist or is being
+// deleted, and an error when the lookup itself failed.
+func (v *BucketValidator) checkContract(ctx context.Context, b *storagev1alpha1.Bucket) (*field.Error, error) {
+	name := b.Spec.ContractName
+	if name == "" {
+		// The CRD schema requires it; validateBucketSpec reports it as well.
+		return nil, nil
+	}
+	path := field.NewPath("spec", "contractName")
+	var contract storagev1alpha1.Contract
+	err := v.Reader.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: name}, &contract)
+	switch {
+	case apierrors.IsNotFound(err):
+		return field.Invalid(path, name, fmt.Sprintf("no Contract of this name in namespace %q", b.Namespace)), nil
+	case err != nil:
+		logf.FromContext(ctx).Error(err, "Looking up the Bucket's Contract", "contract", name)
+		return nil, apierrors.NewInternalError(fmt.Errorf("looking up Contract %q: %w", name, err))
+	case contract.DeletionTimestamp != nil:
+		return field.Invalid(path, name, "the Contract is being deleted"), nil
+	}
+	return nil, nil
+}
+
+// validateBucketSpec checks spec. With old set (an update) it refuses changes to the immutable
+// fields and checks only the fields that changed.
+func validateBucketSpec(spec, old *storagev1alpha1.BucketSpec) field.ErrorList {
+	var errs field.ErrorList
+	specPath := field.NewPath("spec")
+
+	if old != nil {
+		errs = append(errs, immutable(specPath.Child("bucketName"), spec.BucketName, old.BucketName)...)
+		errs = append(errs, immutable(specPath.Child("contractName"), spec.ContractName, old.ContractName)...)
+	}
+	if old == nil || spec.BucketName != old.BucketName {
+		if reasons := naming.ValidateBucketName(spec.BucketName); len(reasons) > 0 {
+			errs = append(errs, field.Invalid(specPath.Child("bucketName"), spec.BucketName, strings.Join(reasons, "; ")))
+		}
+	}
+	if spec.ContractName == "" && old == nil {
+		errs = append(errs, field.Required(specPath.Child("contractName"), "name the Contract whose account owns the bucket"))
+	}
+
+	grantLists := []struct {
+		name       string
+		value, old []storagev1alpha1.Grantee
+	}{
+		{"grantRead", spec.GrantRead, nil},
+		{"grantWrite", spec.GrantWrite, nil},
+		{"grantReadAcp", spec.GrantReadACP, nil},
+		{"grantWriteAcp", spec.GrantWriteACP, nil},
+		{"fullControl", spec.FullControl, nil},
+	}
+	if old != nil {
+		oldLists := [][]storagev1alpha1.Grantee{old.GrantRead, old.GrantWrite, old.GrantReadACP, old.GrantWriteACP, old.FullControl}
+		for i := range grantLists {
+			grantLists[i].old = oldLists[i]
+		}
+	}
+	for _, l := range grantLists {
+		if old != nil && apiequality.Semantic.DeepEqual(l.value, l.old) {
+			continue
+		}
+		errs = append(errs, validateGrantees(specPath.Child(l.name), l.value)...)
+	}
+
+	if old == nil || !apiequality.Semantic.DeepEqual(spec.Policy, old.Policy) || spec.BucketName != old.BucketName {
+		if spec.Policy != nil {
+			errs = append(errs, validatePolicy(specPath.Child("policy"), spec.Policy.Raw, spec.BucketName)...)
+		}
+	}
+	return errs
+}
+
+// GroupURIs are the predefined S3 groups a grant of type url may name.
+var GroupURIs = []string{
+	"http://acs.amazonaws.com/groups/global/AllUsers",
+	"http://acs.amazonaws.com/groups/global/AuthenticatedUsers",
+	"http://acs.amazonaws.com/groups/s3/LogDelivery",
+}
+
+var granteeTypes = []storagev1alpha1.GranteeType{
+	storagev1alpha1.GranteeTypeID,
+	storagev1alpha1.GranteeTypeEmailAddress,
+	storagev1alpha1.GranteeTypeURL,
+}
+
+// validateGrantees checks one grant list: known type, a value that fits the type, and each
+// grantee named once.
+func validateGrantees(path *field.Path, grantees []storagev1alpha1.Grantee) field.ErrorList {
+	var errs field.ErrorList
+	seen := map[storagev1alpha1.Grantee]bool{}
+	for i, g := range grantees {
+		p := path.Index(i)
+		valuePath := p.Child("value")
+		blank := strings.TrimSpace(g.Value) == ""
+		if blank {
+			errs = append(errs, field.Required(valuePath, "name the grantee"))
+		}
+		switch g.Type {
+		case storagev1alpha1.GranteeTypeID:
+		case storagev1alpha1.GranteeTypeEmailAddress:
+			if !blank && !isEmailAddress(g.Value) {
+				errs = append(errs, field.Invalid(valuePath, g.Value, "must be an e-mail address such as user@example.com"))
+			}
+		case storagev1alpha1.GranteeTypeURL:
+			if !blank && !slices.Contains(GroupURIs, g.Value) {
+				errs = append(errs, field.NotSupported(valuePath, g.Value, GroupURIs))
+			}
+		default:
+			errs = append(errs, field.NotSupported(p.Child("type"), string(g.Type), granteeTypes))
+		}
+		if !blank && seen[g] {
+			errs = append(errs, field.Duplicate(p, g))
+		}
+		seen[g] = true
+	}
+	return errs
+}
+
+// isEmailAddress accepts a bare address (user@example.com), not a display form such as
+// "User <user@example.com>", which S3 would not understand.
+func isEmailAddress(s string) bool {
+	addr, err := mail.ParseAddress(s)
+	return err == nil && addr.Address == s && addr.Name == ""
+}
+
+// immutable returns an error when value differs from old, naming the old value so that the user
+// can put it back.
+func immutable(path *field.Path, value, old string) field.ErrorList {
+	if value == old {
+		return nil
+	}
+	was := "unset"
+	if old != "" {
+		was = fmt.Sprintf("%q", old)
+	}
+	return field.ErrorList{field.Invalid(path, value, fmt.Sprintf("cannot change (was %s)", was))}
+}
+
+// invalid turns errs into the Invalid status the API server shows the user (kubectl prints
+// `The Bucket "x" is invalid: spec.bucketName: Invalid value: ...`), or nil when errs is empty.
+func invalid(gk schema.GroupKind, name string, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(gk, name, errs)
+}

@@ -1,0 +1,388 @@
+package v1alpha1
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+)
+
+const otherBucketDetail = `must refer to this bucket or its objects: "arn:aws:s3:::team-a-data" or "arn:aws:s3:::team-a-data/..."`
+
+// validBucket is a Bucket that passes every rule, in namespace team-a, naming Contract team-a.
+func validBucket() *storagev1alpha1.Bucket {
+	return &storagev1alpha1.Bucket{
+		ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "team-a"},
+		Spec: storagev1alpha1.BucketSpec{
+			BucketName:   "team-a-data",
+			ContractName: "team-a",
+		},
+	}
+}
+
+func policy(s string) *runtime.RawExtension { return &runtime.RawExtension{Raw: []byte(s)} }
+
+func grantee(t storagev1alpha1.GranteeType, v string) storagev1alpha1.Grantee {
+	return storagev1alpha1.Grantee{Type: t, Value: v}
+}
+
+var (
+	id    = storagev1alpha1.GranteeTypeID
+	email = storagev1alpha1.GranteeTypeEmailAddress
+	url   = storagev1alpha1.GranteeTypeURL
+)
+
+// readerWith holds Contract team-a in namespace team-a, plus the given Contracts.
+func readerWith(extra ...*storagev1alpha1.Contract) contractReader {
+	r := contractReader{contracts: map[client.ObjectKey]*storagev1alpha1.Contract{
+		{Namespace: "team-a", Name: "team-a"}: {ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "team-a"}},
+	}}
+	for _, c := range extra {
+		r.contracts[client.ObjectKeyFromObject(c)] = c
+	}
+	return r
+}
+
+func TestBucketDefault(t *testing.T) {
+	tests := []struct {
+		name string
+		in   storagev1alpha1.ReclaimPolicy
+		want storagev1alpha1.ReclaimPolicy
+	}{
+		{name: "empty becomes Retain", in: "", want: storagev1alpha1.ReclaimPolicyRetain},
+		{name: "Delete stays", in: storagev1alpha1.ReclaimPolicyDelete, want: storagev1alpha1.ReclaimPolicyDelete},
+		{name: "Retain stays", in: storagev1alpha1.ReclaimPolicyRetain, want: storagev1alpha1.ReclaimPolicyRetain},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := validBucket()
+			b.Spec.BucketReclaimPolicy = tt.in
+			if err := (&BucketDefaulter{}).Default(context.Background(), b); err != nil {
+				t.Fatalf("Default() error = %v", err)
+			}
+			if b.Spec.BucketReclaimPolicy != tt.want {
+				t.Errorf("bucketReclaimPolicy = %q, want %q", b.Spec.BucketReclaimPolicy, tt.want)
+			}
+		})
+	}
+}
+
+func TestBucketValidateCreate(t *testing.T) {
+	deleting := metav1.Now()
+	reader := readerWith(
+		&storagev1alpha1.Contract{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "team-b"}},
+		&storagev1alpha1.Contract{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "going", DeletionTimestamp: &deleting, Finalizers: []string{"x"}}},
+	)
+	tests := []struct {
+		name   string
+		modify func(*storagev1alpha1.Bucket)
+		want   []string
+	}{
+		{name: "minimal", modify: func(*storagev1alpha1.Bucket) {}},
+		{name: "everything set", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.BucketReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
+			b.Spec.CannedACL = storagev1alpha1.CannedACLPrivate
+			b.Spec.GrantRead = []storagev1alpha1.Grantee{
+				grantee(url, "http://acs.amazonaws.com/groups/global/AllUsers"),
+				grantee(url, "http://acs.amazonaws.com/groups/global/AuthenticatedUsers"),
+				grantee(id, "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be"),
+			}
+			b.Spec.GrantWrite = []storagev1alpha1.Grantee{grantee(email, "ops@example.com")}
+			b.Spec.GrantReadACP = []storagev1alpha1.Grantee{grantee(url, "http://acs.amazonaws.com/groups/s3/LogDelivery")}
+			b.Spec.GrantWriteACP = []storagev1alpha1.Grantee{grantee(id, "owner")}
+			// The same grantee in two lists, and the same value under two types, are not duplicates.
+			b.Spec.FullControl = []storagev1alpha1.Grantee{grantee(id, "owner"), grantee(email, "owner@example.com"), grantee(id, "owner@example.com")}
+			b.Spec.Policy = policy(`{"Version":"2012-10-17","Statement":[
+				{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::team-a-data/public/*"},
+				{"Effect":"Allow","Principal":"*","Action":"s3:ListBucket","Resource":["arn:aws:s3:::team-a-data","arn:aws:s3:::team-a-data/*"]},
+				{"Effect":"Deny","Principal":"*","Action":"s3:*","NotResource":"arn:aws:s3:::team-a-data/keep/*"}]}`)
+		}},
+		{name: "policy with a single statement object", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.Policy = policy(`{"Statement":{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::team-a-data/*"}}`)
+		}},
+		{name: "policy of exactly 20 KiB", modify: func(b *storagev1alpha1.Bucket) {
+			p := `{"Statement":{"Resource":"arn:aws:s3:::team-a-data/*"},"Sid":""}`
+			b.Spec.Policy = policy(strings.Replace(p, `"Sid":""`, `"Sid":"`+strings.Repeat("x", MaxPolicyBytes-len(p))+`"`, 1))
+		}},
+
+		// bucketName
+		{name: "bucket name breaking two rules", modify: func(b *storagev1alpha1.Bucket) { b.Spec.BucketName = "Bad_Name" }, want: []string{
+			`spec.bucketName: Invalid value: "Bad_Name": must contain only lowercase letters, digits, dots (.) and hyphens (-), not 'B', '_', 'N'; must start and end with a lowercase letter or digit`,
+		}},
+		{name: "bucket name that is an IP address", modify: func(b *storagev1alpha1.Bucket) { b.Spec.BucketName = "10.0.0.1" }, want: []string{
+			`spec.bucketName: Invalid value: "10.0.0.1": must not be formatted as an IP address`,
+		}},
+		{name: "bucket name with a reserved suffix", modify: func(b *storagev1alpha1.Bucket) { b.Spec.BucketName = "team-a-s3alias" }, want: []string{
+			`spec.bucketName: Invalid value: "team-a-s3alias": must not end with "-s3alias" (reserved by S3)`,
+		}},
+
+		// contractName
+		{name: "no contract name", modify: func(b *storagev1alpha1.Bucket) { b.Spec.ContractName = "" }, want: []string{
+			`spec.contractName: Required value: name the Contract whose account owns the bucket`,
+		}},
+		{name: "contract missing", modify: func(b *storagev1alpha1.Bucket) { b.Spec.ContractName = "missing" }, want: []string{
+			`spec.contractName: Invalid value: "missing": no Contract of this name in namespace "team-a"`,
+		}},
+		{name: "contract only in another namespace", modify: func(b *storagev1alpha1.Bucket) { b.Spec.ContractName = "team-b" }, want: []string{
+			`spec.contractName: Invalid value: "team-b": no Contract of this name in namespace "team-a"`,
+		}},
+		{name: "contract being deleted", modify: func(b *storagev1alpha1.Bucket) { b.Spec.ContractName = "going" }, want: []string{
+			`spec.contractName: Invalid value: "going": the Contract is being deleted`,
+		}},
+
+		// grants
+		{name: "unknown grantee type", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.GrantRead = []storagev1alpha1.Grantee{grantee("group", "everyone")}
+		}, want: []string{
+			`spec.grantRead[0].type: Unsupported value: "group": supported values: "id", "emailAddress", "url"`,
+		}},
+		{name: "unknown group URI", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.GrantWrite = []storagev1alpha1.Grantee{grantee(url, "http://acs.amazonaws.com/groups/global/Everyone")}
+		}, want: []string{
+			`spec.grantWrite[0].value: Unsupported value: "http://acs.amazonaws.com/groups/global/Everyone": supported values: "http://acs.amazonaws.com/groups/global/AllUsers", "http://acs.amazonaws.com/groups/global/AuthenticatedUsers", "http://acs.amazonaws.com/groups/s3/LogDelivery"`,
+		}},
+		{name: "not an e-mail address", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.GrantReadACP = []storagev1alpha1.Grantee{grantee(email, "ops@example.com"), grantee(email, "ops.example.com")}
+		}, want: []string{
+			`spec.grantReadAcp[1].value: Invalid value: "ops.example.com": must be an e-mail address such as user@example.com`,
+		}},
+		{name: "e-mail address with a display name", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.GrantReadACP = []storagev1alpha1.Grantee{grantee(email, "Ops <ops@example.com>")}
+		}, want: []string{
+			`spec.grantReadAcp[0].value: Invalid value: "Ops <ops@example.com>": must be an e-mail address such as user@example.com`,
+		}},
+		{name: "blank value", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.GrantWriteACP = []storagev1alpha1.Grantee{grantee(id, "  ")}
+		}, want: []string{
+			`spec.grantWriteAcp[0].value: Required value: name the grantee`,
+		}},
+		{name: "blank e-mail is reported once", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.GrantWriteACP = []storagev1alpha1.Grantee{grantee(email, "")}
+		}, want: []string{
+			`spec.grantWriteAcp[0].value: Required value: name the grantee`,
+		}},
+		{name: "duplicate grantee", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.FullControl = []storagev1alpha1.Grantee{grantee(id, "owner"), grantee(email, "a@example.com"), grantee(id, "owner")}
+		}, want: []string{
+			`spec.fullControl[2]: Duplicate value: {"value":"owner","type":"id"}`,
+		}},
+
+		// policy
+		{name: "policy not an object", modify: func(b *storagev1alpha1.Bucket) { b.Spec.Policy = policy(`["Statement"]`) }, want: []string{
+			`spec.policy: Invalid value: must be a JSON object`,
+		}},
+		{name: "policy not JSON", modify: func(b *storagev1alpha1.Bucket) { b.Spec.Policy = policy(`{Statement`) }, want: []string{
+			`spec.policy: Invalid value: must be a JSON object`,
+		}},
+		{name: "policy without Statement", modify: func(b *storagev1alpha1.Bucket) { b.Spec.Policy = policy(`{"Version":"2012-10-17"}`) }, want: []string{
+			`spec.policy.Statement: Required value: a policy needs at least one statement`,
+		}},
+		{name: "policy with an empty Statement list", modify: func(b *storagev1alpha1.Bucket) { b.Spec.Policy = policy(`{"Statement":[]}`) }, want: []string{
+			`spec.policy.Statement: Required value: a policy needs at least one statement`,
+		}},
+		{name: "Statement a string", modify: func(b *storagev1alpha1.Bucket) { b.Spec.Policy = policy(`{"Statement":"allow all"}`) }, want: []string{
+			`spec.policy.Statement: Invalid value: must be a JSON object or a list of them`,
+		}},
+		{name: "Statement item a string", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.Policy = policy(`{"Statement":[{"Resource":"arn:aws:s3:::team-a-data"},"allow all"]}`)
+		}, want: []string{
+			`spec.policy.Statement[1]: Invalid value: must be a JSON object`,
+		}},
+		{name: "Resource naming another bucket", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.Policy = policy(`{"Statement":[{"Resource":"arn:aws:s3:::team-a-data/*"},{"Resource":"arn:aws:s3:::other/*"}]}`)
+		}, want: []string{
+			`spec.policy.Statement[1].Resource: Invalid value: "arn:aws:s3:::other/*": ` + otherBucketDetail,
+		}},
+		{name: "Resource list naming another bucket", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.Policy = policy(`{"Statement":[{"Resource":["arn:aws:s3:::team-a-data","arn:aws:s3:::other"]}]}`)
+		}, want: []string{
+			`spec.policy.Statement[0].Resource[1]: Invalid value: "arn:aws:s3:::other": ` + otherBucketDetail,
+		}},
+		{name: "Resource on a bucket sharing the prefix", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.Policy = policy(`{"Statement":{"Resource":"arn:aws:s3:::team-a-data-evil/*"}}`)
+		}, want: []string{
+			`spec.policy.Statement.Resource: Invalid value: "arn:aws:s3:::team-a-data-evil/*": ` + otherBucketDetail,
+		}},
+		{name: "Resource with a wildcard bucket", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.Policy = policy(`{"Statement":{"Resource":"arn:aws:s3:::*"}}`)
+		}, want: []string{
+			`spec.policy.Statement.Resource: Invalid value: "arn:aws:s3:::*": ` + otherBucketDetail,
+		}},
+		{name: "NotResource naming another bucket", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.Policy = policy(`{"Statement":[{"NotResource":"arn:aws:s3:::other"}]}`)
+		}, want: []string{
+			`spec.policy.Statement[0].NotResource: Invalid value: "arn:aws:s3:::other": ` + otherBucketDetail,
+		}},
+		{name: "statement without Resource", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.Policy = policy(`{"Statement":[{"Effect":"Allow","Action":"s3:*"}]}`)
+		}, want: []string{
+			`spec.policy.Statement[0].Resource: Required value: every statement needs a Resource or NotResource`,
+		}},
+		{name: "Resource a number", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.Policy = policy(`{"Statement":[{"Resource":42}]}`)
+		}, want: []string{
+			`spec.policy.Statement[0].Resource: Invalid value: must be a string or a list of strings`,
+		}},
+		{name: "Resource list item a number", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.Policy = policy(`{"Statement":[{"Resource":[42]}]}`)
+		}, want: []string{
+			`spec.policy.Statement[0].Resource[0]: Invalid value: must be a string`,
+		}},
+		{name: "Resource an empty list", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.Policy = policy(`{"Statement":[{"Resource":[]}]}`)
+		}, want: []string{
+			`spec.policy.Statement[0].Resource: Required value: list at least one resource`,
+		}},
+		{name: "policy over 20 KiB", modify: func(b *storagev1alpha1.Bucket) {
+			p := `{"Statement":{"Resource":"arn:aws:s3:::team-a-data/*"},"Sid":""}`
+			b.Spec.Policy = policy(strings.Replace(p, `"Sid":""`, `"Sid":"`+strings.Repeat("x", MaxPolicyBytes-len(p)+1)+`"`, 1))
+		}, want: []string{
+			`spec.policy: Too long: may not be more than 20480 bytes`,
+		}},
+
+		// Every problem at once, in field order.
+		{name: "all problems reported together", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.BucketName = "xn--data"
+			b.Spec.ContractName = "missing"
+			b.Spec.GrantRead = []storagev1alpha1.Grantee{grantee(email, "nobody")}
+			b.Spec.Policy = policy(`{"Statement":{"Resource":"arn:aws:s3:::team-a-data/*"}}`)
+		}, want: []string{
+			`spec.bucketName: Invalid value: "xn--data": must not start with "xn--" (reserved by S3)`,
+			`spec.grantRead[0].value: Invalid value: "nobody": must be an e-mail address such as user@example.com`,
+			`spec.policy.Statement.Resource: Invalid value: "arn:aws:s3:::team-a-data/*": must refer to this bucket or its objects: "arn:aws:s3:::xn--data" or "arn:aws:s3:::xn--data/..."`,
+			`spec.contractName: Invalid value: "missing": no Contract of this name in namespace "team-a"`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := validBucket()
+			tt.modify(b)
+			warnings, err := (&BucketValidator{Reader: reader}).ValidateCreate(context.Background(), b)
+			if len(warnings) > 0 {
+				t.Errorf("warnings = %q, want none", warnings)
+			}
+			if diff := cmp.Diff(tt.want, causes(t, err)); diff != "" {
+				t.Errorf("ValidateCreate() causes mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestBucketInvalidMessage pins the whole message, which the API server prefixes with the
+// webhook's name and kubectl turns into "The Bucket "data" is invalid: ...".
+func TestBucketInvalidMessage(t *testing.T) {
+	b := validBucket()
+	b.Spec.BucketName = "Bad_Name"
+	b.Spec.ContractName = "missing"
+	_, err := (&BucketValidator{Reader: readerWith()}).ValidateCreate(context.Background(), b)
+	want := `Bucket.storage.osm.dev "data" is invalid: [` +
+		`spec.bucketName: Invalid value: "Bad_Name": must contain only lowercase letters, digits, dots (.) and hyphens (-), not 'B', '_', 'N'; must start and end with a lowercase letter or digit, ` +
+		`spec.contractName: Invalid value: "missing": no Contract of this name in namespace "team-a"]`
+	if err == nil || err.Error() != want {
+		t.Errorf("ValidateCreate() error =\n%v\nwant\n%s", err, want)
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		t.Fatalf("error %T is not an API status", err)
+	}
+	if d := status.Status().Details; d.Kind != "Bucket" || d.Group != "storage.osm.dev" || d.Name != "data" {
+		t.Errorf("details = %s %s %q, want Bucket storage.osm.dev \"data\"", d.Group, d.Kind, d.Name)
+	}
+}
+
+func TestBucketValidateCreateLookupFails(t *testing.T) {
+	reader := contractReader{err: errors.New("connection refused")}
+	_, err := (&BucketValidator{Reader: reader}).ValidateCreate(context.Background(), validBucket())
+	if !apierrors.IsInternalError(err) {
+		t.Fatalf("ValidateCreate() error = %v, want an internal error", err)
+	}
+	want := `Internal error occurred: looking up Contract "team-a": connection refused`
+	if err.Error() != want {
+		t.Errorf("ValidateCreate() error = %q, want %q", err.Error(), want)
+	}
+}
+
+func TestBucketValidateUpdate(t *testing.T) {
+	tests := []struct {
+		name   string
+		old    func(*storagev1alpha1.Bucket)
+		modify func(*storagev1alpha1.Bucket)
+		want   []string
+	}{
+		{name: "unchanged", modify: func(*storagev1alpha1.Bucket) {}},
+		{name: "finalizer added", modify: func(b *storagev1alpha1.Bucket) { b.Finalizers = []string{"storage.osm.dev/bucket"} }},
+		{name: "mutable fields changed", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.BucketReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
+			b.Spec.CannedACL = storagev1alpha1.CannedACLPublicRead
+			b.Spec.GrantRead = []storagev1alpha1.Grantee{grantee(id, "reader")}
+			b.Spec.Policy = policy(`{"Statement":{"Resource":"arn:aws:s3:::team-a-data/*"}}`)
+		}},
+		{name: "bucketName changed", modify: func(b *storagev1alpha1.Bucket) { b.Spec.BucketName = "team-a-other" }, want: []string{
+			`spec.bucketName: Invalid value: "team-a-other": cannot change (was "team-a-data")`,
+		}},
+		{name: "bucketName changed to an invalid name", modify: func(b *storagev1alpha1.Bucket) { b.Spec.BucketName = "Team-A" }, want: []string{
+			`spec.bucketName: Invalid value: "Team-A": cannot change (was "team-a-data")`,
+			`spec.bucketName: Invalid value: "Team-A": must contain only lowercase letters, digits, dots (.) and hyphens (-), not 'T', 'A'; must start and end with a lowercase letter or digit`,
+		}},
+		{name: "contractName changed", modify: func(b *storagev1alpha1.Bucket) { b.Spec.ContractName = "team-b" }, want: []string{
+			`spec.contractName: Invalid value: "team-b": cannot change (was "team-a")`,
+		}},
+		{name: "invalid grant added", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.GrantWrite = []storagev1alpha1.Grantee{grantee(url, "http://example.com/all")}
+		}, want: []string{
+			`spec.grantWrite[0].value: Unsupported value: "http://example.com/all": supported values: "http://acs.amazonaws.com/groups/global/AllUsers", "http://acs.amazonaws.com/groups/global/AuthenticatedUsers", "http://acs.amazonaws.com/groups/s3/LogDelivery"`,
+		}},
+		{name: "policy changed to name another bucket", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.Policy = policy(`{"Statement":{"Resource":"arn:aws:s3:::other"}}`)
+		}, want: []string{
+			`spec.policy.Statement.Resource: Invalid value: "arn:aws:s3:::other": ` + otherBucketDetail,
+		}},
+		// Rules are not applied again to fields that did not change, so an object admitted under
+		// older rules stays editable and deletable.
+		{name: "unchanged fields are not checked again", old: func(b *storagev1alpha1.Bucket) {
+			b.Spec.BucketName = "Legacy_Name"
+			b.Spec.GrantRead = []storagev1alpha1.Grantee{grantee(email, "legacy")}
+			b.Spec.Policy = policy(`{"Statement":{"Resource":"arn:aws:s3:::elsewhere"}}`)
+		}, modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.BucketReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
+			b.Finalizers = nil
+		}},
+		// The Contract is checked on create only: a Bucket outlives a Contract being deleted.
+		{name: "contract gone", old: func(b *storagev1alpha1.Bucket) { b.Spec.ContractName = "gone" }, modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.CannedACL = storagev1alpha1.CannedACLPrivate
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			oldB := validBucket()
+			if tt.old != nil {
+				tt.old(oldB)
+			}
+			newB := oldB.DeepCopy()
+			tt.modify(newB)
+			warnings, err := (&BucketValidator{Reader: readerWith()}).ValidateUpdate(context.Background(), oldB, newB)
+			if len(warnings) > 0 {
+				t.Errorf("warnings = %q, want none", warnings)
+			}
+			if diff := cmp.Diff(tt.want, causes(t, err)); diff != "" {
+				t.Errorf("ValidateUpdate() causes mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestBucketValidateDelete(t *testing.T) {
+	b := validBucket()
+	b.Spec.BucketName = "Bad_Name"
+	if _, err := (&BucketValidator{Reader: readerWith()}).ValidateDelete(context.Background(), b); err != nil {
+		t.Errorf("ValidateDelete() error = %v, want nil", err)
+	}
+}

@@ -1,0 +1,97 @@
+package v1alpha1
+
+import (
+	"context"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+)
+
+// SetupContractWebhookWithManager registers the Contract defaulting and validating webhooks.
+func SetupContractWebhookWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewWebhookManagedBy(mgr, &storagev1alpha1.Contract{}).
+		WithDefaulter(&ContractDefaulter{}).
+		WithValidator(&ContractValidator{}).
+		Complete()
+}
+
+// +kubebuilder:webhook:path=/mutate-storage-osm-dev-v1alpha1-contract,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=contracts,verbs=create;update,versions=v1alpha1,name=mcontract-v1alpha1.osm.dev,admissionReviewVersions=v1
+
+// ContractDefaulter fills in the defaults of a Contract so that they are visible in the stored
+// object.
+type ContractDefaulter struct{}
+
+var _ admission.Defaulter[*storagev1alpha1.Contract] = &ContractDefaulter{}
+
+// Default sets reclaimPolicy to Retain and secretName to "<name>-credentials" when they are
+// empty.
+//
+// A Contract created with only metadata.generateName may reach the webhook before the API server
+// has chosen its name. Then secretName stays empty rather than being made up from the prefix:
+// the controller falls back to the same "<name>-credentials" (Contract.SecretNameOrDefault), and
+// any later update of the Contract, such as the controller adding its finalizer, fills it in here.
+func (d *ContractDefaulter) Default(ctx context.Context, c *storagev1alpha1.Contract) error {
+	if c.Spec.ReclaimPolicy == "" {
+		c.Spec.ReclaimPolicy = storagev1alpha1.ReclaimPolicyRetain
+	}
+	if c.Spec.SecretName == "" {
+		if c.Name == "" {
+			logf.FromContext(ctx).V(1).Info("Leaving secretName empty until the Contract has a name", "generateName", c.GenerateName)
+			return nil
+		}
+		c.Spec.SecretName = c.SecretNameOrDefault()
+	}
+	return nil
+}
+
+// +kubebuilder:webhook:path=/validate-storage-osm-dev-v1alpha1-contract,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=contracts,verbs=create;update,versions=v1alpha1,name=vcontract-v1alpha1.osm.dev,admissionReviewVersions=v1
+
+// ContractValidator rejects Contracts without a plan, with a secretName no Secret can have, and
+// changes of plan or region, which the provider cannot make to a running contract.
+type ContractValidator struct{}
+
+var _ admission.Validator[*storagev1alpha1.Contract] = &ContractValidator{}
+
+var contractGroupKind = storagev1alpha1.GroupVersion.WithKind("Contract").GroupKind()
+
+// ValidateCreate checks the whole spec.
+func (v *ContractValidator) ValidateCreate(_ context.Context, c *storagev1alpha1.Contract) (admission.Warnings, error) {
+	return nil, invalid(contractGroupKind, c.Name, validateContractSpec(&c.Spec, nil))
+}
+
+// ValidateUpdate refuses changes to plan and region and checks secretName when it changed.
+func (v *ContractValidator) ValidateUpdate(_ context.Context, oldC, newC *storagev1alpha1.Contract) (admission.Warnings, error) {
+	return nil, invalid(contractGroupKind, newC.Name, validateContractSpec(&newC.Spec, &oldC.Spec))
+}
+
+// ValidateDelete allows every deletion; the controller holds a Contract while Buckets name it.
+func (v *ContractValidator) ValidateDelete(context.Context, *storagev1alpha1.Contract) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// validateContractSpec checks spec. With old set (an update) it refuses changes to plan and
+// region and checks only the fields that changed.
+func validateContractSpec(spec, old *storagev1alpha1.ContractSpec) field.ErrorList {
+	var errs field.ErrorList
+	specPath := field.NewPath("spec")
+	if old != nil {
+		errs = append(errs, immutable(specPath.Child("plan"), spec.Plan, old.Plan)...)
+		errs = append(errs, immutable(specPath.Child("region"), spec.Region, old.Region)...)
+	}
+	if strings.TrimSpace(spec.Plan) == "" && (old == nil || spec.Plan != old.Plan) {
+		errs = append(errs, field.Required(specPath.Child("plan"), `name the provider's plan, for example "standard"`))
+	}
+	if spec.SecretName != "" && (old == nil || spec.SecretName != old.SecretName) {
+		if msgs := validation.IsDNS1123Subdomain(spec.SecretName); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(specPath.Child("secretName"), spec.SecretName,
+				"must be a valid Secret name: "+strings.Join(msgs, "; ")))
+		}
+	}
+	return errs
+}

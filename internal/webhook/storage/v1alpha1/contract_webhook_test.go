@@ -1,0 +1,170 @@
+package v1alpha1
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+)
+
+func validContract() *storagev1alpha1.Contract {
+	return &storagev1alpha1.Contract{
+		ObjectMeta: metav1.ObjectMeta{Name: "team-a", Namespace: "team-a"},
+		Spec:       storagev1alpha1.ContractSpec{Plan: "standard"},
+	}
+}
+
+func TestContractDefault(t *testing.T) {
+	tests := []struct {
+		name   string
+		modify func(*storagev1alpha1.Contract)
+		want   storagev1alpha1.ContractSpec
+	}{
+		{name: "empty fields get defaults", modify: func(*storagev1alpha1.Contract) {}, want: storagev1alpha1.ContractSpec{
+			Plan: "standard", ReclaimPolicy: storagev1alpha1.ReclaimPolicyRetain, SecretName: "team-a-credentials",
+		}},
+		{name: "set fields stay", modify: func(c *storagev1alpha1.Contract) {
+			c.Spec.ReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
+			c.Spec.SecretName = "s3"
+		}, want: storagev1alpha1.ContractSpec{
+			Plan: "standard", ReclaimPolicy: storagev1alpha1.ReclaimPolicyDelete, SecretName: "s3",
+		}},
+		{name: "no name yet (generateName)", modify: func(c *storagev1alpha1.Contract) {
+			c.Name = ""
+			c.GenerateName = "team-"
+		}, want: storagev1alpha1.ContractSpec{
+			Plan: "standard", ReclaimPolicy: storagev1alpha1.ReclaimPolicyRetain,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := validContract()
+			tt.modify(c)
+			if err := (&ContractDefaulter{}).Default(context.Background(), c); err != nil {
+				t.Fatalf("Default() error = %v", err)
+			}
+			if diff := cmp.Diff(tt.want, c.Spec); diff != "" {
+				t.Errorf("spec mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestContractValidateCreate(t *testing.T) {
+	tests := []struct {
+		name   string
+		modify func(*storagev1alpha1.Contract)
+		want   []string
+	}{
+		{name: "minimal", modify: func(*storagev1alpha1.Contract) {}},
+		{name: "everything set", modify: func(c *storagev1alpha1.Contract) {
+			c.Spec.Region = "eu-central-1"
+			c.Spec.DisplayName = "Team A"
+			c.Spec.ReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
+			c.Spec.SecretName = "team-a.s3-credentials"
+		}},
+		{name: "no plan", modify: func(c *storagev1alpha1.Contract) { c.Spec.Plan = "" }, want: []string{
+			`spec.plan: Required value: name the provider's plan, for example "standard"`,
+		}},
+		{name: "blank plan", modify: func(c *storagev1alpha1.Contract) { c.Spec.Plan = "  " }, want: []string{
+			`spec.plan: Required value: name the provider's plan, for example "standard"`,
+		}},
+		{name: "secretName not a DNS subdomain", modify: func(c *storagev1alpha1.Contract) { c.Spec.SecretName = "Team_A" }, want: []string{
+			`spec.secretName: Invalid value: "Team_A": must be a valid Secret name: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+		}},
+		{name: "secretName too long", modify: func(c *storagev1alpha1.Contract) { c.Spec.SecretName = strings.Repeat("a", 254) }, want: []string{
+			`spec.secretName: Invalid value: "` + strings.Repeat("a", 254) + `": must be a valid Secret name: must be no more than 253 characters`,
+		}},
+		{name: "both problems", modify: func(c *storagev1alpha1.Contract) {
+			c.Spec.Plan = ""
+			c.Spec.SecretName = "-x"
+		}, want: []string{
+			`spec.plan: Required value: name the provider's plan, for example "standard"`,
+			`spec.secretName: Invalid value: "-x": must be a valid Secret name: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := validContract()
+			tt.modify(c)
+			warnings, err := (&ContractValidator{}).ValidateCreate(context.Background(), c)
+			if len(warnings) > 0 {
+				t.Errorf("warnings = %q, want none", warnings)
+			}
+			if diff := cmp.Diff(tt.want, causes(t, err)); diff != "" {
+				t.Errorf("ValidateCreate() causes mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestContractValidateUpdate(t *testing.T) {
+	tests := []struct {
+		name   string
+		old    func(*storagev1alpha1.Contract)
+		modify func(*storagev1alpha1.Contract)
+		want   []string
+	}{
+		{name: "unchanged", modify: func(*storagev1alpha1.Contract) {}},
+		{name: "mutable fields changed", modify: func(c *storagev1alpha1.Contract) {
+			c.Spec.DisplayName = "Team A"
+			c.Spec.ReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
+			c.Spec.SecretName = "team-a-s3"
+			c.Finalizers = []string{"storage.osm.dev/in-use"}
+		}},
+		{name: "plan changed", modify: func(c *storagev1alpha1.Contract) { c.Spec.Plan = "premium" }, want: []string{
+			`spec.plan: Invalid value: "premium": cannot change (was "standard")`,
+		}},
+		{name: "plan removed", modify: func(c *storagev1alpha1.Contract) { c.Spec.Plan = "" }, want: []string{
+			`spec.plan: Invalid value: "": cannot change (was "standard")`,
+			`spec.plan: Required value: name the provider's plan, for example "standard"`,
+		}},
+		{name: "region added", modify: func(c *storagev1alpha1.Contract) { c.Spec.Region = "eu-central-1" }, want: []string{
+			`spec.region: Invalid value: "eu-central-1": cannot change (was unset)`,
+		}},
+		{name: "region removed", old: func(c *storagev1alpha1.Contract) { c.Spec.Region = "eu-central-1" }, modify: func(c *storagev1alpha1.Contract) { c.Spec.Region = "" }, want: []string{
+			`spec.region: Invalid value: "": cannot change (was "eu-central-1")`,
+		}},
+		{name: "region changed", old: func(c *storagev1alpha1.Contract) { c.Spec.Region = "eu-central-1" }, modify: func(c *storagev1alpha1.Contract) { c.Spec.Region = "us-east-1" }, want: []string{
+			`spec.region: Invalid value: "us-east-1": cannot change (was "eu-central-1")`,
+		}},
+		{name: "secretName changed to an invalid name", modify: func(c *storagev1alpha1.Contract) { c.Spec.SecretName = "team-a." }, want: []string{
+			`spec.secretName: Invalid value: "team-a.": must be a valid Secret name: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+		}},
+		// Fields that did not change are not checked again, so an object admitted under older
+		// rules stays editable and deletable.
+		{name: "unchanged fields are not checked again", old: func(c *storagev1alpha1.Contract) {
+			c.Spec.Plan = " "
+			c.Spec.SecretName = "Legacy_Secret"
+		}, modify: func(c *storagev1alpha1.Contract) { c.Spec.DisplayName = "legacy" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			oldC := validContract()
+			if tt.old != nil {
+				tt.old(oldC)
+			}
+			newC := oldC.DeepCopy()
+			tt.modify(newC)
+			warnings, err := (&ContractValidator{}).ValidateUpdate(context.Background(), oldC, newC)
+			if len(warnings) > 0 {
+				t.Errorf("warnings = %q, want none", warnings)
+			}
+			if diff := cmp.Diff(tt.want, causes(t, err)); diff != "" {
+				t.Errorf("ValidateUpdate() causes mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestContractValidateDelete(t *testing.T) {
+	c := validContract()
+	c.Spec.Plan = ""
+	if _, err := (&ContractValidator{}).ValidateDelete(context.Background(), c); err != nil {
+		t.Errorf("ValidateDelete() error = %v, want nil", err)
+	}
+}

@@ -1,0 +1,104 @@
+package v1alpha1
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// MaxPolicyBytes is the largest bucket policy S3 accepts, measured as compact JSON.
+const MaxPolicyBytes = 20 * 1024
+
+// omit stands for a value too large or too structured to repeat in a message.
+var omit = field.OmitValueType{}
+
+// validatePolicy checks a bucket policy: a JSON object of at most MaxPolicyBytes with a
+// Statement, whose every Resource and NotResource names bucketName or objects in it. It checks
+// shape and scope only; S3 itself judges actions, principals and conditions.
+func validatePolicy(path *field.Path, raw []byte, bucketName string) field.ErrorList {
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, raw); err != nil {
+		return field.ErrorList{field.Invalid(path, omit, "must be a JSON object")}
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(compact.Bytes(), &doc); err != nil || doc == nil {
+		return field.ErrorList{field.Invalid(path, omit, "must be a JSON object")}
+	}
+	var errs field.ErrorList
+	if compact.Len() > MaxPolicyBytes {
+		errs = append(errs, field.TooLong(path, "", MaxPolicyBytes))
+	}
+
+	stmtPath := path.Child("Statement")
+	switch stmts := doc["Statement"].(type) {
+	case nil:
+		errs = append(errs, field.Required(stmtPath, "a policy needs at least one statement"))
+	case map[string]any:
+		errs = append(errs, validateStatement(stmtPath, stmts, bucketName)...)
+	case []any:
+		if len(stmts) == 0 {
+			errs = append(errs, field.Required(stmtPath, "a policy needs at least one statement"))
+		}
+		for i, s := range stmts {
+			stmt, ok := s.(map[string]any)
+			if !ok {
+				errs = append(errs, field.Invalid(stmtPath.Index(i), omit, "must be a JSON object"))
+				continue
+			}
+			errs = append(errs, validateStatement(stmtPath.Index(i), stmt, bucketName)...)
+		}
+	default:
+		errs = append(errs, field.Invalid(stmtPath, omit, "must be a JSON object or a list of them"))
+	}
+	return errs
+}
+
+// validateStatement checks that the statement's resources stay inside bucketName.
+func validateStatement(path *field.Path, stmt map[string]any, bucketName string) field.ErrorList {
+	_, hasResource := stmt["Resource"]
+	_, hasNotResource := stmt["NotResource"]
+	if !hasResource && !hasNotResource {
+		return field.ErrorList{field.Required(path.Child("Resource"), "every statement needs a Resource or NotResource")}
+	}
+	var errs field.ErrorList
+	for _, key := range []string{"Resource", "NotResource"} {
+		value, ok := stmt[key]
+		if !ok {
+			continue
+		}
+		p := path.Child(key)
+		switch v := value.(type) {
+		case string:
+			errs = append(errs, validateResource(p, v, bucketName)...)
+		case []any:
+			if len(v) == 0 {
+				errs = append(errs, field.Required(p, "list at least one resource"))
+			}
+			for i, item := range v {
+				s, ok := item.(string)
+				if !ok {
+					errs = append(errs, field.Invalid(p.Index(i), omit, "must be a string"))
+					continue
+				}
+				errs = append(errs, validateResource(p.Index(i), s, bucketName)...)
+			}
+		default:
+			errs = append(errs, field.Invalid(p, omit, "must be a string or a list of strings"))
+		}
+	}
+	return errs
+}
+
+// validateResource accepts the bucket's own ARN and ARNs of objects in it; wildcards are fine in
+// the object part, where they cannot reach another bucket.
+func validateResource(path *field.Path, arn, bucketName string) field.ErrorList {
+	bucketARN := "arn:aws:s3:::" + bucketName
+	if arn == bucketARN || strings.HasPrefix(arn, bucketARN+"/") {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(path, arn,
+		fmt.Sprintf("must refer to this bucket or its objects: %q or %q", bucketARN, bucketARN+"/..."))}
+}

@@ -1,0 +1,17 @@
+// Package v1alpha1 holds the admission webhooks of storage.osm.dev/v1alpha1: defaults that
+// become visible in the stored object, and validation that stops bad input at `kubectl apply`
+// with every problem and its field path, instead of leaving it for a controller to discover.
+package v1alpha1
+
+import (
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// SetupWebhooksWithManager registers the defaulting and validating webhooks of Contract and
+// Bucket with the manager's webhook server.
+func SetupWebhooksWithManager(mgr ctrl.Manager) error {
+	if err := SetupContractWebhookWithManager(mgr); err != nil {
+		return err
+	}
+	return SetupBucketWebhookWithManager(mgr)
+}

@@ -1,0 +1,183 @@
+package v1alpha1
+
+import (
+	"context"
+	"crypto/tls"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+)
+
+// newNamespace gives a spec a namespace of its own.
+func newNamespace(ctx context.Context) string {
+	GinkgoHelper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "webhook-"}}
+	Expect(k8sClient.Create(ctx, ns)).To(Succeed())
+	return ns.Name
+}
+
+func newContract(ns, name string) *storagev1alpha1.Contract {
+	return &storagev1alpha1.Contract{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       storagev1alpha1.ContractSpec{Plan: "standard"},
+	}
+}
+
+func newBucket(ns, name, bucketName, contract string) *storagev1alpha1.Bucket {
+	return &storagev1alpha1.Bucket{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       storagev1alpha1.BucketSpec{BucketName: bucketName, ContractName: contract},
+	}
+}
+
+var _ = Describe("Contract admission", func() {
+	var ns string
+	BeforeEach(func(ctx SpecContext) { ns = newNamespace(ctx) })
+
+	It("stores the defaults", func(ctx SpecContext) {
+		Expect(k8sClient.Create(ctx, newContract(ns, "team-a"))).To(Succeed())
+
+		var got storagev1alpha1.Contract
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "team-a"}, &got)).To(Succeed())
+		Expect(got.Spec.SecretName).To(Equal("team-a-credentials"))
+		Expect(got.Spec.ReclaimPolicy).To(Equal(storagev1alpha1.ReclaimPolicyRetain))
+	})
+
+	// The API server generates the name after mutating admission, so the webhook cannot default
+	// secretName on create; it does on the next update, and until then the controller uses the
+	// same default (Contract.SecretNameOrDefault).
+	It("defaults secretName of a generated name on the first update", func(ctx SpecContext) {
+		c := newContract(ns, "")
+		c.GenerateName = "team-"
+		Expect(k8sClient.Create(ctx, c)).To(Succeed())
+		Expect(c.Name).To(HavePrefix("team-"))
+		Expect(c.Spec.SecretName).To(BeEmpty())
+		Expect(c.Spec.ReclaimPolicy).To(Equal(storagev1alpha1.ReclaimPolicyRetain))
+
+		c.Labels = map[string]string{"touched": "yes"}
+		Expect(k8sClient.Update(ctx, c)).To(Succeed())
+		var got storagev1alpha1.Contract
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(c), &got)).To(Succeed())
+		Expect(got.Spec.SecretName).To(Equal(got.Name + "-credentials"))
+	})
+
+	It("refuses a secretName no Secret can have", func(ctx SpecContext) {
+		c := newContract(ns, "bad-secret")
+		c.Spec.SecretName = "Team_A"
+		err := k8sClient.Create(ctx, c)
+		Expect(err).To(HaveOccurred())
+		Expect(kubectlMessage(err)).To(Equal(`The Contract "bad-secret" is invalid: spec.secretName: Invalid value: "Team_A": must be a valid Secret name: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`))
+	})
+
+	// The CRD's CEL rules run in the API server's own validation, before validating webhooks, so
+	// for plan, region, bucketName and contractName the user sees the CEL message; the webhook's
+	// "cannot change (was ...)" stands behind it (unit tests cover it).
+	It("refuses a plan change", func(ctx SpecContext) {
+		c := newContract(ns, "team-a")
+		Expect(k8sClient.Create(ctx, c)).To(Succeed())
+		c.Spec.Plan = "premium"
+		err := k8sClient.Update(ctx, c)
+		Expect(err).To(HaveOccurred())
+		Expect(kubectlMessage(err)).To(Equal(`The Contract "team-a" is invalid: spec.plan: Invalid value: "premium": plan cannot change (was standard)`))
+	})
+
+	It("refuses adding a region", func(ctx SpecContext) {
+		c := newContract(ns, "team-a")
+		Expect(k8sClient.Create(ctx, c)).To(Succeed())
+		c.Spec.Region = "eu-central-1"
+		err := k8sClient.Update(ctx, c)
+		Expect(err).To(HaveOccurred())
+		Expect(kubectlMessage(err)).To(Equal(`The Contract "team-a" is invalid: spec: Invalid value: region cannot be added or removed after creation`))
+	})
+})
+
+var _ = Describe("Bucket admission", func() {
+	var ns string
+	BeforeEach(func(ctx SpecContext) {
+		ns = newNamespace(ctx)
+		Expect(k8sClient.Create(ctx, newContract(ns, "team-a"))).To(Succeed())
+	})
+
+	It("admits a good Bucket and stores the default reclaim policy", func(ctx SpecContext) {
+		b := newBucket(ns, "data", "team-a-data", "team-a")
+		b.Spec.GrantRead = []storagev1alpha1.Grantee{{Type: storagev1alpha1.GranteeTypeURL, Value: "http://acs.amazonaws.com/groups/global/AllUsers"}}
+		b.Spec.Policy = policy(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::team-a-data/*"}]}`)
+		Expect(k8sClient.Create(ctx, b)).To(Succeed())
+
+		var got storagev1alpha1.Bucket
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(b), &got)).To(Succeed())
+		Expect(got.Spec.BucketReclaimPolicy).To(Equal(storagev1alpha1.ReclaimPolicyRetain))
+	})
+
+	It("refuses a bad bucket name with the reasons", func(ctx SpecContext) {
+		err := k8sClient.Create(ctx, newBucket(ns, "x", "Bad_Name", "team-a"))
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(Equal(`admission webhook "vbucket-v1alpha1.osm.dev" denied the request: Bucket.storage.osm.dev "x" is invalid: spec.bucketName: Invalid value: "Bad_Name": must contain only lowercase letters, digits, dots (.) and hyphens (-), not 'B', '_', 'N'; must start and end with a lowercase letter or digit`))
+		Expect(kubectlMessage(err)).To(Equal(`The Bucket "x" is invalid: spec.bucketName: Invalid value: "Bad_Name": must contain only lowercase letters, digits, dots (.) and hyphens (-), not 'B', '_', 'N'; must start and end with a lowercase letter or digit`))
+	})
+
+	It("refuses a Bucket naming a missing Contract", func(ctx SpecContext) {
+		err := k8sClient.Create(ctx, newBucket(ns, "data", "team-a-data", "team-b"))
+		Expect(err).To(HaveOccurred())
+		Expect(kubectlMessage(err)).To(Equal(`The Bucket "data" is invalid: spec.contractName: Invalid value: "team-b": no Contract of this name in namespace "` + ns + `"`))
+	})
+
+	It("reports every problem at once", func(ctx SpecContext) {
+		b := newBucket(ns, "data", "team-a-data", "team-a")
+		b.Spec.FullControl = []storagev1alpha1.Grantee{
+			{Type: storagev1alpha1.GranteeTypeEmailAddress, Value: "ops@example.com"},
+			{Type: storagev1alpha1.GranteeTypeEmailAddress, Value: "ops@example.com"},
+		}
+		b.Spec.Policy = policy(`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::other-bucket/*"}]}`)
+		err := k8sClient.Create(ctx, b)
+		Expect(err).To(HaveOccurred())
+		Expect(kubectlMessage(err)).To(Equal(`The Bucket "data" is invalid: ` +
+			"\n* " + `spec.fullControl[1]: Duplicate value: {"value":"ops@example.com","type":"emailAddress"}` +
+			"\n* " + `spec.policy.Statement[0].Resource: Invalid value: "arn:aws:s3:::other-bucket/*": must refer to this bucket or its objects: "arn:aws:s3:::team-a-data" or "arn:aws:s3:::team-a-data/..."`))
+	})
+
+	It("refuses a bucketName change", func(ctx SpecContext) {
+		b := newBucket(ns, "data", "team-a-data", "team-a")
+		Expect(k8sClient.Create(ctx, b)).To(Succeed())
+		b.Spec.BucketName = "team-a-other"
+		err := k8sClient.Update(ctx, b)
+		Expect(err).To(HaveOccurred())
+		Expect(kubectlMessage(err)).To(Equal(`The Bucket "data" is invalid: spec.bucketName: Invalid value: "team-a-other": bucketName cannot change (was team-a-data)`))
+	})
+
+	It("refuses a contractName change", func(ctx SpecContext) {
+		Expect(k8sClient.Create(ctx, newContract(ns, "team-b"))).To(Succeed())
+		b := newBucket(ns, "data", "team-a-data", "team-a")
+		Expect(k8sClient.Create(ctx, b)).To(Succeed())
+		b.Spec.ContractName = "team-b"
+		err := k8sClient.Update(ctx, b)
+		Expect(err).To(HaveOccurred())
+		Expect(kubectlMessage(err)).To(Equal(`The Bucket "data" is invalid: spec.contractName: Invalid value: "team-b": contractName cannot change (was team-a)`))
+	})
+
+	It("validates changed fields on update", func(ctx SpecContext) {
+		b := newBucket(ns, "data", "team-a-data", "team-a")
+		Expect(k8sClient.Create(ctx, b)).To(Succeed())
+		b.Spec.GrantWrite = []storagev1alpha1.Grantee{{Type: storagev1alpha1.GranteeTypeEmailAddress, Value: "ops"}}
+		err := k8sClient.Update(ctx, b)
+		Expect(err).To(HaveOccurred())
+		Expect(kubectlMessage(err)).To(Equal(`The Bucket "data" is invalid: spec.grantWrite[0].value: Invalid value: "ops": must be an e-mail address such as user@example.com`))
+	})
+})
+
+var _ = Describe("Webhook server", func() {
+	It("speaks HTTP/1.1 only", func() {
+		conn, err := tls.Dial("tcp", webhookAddr, &tls.Config{
+			InsecureSkipVerify: true, //nolint:gosec // the protocol is under test, not the certificate
+			NextProtos:         []string{"h2", "http/1.1"},
+		})
+		Expect(err).NotTo(HaveOccurred())
+		defer func() { _ = conn.Close() }()
+		Expect(conn.ConnectionState().NegotiatedProtocol).To(Equal("http/1.1"))
+	})
+})
