@@ -63,6 +63,10 @@ build: ## Build the manager and the contract server into bin/.
 	go build -o $(BIN_DIR)/manager ./cmd/manager
 	go build -o $(BIN_DIR)/contract-server ./cmd/contract-server
 
+.PHONY: dev
+dev: tools ## Run the whole operator on this machine: etcd, kube-apiserver, versitygw, contract server, manager (ARGS="--s3=rgw", "--no-manager", ...).
+	go run ./cmd/osm-dev $(ARGS)
+
 .PHONY: run
 run: manifests generate ## Run the manager against the cluster in KUBECONFIG (pass ARGS="--contract-api-url=...").
 	go run ./cmd/manager $(ARGS)

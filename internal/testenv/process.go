@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -81,13 +82,22 @@ type Process struct {
 
 // StartProcess starts a binary in its own process group with stdout and stderr going to logPath.
 func StartProcess(name, logPath string, bin string, args []string, env []string) (*Process, error) {
+	return StartProcessTee(name, logPath, nil, bin, args, env)
+}
+
+// StartProcessTee is StartProcess with the output also copied to also, when it is not nil.
+func StartProcessTee(name, logPath string, also io.Writer, bin string, args []string, env []string) (*Process, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening log for %s: %w", name, err)
 	}
+	var out io.Writer = logFile
+	if also != nil {
+		out = io.MultiWriter(logFile, also)
+	}
 	cmd := exec.Command(bin, args...)
-	cmd.Stdout = logFile
-	cmd.Stderr = logFile
+	cmd.Stdout = out
+	cmd.Stderr = out
 	cmd.Env = append(os.Environ(), env...)
 	// Its own process group, so Stop reaches children too and a Ctrl-C in a terminal does not
 	// race the harness's own shutdown.

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+)
+
+func (e *environment) startEtcd(ctx context.Context) error {
+	bin, err := testenv.Binary("etcd")
+	if err != nil {
+		return err
+	}
+	client := "http://" + hostPort(e.opts.etcdPort)
+	peer := "http://" + hostPort(e.opts.etcdPeerPort)
+	p, err := e.start("etcd", bin, []string{
+		"--name=osm-dev",
+		"--data-dir=" + e.path("etcd"),
+		"--listen-client-urls=" + client, "--advertise-client-urls=" + client,
+		"--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer,
+		"--initial-cluster=osm-dev=" + peer,
+		// A laptop's disk, not a datacenter's: do not wait on fsync for a dev cluster.
+		"--unsafe-no-fsync",
+	}, nil)
+	if err != nil {
+		return err
+	}
+	if err := testenv.WaitHTTP(ctx, p, client+"/health", 30*time.Second); err != nil {
+		return err
+	}
+	status("etcd", "ready on %s (pid %d)", client, p.PID())
+	return nil
+}
+
+// startAPIServer runs kube-apiserver with .certs' serving certificate and a static admin token,
+// and writes the kubeconfig users and the manager share.
+func (e *environment) startAPIServer(ctx context.Context) error {
+	bin, err := testenv.Binary("kube-apiserver")
+	if err != nil {
+		return err
+	}
+	token, err := readOrCreate(e.path("apiserver", "admin-token"), func() string {
+		b := make([]byte, 24)
+		_, _ = rand.Read(b)
+		return hex.EncodeToString(b)
+	})
+	if err != nil {
+		return err
+	}
+	tokens := e.path("apiserver", "tokens.csv")
+	if err := os.WriteFile(tokens, []byte(token+",admin,admin,system:masters\n"), 0o600); err != nil {
+		return err
+	}
+	p, err := e.start("kube-apiserver", bin, []string{
+		"--etcd-servers=http://" + hostPort(e.opts.etcdPort),
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", e.opts.apiPort),
+		"--tls-cert-file=" + e.certPath("tls.crt"), "--tls-private-key-file=" + e.certPath("tls.key"),
+		"--token-auth-file=" + tokens,
+		"--authorization-mode=RBAC",
+		"--service-cluster-ip-range=10.0.0.0/24",
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file=" + e.certPath("tls.key"),
+		"--service-account-signing-key-file=" + e.certPath("tls.key"),
+		// No controller-manager runs here, so nothing would make the default ServiceAccount.
+		"--disable-admission-plugins=ServiceAccount",
+		"--allow-privileged=true",
+		// The kubernetes Service cannot point at a loopback address; nothing here needs it.
+		"--endpoint-reconciler-type=none",
+		"--cert-dir=" + e.path("apiserver"),
+	}, nil)
+	if err != nil {
+		return err
+	}
+	e.apiServer = "https://" + hostPort(e.opts.apiPort)
+	if err := e.waitAPIServer(ctx, p, token); err != nil {
+		return err
+	}
+	e.kubeconfig = e.path("kubeconfig")
+	if err := e.writeKubeconfig(token); err != nil {
+		return err
+	}
+	status("kube-apiserver", "ready on %s (pid %d)", e.apiServer, p.PID())
+	return nil
+}
+
+func (e *environment) waitAPIServer(ctx context.Context, p *testenv.Process, token string) error {
+	ca, err := os.ReadFile(e.certPath("ca.crt"))
+	if err != nil {
+		return err
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.apiServer+"/readyz", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		if resp, err := client.Do(req); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if p.Exited() {
+			return fmt.Errorf("kube-apiserver exited; see %s", p.LogPath)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("kube-apiserver not ready after 90s; see %s", p.LogPath)
+}
+
+func (e *environment) writeKubeconfig(token string) error {
+	ca, err := os.ReadFile(e.certPath("ca.crt"))
+	if err != nil {
+		return err
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["osm-dev"] = &clientcmdapi.Cluster{Server: e.apiServer, CertificateAuthorityData: ca}
+	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts["osm-dev"] = &clientcmdapi.Context{Cluster: "osm-dev", AuthInfo: "admin", Namespace: "demo"}
+	cfg.CurrentContext = "osm-dev"
+	return clientcmd.WriteToFile(*cfg, e.kubeconfig)
+}

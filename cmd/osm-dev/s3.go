@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+)
+
+// startS3 starts versitygw over the state directory (its accounts and buckets survive a
+// restart), or a single-node Ceph RGW.
+func (e *environment) startS3(ctx context.Context) error {
+	if e.opts.s3 == "rgw" {
+		ceph, err := testenv.StartCeph(ctx, testenv.CephOptions{Dir: e.path("ceph")})
+		if err != nil {
+			return err
+		}
+		e.stops = append(e.stops, namedStop{"s3", ceph.Stop})
+		e.s3Endpoint, e.s3Region = ceph.Endpoint, ceph.Region
+		e.backendArgs = []string{"--backend=rgw", "--s3-endpoint=" + ceph.Endpoint, "--s3-region=" + ceph.Region}
+		e.backendEnv = []string{"CONTRACT_SERVER_ADMIN_ACCESS_KEY=" + ceph.AdminAccessKey, "CONTRACT_SERVER_ADMIN_SECRET_KEY=" + ceph.AdminSecretKey}
+		status("s3", "Ceph RGW ready on %s (pids %v)", ceph.Endpoint, ceph.PIDs())
+		return nil
+	}
+	access, err := readOrCreate(e.path("versitygw", "root-access-key"), func() string { return "root" + randomHex(8) })
+	if err != nil {
+		return err
+	}
+	secret, err := readOrCreate(e.path("versitygw", "root-secret-key"), func() string { return randomHex(20) })
+	if err != nil {
+		return err
+	}
+	gw, err := testenv.StartVersityGW(ctx, testenv.VersityGWOptions{
+		Dir: e.path("versitygw"), Port: e.opts.s3Port, AdminPort: e.opts.s3AdminPort,
+		RootAccessKey: access, RootSecretKey: secret,
+	})
+	if err != nil {
+		return err
+	}
+	e.stops = append(e.stops, namedStop{"s3", gw.Stop})
+	e.s3Endpoint, e.s3Region = gw.Endpoint, gw.Region
+	e.backendArgs = []string{"--backend=versitygw", "--s3-endpoint=" + gw.Endpoint, "--s3-region=" + gw.Region,
+		"--admin-endpoint=" + gw.AdminEndpoint}
+	e.backendEnv = []string{"CONTRACT_SERVER_ADMIN_ACCESS_KEY=" + access, "CONTRACT_SERVER_ADMIN_SECRET_KEY=" + secret}
+	status("s3", "versitygw ready on %s (pid %d, log %s)", gw.Endpoint, gw.PID(), e.path("versitygw", "versitygw.log"))
+	return nil
+}
+
+func (e *environment) startContractServer(ctx context.Context) error {
+	tokenFile := e.path("contract-server", "token")
+	if _, err := readOrCreate(tokenFile, func() string { return randomHex(24) }); err != nil {
+		return err
+	}
+	addr := hostPort(e.opts.contractAPIPort)
+	args := append([]string{"--listen=" + addr, "--token-file=" + tokenFile, "--data-dir=" + e.path("contract-server")}, e.backendArgs...)
+	p, err := e.start("contract-server", e.path("bin", "contract-server"), args, e.backendEnv)
+	if err != nil {
+		return err
+	}
+	e.contractAPI, e.contractToken = "http://"+addr, tokenFile
+	if err := testenv.WaitHTTP(ctx, p, e.contractAPI+"/v1/contracts/none", 30*time.Second); err != nil {
+		return err
+	}
+	status("contract-server", "ready on %s (pid %d)", e.contractAPI, p.PID())
+	return nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Sprintf("crypto/rand: %v", err))
+	}
+	return hex.EncodeToString(b)
+}
