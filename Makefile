@@ -49,12 +49,12 @@ lint: ## Run golangci-lint (pinned in hack/tools/lint/go.mod).
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: tools
-tools: ## Build kube-apiserver, etcd and versitygw into bin/ (only when missing or re-pinned).
+tools: ## Build kube-apiserver, kubectl, etcd and versitygw into bin/ (only when missing or re-pinned).
 	@hack/tools/build.sh
 
 .PHONY: test
-test: tools manifests generate ## Run every test: unit, envtest + real S3, contract server, Ceph RGW.
-	go test ./... $(GOTEST_FLAGS)
+test: tools manifests generate ## Run every test: unit, envtest + real S3, contract server, Ceph RGW, kubectl e2e.
+	PATH="$(BIN_DIR):$$PATH" go test ./... $(GOTEST_FLAGS)
 
 ##@ Build
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Builds the servers the tests and the local environment run (kube-apiserver, etcd, versitygw)
-# from the Go module proxy into bin/. Nothing is downloaded from anywhere else, so this works
+# Builds the servers the tests and the local environment run (kube-apiserver, etcd, versitygw),
+# and kubectl, from the Go module proxy into bin/. Nothing is downloaded from anywhere else, so this works
 # where setup-envtest cannot. Each binary is rebuilt only when its wrapper module changes: the
 # stamp next to it records a hash of the wrapper's go.mod and go.sum.
 #
-#   hack/tools/build.sh [kube-apiserver] [etcd] [versitygw]   (default: all three)
+#   hack/tools/build.sh [kube-apiserver] [kubectl] [etcd] [versitygw]   (default: all)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -13,15 +13,16 @@ mkdir -p "$bin"
 
 # name | wrapper dir | package | version | minutes a first build takes on 2 cores
 tools=(
-  "kube-apiserver|kube-apiserver|k8s.io/kubernetes/cmd/kube-apiserver|v1.37.1|10"
+  "kube-apiserver|kubernetes|k8s.io/kubernetes/cmd/kube-apiserver|v1.37.1|10"
+  "kubectl|kubernetes|k8s.io/kubernetes/cmd/kubectl|v1.37.1|3"
   "etcd|etcd|go.etcd.io/etcd/server/v3|v3.6.16|3"
   "versitygw|versitygw|github.com/versity/versitygw/cmd/versitygw|v1.8.0|3"
 )
 
 ldflags_for() {
   case "$1" in
-    kube-apiserver)
-      # Without these the server reports v0.0.0, and clients that check versions complain.
+    kube-apiserver|kubectl)
+      # Without these they report v0.0.0, and clients that check versions complain.
       local v=$2 pkg=k8s.io/component-base/version
       local minor=${v#v1.}; minor=${minor%%.*}
       echo "-s -w -X $pkg.gitVersion=$v -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
