@@ -195,6 +195,22 @@ var _ = Describe("Bucket", func() {
 		Eventually(func() []string { return eventReasons(ctx, b) }).Should(ContainElements("ContractNotFound", "BucketCreated", "Available"))
 	})
 
+	It("reports ContractNotReady while its Contract cannot be bought, then becomes Ready", func(ctx SpecContext) {
+		stk.ContractAPI.Stop()
+		DeferCleanup(func() { Expect(stk.ContractAPI.Start()).To(Succeed()) })
+		c := newContract(ns, "pending")
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		b := newBucket(ns, "patient", "pending")
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+
+		cond := bucketReason(ctx, b, metav1.ConditionFalse, storagev1alpha1.ReasonContractNotReady)
+		Expect(cond.Message).To(HavePrefix("Contract pending is not Ready (ContractAPIUnavailable: "))
+
+		Expect(stk.ContractAPI.Start()).To(Succeed())
+		bucketReady(ctx, b)
+		Eventually(func() []string { return eventReasons(ctx, b) }).Should(ContainElements("ContractNotReady", "Available"))
+	})
+
 	It("applies canned ACLs, and changes them when the spec changes", func(ctx SpecContext) {
 		a := readyAccount(ctx, ns, "acl")
 		b := newBucket(ns, "canned", "acl", func(s *storagev1alpha1.BucketSpec) { s.CannedACL = storagev1alpha1.CannedACLPublicRead })
