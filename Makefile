@@ -56,6 +56,10 @@ tools: ## Build kube-apiserver, kubectl, etcd and versitygw into bin/ (only when
 test: tools manifests generate ## Run every test: unit, envtest + real S3, contract server, Ceph RGW, kubectl e2e.
 	PATH="$(BIN_DIR):$$PATH" go test ./... $(GOTEST_FLAGS)
 
+.PHONY: bench
+bench: ## Run the benchmarks of the steady-state hot path (ACL and policy comparison per resync).
+	go test ./internal/objectstore/ -run='^$$' -bench=. -benchmem -count=5
+
 ##@ Build
 
 .PHONY: build
