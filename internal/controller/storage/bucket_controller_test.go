@@ -66,12 +66,13 @@ func bucketReady(ctx SpecContext, b *storagev1alpha1.Bucket) {
 	}).Should(Succeed())
 }
 
-func bucketReason(ctx SpecContext, b *storagev1alpha1.Bucket, status metav1.ConditionStatus, reason string) *metav1.Condition {
+// bucketNotReady waits until the Bucket's Ready condition is False for the given reason.
+func bucketNotReady(ctx SpecContext, b *storagev1alpha1.Bucket, reason string) *metav1.Condition {
 	GinkgoHelper()
 	var cond *metav1.Condition
 	Eventually(func(g Gomega) {
 		cond = readyCondition(g, ctx, b, bucketConds(b))
-		g.Expect(cond.Status).To(Equal(status), "Ready: %s: %s", cond.Reason, cond.Message)
+		g.Expect(cond.Status).To(Equal(metav1.ConditionFalse), "Ready: %s: %s", cond.Reason, cond.Message)
 		g.Expect(cond.Reason).To(Equal(reason), "message: %s", cond.Message)
 	}).Should(Succeed())
 	return cond
@@ -169,7 +170,7 @@ var _ = Describe("Bucket", func() {
 	It("waits for its Contract, then becomes Ready with a private bucket", func(ctx SpecContext) {
 		b := newBucket(ns, "early", "later")
 		Expect(k8s.Create(ctx, b)).To(Succeed())
-		cond := bucketReason(ctx, b, metav1.ConditionFalse, storagev1alpha1.ReasonContractNotFound)
+		cond := bucketNotReady(ctx, b, storagev1alpha1.ReasonContractNotFound)
 		Expect(cond.Message).To(Equal("Contract later does not exist in namespace " + ns))
 
 		By("creating the Contract, which wakes the Bucket without polling")
@@ -203,7 +204,7 @@ var _ = Describe("Bucket", func() {
 		b := newBucket(ns, "patient", "pending")
 		Expect(k8s.Create(ctx, b)).To(Succeed())
 
-		cond := bucketReason(ctx, b, metav1.ConditionFalse, storagev1alpha1.ReasonContractNotReady)
+		cond := bucketNotReady(ctx, b, storagev1alpha1.ReasonContractNotReady)
 		Expect(cond.Message).To(HavePrefix("Contract pending is not Ready (ContractAPIUnavailable: "))
 
 		Expect(stk.ContractAPI.Start()).To(Succeed())
@@ -406,7 +407,7 @@ var _ = Describe("Bucket", func() {
 		Expect(err).NotTo(HaveOccurred())
 
 		Expect(k8s.Create(ctx, b)).To(Succeed())
-		cond := bucketReason(ctx, b, metav1.ConditionFalse, storagev1alpha1.ReasonBucketNameTaken)
+		cond := bucketNotReady(ctx, b, storagev1alpha1.ReasonBucketNameTaken)
 		Expect(cond.Message).To(Equal("Another account owns a bucket named " + b.Spec.BucketName +
 			"; bucket names are global: choose another bucketName"))
 		before, _ := calls.counts(b.Spec.BucketName)
@@ -419,7 +420,7 @@ var _ = Describe("Bucket", func() {
 		_, err := a.s3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(untagged.Spec.BucketName)})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(k8s.Create(ctx, untagged)).To(Succeed())
-		cond := bucketReason(ctx, untagged, metav1.ConditionFalse, storagev1alpha1.ReasonBucketAlreadyExists)
+		cond := bucketNotReady(ctx, untagged, storagev1alpha1.ReasonBucketAlreadyExists)
 		Expect(cond.Message).To(ContainSubstring("was not made for this resource"))
 
 		tagged := newBucket(ns, "returning", "adopt")
