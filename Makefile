@@ -56,6 +56,10 @@ tools: ## Build kube-apiserver, kubectl, etcd and versitygw into bin/ (only when
 test: tools manifests generate ## Run every test: unit, envtest + real S3, contract server, Ceph RGW, kubectl e2e.
 	PATH="$(BIN_DIR):$$PATH" go test ./... $(GOTEST_FLAGS)
 
+.PHONY: test-e2e
+test-e2e: tools ## Run only the kubectl end-to-end suite against a fresh osm-dev (make test runs it too).
+	PATH="$(BIN_DIR):$$PATH" go test ./test/e2e/ -count=1 -timeout 20m -v
+
 .PHONY: bench
 bench: ## Run the benchmarks of the steady-state hot path (ACL and policy comparison per resync).
 	go test ./internal/objectstore/ -run='^$$' -bench=. -benchmem -count=5
