@@ -32,18 +32,21 @@ type options struct {
 
 func main() {
 	var o options
-	flag.StringVar(&o.stateDir, "state-dir", ".osm-dev", "Where data, logs and the kubeconfig live; reusing it keeps Contracts, Buckets and their data.")
-	flag.StringVar(&o.s3, "s3", "versitygw", "S3 server: versitygw, or rgw (a single-node Ceph; its data does not survive a restart).")
-	flag.BoolVar(&o.noManager, "no-manager", false, "Start everything but the manager, and print how to run it yourself (debugger, editor).")
-	flag.IntVar(&o.apiPort, "api-port", 16443, "kube-apiserver port.")
-	flag.IntVar(&o.etcdPort, "etcd-port", 12379, "etcd client port.")
-	flag.IntVar(&o.etcdPeerPort, "etcd-peer-port", 12380, "etcd peer port.")
-	flag.IntVar(&o.s3Port, "s3-port", 17070, "S3 port (versitygw; rgw picks a free one).")
-	flag.IntVar(&o.s3AdminPort, "s3-admin-port", 17071, "versitygw admin API port.")
-	flag.IntVar(&o.contractAPIPort, "contract-api-port", 18090, "Contract server port.")
-	flag.IntVar(&o.webhookPort, "webhook-port", 9443, "Manager webhook port.")
-	flag.IntVar(&o.healthPort, "health-port", 18081, "Manager health probe port.")
-	flag.Parse()
+	// A FlagSet of its own: libraries register flags on flag.CommandLine (controller-runtime
+	// adds --kubeconfig) that mean nothing here.
+	fs := flag.NewFlagSet("osm-dev", flag.ExitOnError)
+	fs.StringVar(&o.stateDir, "state-dir", ".osm-dev", "Where data, logs and the kubeconfig live; reusing it keeps Contracts, Buckets and their data.")
+	fs.StringVar(&o.s3, "s3", "versitygw", "S3 server: versitygw, or rgw (a single-node Ceph; its data does not survive a restart).")
+	fs.BoolVar(&o.noManager, "no-manager", false, "Start everything but the manager, and print how to run it yourself (debugger, editor).")
+	fs.IntVar(&o.apiPort, "api-port", 16443, "kube-apiserver port.")
+	fs.IntVar(&o.etcdPort, "etcd-port", 12379, "etcd client port.")
+	fs.IntVar(&o.etcdPeerPort, "etcd-peer-port", 12380, "etcd peer port.")
+	fs.IntVar(&o.s3Port, "s3-port", 17070, "S3 port (versitygw; rgw picks a free one).")
+	fs.IntVar(&o.s3AdminPort, "s3-admin-port", 17071, "versitygw admin API port.")
+	fs.IntVar(&o.contractAPIPort, "contract-api-port", 18090, "Contract server port.")
+	fs.IntVar(&o.webhookPort, "webhook-port", 9443, "Manager webhook port.")
+	fs.IntVar(&o.healthPort, "health-port", 18081, "Manager health probe port.")
+	_ = fs.Parse(os.Args[1:])
 
 	if o.s3 != "versitygw" && o.s3 != "rgw" {
 		fmt.Fprintf(os.Stderr, "osm-dev: --s3 must be versitygw or rgw, not %q\n", o.s3)

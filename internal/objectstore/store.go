@@ -3,6 +3,8 @@ package objectstore
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"net/http"
 	"strings"
 	"time"
@@ -25,10 +27,10 @@ type Store interface {
 	// CreateBucket creates a bucket on which ACLs apply (object ownership ObjectWriter where the
 	// server knows ownership controls).
 	CreateBucket(ctx context.Context, bucket string) error
-	// BucketTag returns the value of one tag of the bucket, and whether it is set.
-	BucketTag(ctx context.Context, bucket, key string) (string, bool, error)
-	// SetBucketTag sets one tag, keeping the others.
-	SetBucketTag(ctx context.Context, bucket, key, value string) error
+	// BucketTags returns the bucket's tags.
+	BucketTags(ctx context.Context, bucket string) (map[string]string, error)
+	// SetBucketTags sets the given tags, keeping the others.
+	SetBucketTags(ctx context.Context, bucket string, tags map[string]string) error
 	// ACL reads the bucket's ACL, normalised.
 	ACL(ctx context.Context, bucket string) (ACL, error)
 	// PutACL replaces the bucket's ACL.
@@ -144,41 +146,43 @@ func rejectsOwnership(err error) bool {
 	return false
 }
 
-func (s *store) BucketTag(ctx context.Context, bucket, key string) (string, bool, error) {
+func (s *store) BucketTags(ctx context.Context, bucket string) (map[string]string, error) {
 	out, err := s.s3.GetBucketTagging(ctx, &s3.GetBucketTaggingInput{Bucket: aws.String(bucket)})
-	if ErrorCode(err) == "NoSuchTagSet" || ErrorCode(err) == "NoSuchTagSetError" {
-		return "", false, nil
+	tags := map[string]string{}
+	if isNoTagSet(err) {
+		return tags, nil
 	}
 	if err != nil {
-		return "", false, classify(wrap("reading tags of bucket", bucket, err))
+		return nil, classify(wrap("reading tags of bucket", bucket, err))
 	}
 	for _, t := range out.TagSet {
-		if aws.ToString(t.Key) == key {
-			return aws.ToString(t.Value), true, nil
-		}
+		tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
 	}
-	return "", false, nil
+	return tags, nil
 }
 
-func (s *store) SetBucketTag(ctx context.Context, bucket, key, value string) error {
-	var tags []types.Tag
-	out, err := s.s3.GetBucketTagging(ctx, &s3.GetBucketTaggingInput{Bucket: aws.String(bucket)})
-	switch {
-	case err == nil:
-		for _, t := range out.TagSet {
-			if aws.ToString(t.Key) != key {
-				tags = append(tags, t)
-			}
-		}
-	case ErrorCode(err) != "NoSuchTagSet" && ErrorCode(err) != "NoSuchTagSetError":
-		return classify(wrap("reading tags of bucket", bucket, err))
+func (s *store) SetBucketTags(ctx context.Context, bucket string, set map[string]string) error {
+	tags, err := s.BucketTags(ctx, bucket)
+	if err != nil {
+		return err
 	}
-	tags = append(tags, types.Tag{Key: aws.String(key), Value: aws.String(value)})
+	maps.Copy(tags, set)
+	tagSet := make([]types.Tag, 0, len(tags))
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
+		tagSet = append(tagSet, types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
+	}
 	_, err = s.s3.PutBucketTagging(ctx, &s3.PutBucketTaggingInput{
 		Bucket:  aws.String(bucket),
-		Tagging: &types.Tagging{TagSet: tags},
+		Tagging: &types.Tagging{TagSet: tagSet},
 	})
 	return classify(wrap("tagging bucket", bucket, err))
+}
+
+// isNoTagSet reports whether err says the bucket has no tags (AWS and servers disagree on the
+// code's spelling).
+func isNoTagSet(err error) bool {
+	code := ErrorCode(err)
+	return code == "NoSuchTagSet" || code == "NoSuchTagSetError"
 }
 
 func (s *store) ACL(ctx context.Context, bucket string) (ACL, error) {

@@ -6,8 +6,8 @@ const (
 	// matches its spec.
 	ReadyCondition = "Ready"
 
-	// InUseCondition on a Contract is True while Buckets still name it; the Contract is not
-	// removed until they are gone.
+	// InUseCondition is True while other resources depend on this one: Buckets naming a
+	// Contract, Applications linking a Bucket. It is not removed until they are gone.
 	InUseCondition = "InUse"
 
 	// DeletionBlockedCondition on a Bucket is True when deleting it would destroy data the user
@@ -38,6 +38,10 @@ const (
 	ReasonBucketsExist = "BucketsExist"
 	// ReasonNoBuckets: no Bucket names the Contract.
 	ReasonNoBuckets = "NoBuckets"
+	// ReasonInUse: resources such as Applications use the Bucket.
+	ReasonInUse = "InUse"
+	// ReasonNotInUse: nothing uses the Bucket.
+	ReasonNotInUse = "NotInUse"
 	// ReasonSecretConflict: the Secret the credentials should go to exists and belongs to
 	// something else; it is never overwritten.
 	ReasonSecretConflict = "SecretConflict"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,8 +29,13 @@ import (
 )
 
 // OwnerTag marks a bucket with the Bucket resource it was created for, "<namespace>/<name>". A
-// bucket that already exists is adopted only when it carries this resource's tag.
+// bucket that already exists is adopted only when it carries this resource's tag, so a Bucket
+// deleted with Retain and applied again gets its bucket back, and nothing else does.
 const OwnerTag = "storage.osm.dev/bucket"
+
+// OwnerUIDTag records the UID of the resource that made or last adopted the bucket, which tells
+// a genuine adoption from a pass that read its own resource from a cache a step behind.
+const OwnerUIDTag = "storage.osm.dev/bucket-uid"
 
 // blockedRetryInterval is how often a blocked deletion looks again: objects may be removed
 // without any change the controller could watch.
@@ -37,6 +43,19 @@ const blockedRetryInterval = time.Minute
 
 // StoreFactory returns a Store for one account on one S3 endpoint.
 type StoreFactory func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Store
+
+// BucketUsers are resources of one kind that use Buckets (Applications link them). A Bucket is
+// not deleted while any of them uses it.
+type BucketUsers struct {
+	// Kind names them in conditions: "Application".
+	Kind string
+	// List returns, sorted, the names of those in namespace that use the Bucket named bucket.
+	List func(ctx context.Context, reader client.Reader, namespace, bucket string) ([]string, error)
+	// Object is their type, and Buckets maps one of them to the Buckets it uses, so that a Bucket
+	// is woken when a user comes or goes.
+	Object  client.Object
+	Buckets handler.MapFunc
+}
 
 // BucketReconciler makes a bucket, with its ACL and policy, for each Bucket.
 type BucketReconciler struct {
@@ -50,6 +69,8 @@ type BucketReconciler struct {
 	ResyncPeriod time.Duration
 	// MaxConcurrentReconciles bounds parallel reconciles; 0 means 1.
 	MaxConcurrentReconciles int
+	// Users are the kinds whose resources keep a Bucket from being deleted.
+	Users []BucketUsers
 }
 
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get;list;watch;update;patch
@@ -86,6 +107,9 @@ func (r *BucketReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ c
 }
 
 func (r *BucketReconciler) reconcileNormal(ctx context.Context, b *storagev1alpha1.Bucket) (ctrl.Result, error) {
+	if _, err := r.updateInUse(ctx, b); err != nil {
+		return ctrl.Result{}, err
+	}
 	store, waiting := r.connect(ctx, b)
 	if store == nil {
 		return ctrl.Result{}, waiting
@@ -187,18 +211,25 @@ func (r *BucketReconciler) ensureBucket(ctx context.Context, b *storagev1alpha1.
 	if !slices.Contains(names, name) {
 		return r.nameTaken(b)
 	}
-	tag, _, err := store.BucketTag(ctx, name, OwnerTag)
+	tags, err := store.BucketTags(ctx, name)
 	if err != nil {
 		return r.s3Failed(b, err)
 	}
-	if tag != ownerTagValue(b) {
+	if tag := tags[OwnerTag]; tag != ownerTagValue(b) {
 		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonBucketAlreadyExists, fmt.Sprintf(
 			"Bucket %s already exists in the account of Contract %s but was not made for this resource "+
 				"(its %s tag is %q, not %q); it is left alone: choose another bucketName",
-			name, b.Spec.ContractName, OwnerTag, tag, ownerTagValue(b)))
+			name, b.Spec.ContractName, OwnerTag, tags[OwnerTag], ownerTagValue(b)))
 		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("bucket %q exists and is not tagged for %s", name, ownerTagValue(b)))
 	}
 	b.Status.BucketName = name
+	if tags[OwnerUIDTag] == string(b.UID) {
+		// Made by an earlier pass whose status this pass's cache did not show yet.
+		return ctrl.Result{}, nil
+	}
+	if err := store.SetBucketTags(ctx, name, map[string]string{OwnerUIDTag: string(b.UID)}); err != nil {
+		return r.s3Failed(b, err)
+	}
 	r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "BucketAdopted", "Adopt",
 		"Adopted existing bucket %s, which is tagged for this resource", name)
 	return ctrl.Result{}, nil
@@ -221,7 +252,7 @@ func (r *BucketReconciler) createBucket(ctx context.Context, b *storagev1alpha1.
 		return r.s3Failed(b, err)
 	}
 	// Tag at once: the tag is what lets this resource, and only it, adopt the bucket later.
-	if err := store.SetBucketTag(ctx, name, OwnerTag, ownerTagValue(b)); err != nil {
+	if err := store.SetBucketTags(ctx, name, map[string]string{OwnerTag: ownerTagValue(b), OwnerUIDTag: string(b.UID)}); err != nil {
 		return r.s3Failed(b, err)
 	}
 	b.Status.BucketName = name
@@ -311,6 +342,16 @@ func (r *BucketReconciler) reconcileDelete(ctx context.Context, b *storagev1alph
 	if !controllerutil.ContainsFinalizer(b, Finalizer) {
 		return ctrl.Result{}, nil
 	}
+	inUse, err := r.updateInUse(ctx, b)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if inUse {
+		// The users' watch wakes this Bucket when they let go.
+		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonDeleting,
+			"Deletion waits until nothing uses this Bucket (see the InUse condition)")
+		return ctrl.Result{}, nil
+	}
 	if b.Spec.BucketReclaimPolicy == storagev1alpha1.ReclaimPolicyDelete && b.Status.BucketName != "" {
 		if res, err := r.deleteBucket(ctx, b); err != nil || !res.IsZero() {
 			return res, err
@@ -325,6 +366,30 @@ func (r *BucketReconciler) reconcileDelete(ctx context.Context, b *storagev1alph
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	return ctrl.Result{}, nil
+}
+
+// updateInUse records who uses the Bucket, and reports whether anyone does.
+func (r *BucketReconciler) updateInUse(ctx context.Context, b *storagev1alpha1.Bucket) (bool, error) {
+	var users []string
+	for _, u := range r.Users {
+		names, err := u.List(ctx, r.Client, b.Namespace, b.Name)
+		if err != nil {
+			return false, err
+		}
+		if len(names) > 0 {
+			users = append(users, fmt.Sprintf("%s: %s", plural(len(names), u.Kind), strings.Join(names, ", ")))
+		}
+	}
+	if len(users) == 0 {
+		if len(r.Users) > 0 {
+			setCondition(&b.Status.Conditions, b.Generation, storagev1alpha1.InUseCondition, metav1.ConditionFalse,
+				storagev1alpha1.ReasonNotInUse, "Nothing uses this Bucket")
+		}
+		return false, nil
+	}
+	setCondition(&b.Status.Conditions, b.Generation, storagev1alpha1.InUseCondition, metav1.ConditionTrue,
+		storagev1alpha1.ReasonInUse, "Used by "+strings.Join(users, "; "))
+	return true, nil
 }
 
 // deleteBucket deletes an empty bucket. A zero result and nil error mean it is gone. A bucket
@@ -405,12 +470,16 @@ func (r *BucketReconciler) setReady(b *storagev1alpha1.Bucket, status metav1.Con
 // SetupWithManager registers the controller. A Bucket wakes when its spec changes, when its
 // Contract or the Contract's Secret changes, and every ResyncPeriod.
 func (r *BucketReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&storagev1alpha1.Bucket{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&storagev1alpha1.Contract{}, handler.EnqueueRequestsFromMapFunc(r.bucketsOfContract)).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.bucketsOfSecret)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.bucketsOfSecret))
+	for _, u := range r.Users {
+		b = b.Watches(u.Object, handler.EnqueueRequestsFromMapFunc(u.Buckets),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	}
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
 		Named("bucket").
 		Complete(r)
 }

@@ -192,8 +192,11 @@ var _ = Describe("Bucket", func() {
 		Expect(serverACL(ctx, a.s3, b.Spec.BucketName)).To(ConsistOf("CanonicalUser:" + a.keyID + ":FULL_CONTROL"))
 		tags, err := a.s3.GetBucketTagging(ctx, &s3.GetBucketTaggingInput{Bucket: aws.String(b.Spec.BucketName)})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(tags.TagSet).To(ContainElement(types.Tag{Key: aws.String("storage.osm.dev/bucket"), Value: aws.String(ns + "/early")}))
+		Expect(tags.TagSet).To(ContainElements(
+			types.Tag{Key: aws.String("storage.osm.dev/bucket"), Value: aws.String(ns + "/early")},
+			types.Tag{Key: aws.String("storage.osm.dev/bucket-uid"), Value: aws.String(string(b.UID))}))
 		Eventually(func() []string { return eventReasons(ctx, b) }).Should(ContainElements("ContractNotFound", "BucketCreated", "Available"))
+		Expect(eventReasons(ctx, b)).NotTo(ContainElement("BucketAdopted"), "a bucket this resource made is not adopted")
 	})
 
 	It("reports ContractNotReady while its Contract cannot be bought, then becomes Ready", func(ctx SpecContext) {
