@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
 
@@ -95,7 +96,7 @@ func (r *BucketReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ c
 
 	before := b.DeepCopy()
 	defer func() {
-		if err := patchStatus(ctx, r.Client, before, b, &before.Status, &b.Status); err != nil {
+		if err := status.Patch(ctx, r.Client, before, b, &before.Status, &b.Status); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
 		}
 	}()
@@ -382,12 +383,12 @@ func (r *BucketReconciler) updateInUse(ctx context.Context, b *storagev1alpha1.B
 	}
 	if len(users) == 0 {
 		if len(r.Users) > 0 {
-			setCondition(&b.Status.Conditions, b.Generation, storagev1alpha1.InUseCondition, metav1.ConditionFalse,
+			status.SetCondition(&b.Status.Conditions, b.Generation, storagev1alpha1.InUseCondition, metav1.ConditionFalse,
 				storagev1alpha1.ReasonNotInUse, "Nothing uses this Bucket")
 		}
 		return false, nil
 	}
-	setCondition(&b.Status.Conditions, b.Generation, storagev1alpha1.InUseCondition, metav1.ConditionTrue,
+	status.SetCondition(&b.Status.Conditions, b.Generation, storagev1alpha1.InUseCondition, metav1.ConditionTrue,
 		storagev1alpha1.ReasonInUse, "Used by "+strings.Join(users, "; "))
 	return true, nil
 }
@@ -430,8 +431,8 @@ func (r *BucketReconciler) deleteBucket(ctx context.Context, b *storagev1alpha1.
 
 func (r *BucketReconciler) setBlocked(b *storagev1alpha1.Bucket, reason, message string) {
 	wasBlocked := meta.IsStatusConditionTrue(b.Status.Conditions, storagev1alpha1.DeletionBlockedCondition)
-	oldReason := conditionReason(b.Status.Conditions, storagev1alpha1.DeletionBlockedCondition)
-	setCondition(&b.Status.Conditions, b.Generation, storagev1alpha1.DeletionBlockedCondition,
+	oldReason := status.Reason(b.Status.Conditions, storagev1alpha1.DeletionBlockedCondition)
+	status.SetCondition(&b.Status.Conditions, b.Generation, storagev1alpha1.DeletionBlockedCondition,
 		metav1.ConditionTrue, reason, message)
 	if !wasBlocked || oldReason != reason {
 		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, "DeletionBlocked", "Delete", message)
@@ -453,15 +454,15 @@ func (r *BucketReconciler) s3Failed(b *storagev1alpha1.Bucket, err error) (ctrl.
 }
 
 // setReady sets the Ready condition and, when its reason changes, emits an event that says so.
-func (r *BucketReconciler) setReady(b *storagev1alpha1.Bucket, status metav1.ConditionStatus, reason, message string) {
+func (r *BucketReconciler) setReady(b *storagev1alpha1.Bucket, ready metav1.ConditionStatus, reason, message string) {
 	b.Status.ObservedGeneration = b.Generation
-	oldReason := conditionReason(b.Status.Conditions, storagev1alpha1.ReadyCondition)
-	setCondition(&b.Status.Conditions, b.Generation, storagev1alpha1.ReadyCondition, status, reason, message)
+	oldReason := status.Reason(b.Status.Conditions, storagev1alpha1.ReadyCondition)
+	status.SetCondition(&b.Status.Conditions, b.Generation, storagev1alpha1.ReadyCondition, ready, reason, message)
 	if oldReason == reason {
 		return
 	}
 	eventType := corev1.EventTypeNormal
-	if status == metav1.ConditionFalse && reason != storagev1alpha1.ReasonDeleting {
+	if ready == metav1.ConditionFalse && reason != storagev1alpha1.ReasonDeleting {
 		eventType = corev1.EventTypeWarning
 	}
 	r.Recorder.Eventf(b, nil, eventType, reason, "Reconcile", message)

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 )
 
@@ -78,7 +79,7 @@ func (r *ContractReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_
 
 	before := contract.DeepCopy()
 	defer func() {
-		if err := patchStatus(ctx, r.Client, before, contract, &before.Status, &contract.Status); err != nil {
+		if err := status.Patch(ctx, r.Client, before, contract, &before.Status, &contract.Status); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
 		}
 	}()
@@ -274,15 +275,15 @@ func (r *ContractReconciler) apiFailed(c *storagev1alpha1.Contract, err error) (
 }
 
 // setReady sets the Ready condition and, when its reason changes, emits an event that says so.
-func (r *ContractReconciler) setReady(c *storagev1alpha1.Contract, status metav1.ConditionStatus, reason, message string) {
+func (r *ContractReconciler) setReady(c *storagev1alpha1.Contract, ready metav1.ConditionStatus, reason, message string) {
 	c.Status.ObservedGeneration = c.Generation
-	oldReason := conditionReason(c.Status.Conditions, storagev1alpha1.ReadyCondition)
-	setCondition(&c.Status.Conditions, c.Generation, storagev1alpha1.ReadyCondition, status, reason, message)
+	oldReason := status.Reason(c.Status.Conditions, storagev1alpha1.ReadyCondition)
+	status.SetCondition(&c.Status.Conditions, c.Generation, storagev1alpha1.ReadyCondition, ready, reason, message)
 	if oldReason == reason {
 		return
 	}
 	eventType := corev1.EventTypeNormal
-	if status == metav1.ConditionFalse && reason != storagev1alpha1.ReasonDeleting {
+	if ready == metav1.ConditionFalse && reason != storagev1alpha1.ReasonDeleting {
 		eventType = corev1.EventTypeWarning
 	}
 	r.Recorder.Eventf(c, nil, eventType, reason, "Reconcile", message)
@@ -295,11 +296,11 @@ func (r *ContractReconciler) updateInUse(ctx context.Context, c *storagev1alpha1
 		return err
 	}
 	if len(names) == 0 {
-		setCondition(&c.Status.Conditions, c.Generation, storagev1alpha1.InUseCondition, metav1.ConditionFalse,
+		status.SetCondition(&c.Status.Conditions, c.Generation, storagev1alpha1.InUseCondition, metav1.ConditionFalse,
 			storagev1alpha1.ReasonNoBuckets, "No Bucket names this Contract")
 		return nil
 	}
-	setCondition(&c.Status.Conditions, c.Generation, storagev1alpha1.InUseCondition, metav1.ConditionTrue,
+	status.SetCondition(&c.Status.Conditions, c.Generation, storagev1alpha1.InUseCondition, metav1.ConditionTrue,
 		storagev1alpha1.ReasonBucketsExist, fmt.Sprintf("Named by %s: %s", plural(len(names), "Bucket"), strings.Join(names, ", ")))
 	return nil
 }

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"sort"
 
-	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
@@ -38,39 +35,6 @@ func bucketsNaming(ctx context.Context, c client.Reader, contract *storagev1alph
 	}
 	sort.Strings(names)
 	return names, nil
-}
-
-// setCondition sets a condition with the generation it describes. The transition time changes
-// only when the status does, so an unchanged condition leaves the status equal.
-func setCondition(conds *[]metav1.Condition, generation int64, typ string, status metav1.ConditionStatus, reason, message string) {
-	meta.SetStatusCondition(conds, metav1.Condition{
-		Type:               typ,
-		Status:             status,
-		Reason:             reason,
-		Message:            message,
-		ObservedGeneration: generation,
-	})
-}
-
-// conditionReason is the reason of a condition, "" when it is not set. It copies the value:
-// meta.FindStatusCondition returns a pointer that the next SetStatusCondition overwrites.
-func conditionReason(conds []metav1.Condition, typ string) string {
-	if c := meta.FindStatusCondition(conds, typ); c != nil {
-		return c.Reason
-	}
-	return ""
-}
-
-// patchStatus writes obj's status when it differs from the snapshot taken before the pass, and
-// not at all otherwise, so an unchanged resource costs no API write.
-func patchStatus(ctx context.Context, c client.Client, before, obj client.Object, beforeStatus, status any) error {
-	if equality.Semantic.DeepEqual(beforeStatus, status) {
-		return nil
-	}
-	if err := c.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil {
-		return client.IgnoreNotFound(fmt.Errorf("writing status: %w", err))
-	}
-	return nil
 }
 
 func plural(n int, noun string) string {

@@ -1,0 +1,47 @@
+// Package status holds what every reconciler of the operator does with a resource's status:
+// set conditions with the generation they describe, and write the status once per pass, only
+// when it changed.
+package status
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// SetCondition sets a condition with the generation it describes. The transition time changes
+// only when the status does, so an unchanged condition leaves the status equal.
+func SetCondition(conds *[]metav1.Condition, generation int64, typ string, status metav1.ConditionStatus, reason, message string) {
+	meta.SetStatusCondition(conds, metav1.Condition{
+		Type:               typ,
+		Status:             status,
+		Reason:             reason,
+		Message:            message,
+		ObservedGeneration: generation,
+	})
+}
+
+// Reason is the reason of a condition, "" when it is not set. It copies the value:
+// meta.FindStatusCondition returns a pointer that the next SetStatusCondition overwrites.
+func Reason(conds []metav1.Condition, typ string) string {
+	if c := meta.FindStatusCondition(conds, typ); c != nil {
+		return c.Reason
+	}
+	return ""
+}
+
+// Patch writes obj's status when it differs from the snapshot taken before the pass, and not at
+// all otherwise, so an unchanged resource costs no API write. A resource already gone is fine.
+func Patch(ctx context.Context, c client.Client, before, obj client.Object, beforeStatus, status any) error {
+	if equality.Semantic.DeepEqual(beforeStatus, status) {
+		return nil
+	}
+	if err := c.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("writing status: %w", err))
+	}
+	return nil
+}
