@@ -26,11 +26,14 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
+	paascontroller "github.com/object-storage-manager/object-storage-manager/internal/controller/paas"
 	storagecontroller "github.com/object-storage-manager/object-storage-manager/internal/controller/storage"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 	osmwebhook "github.com/object-storage-manager/object-storage-manager/internal/webhook"
+	paaswebhook "github.com/object-storage-manager/object-storage-manager/internal/webhook/paas/v1alpha1"
 	storagewebhook "github.com/object-storage-manager/object-storage-manager/internal/webhook/storage/v1alpha1"
 )
 
@@ -40,6 +43,7 @@ var Scheme = runtime.NewScheme()
 func init() {
 	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
 	utilruntime.Must(storagev1alpha1.AddToScheme(Scheme))
+	utilruntime.Must(paasv1alpha1.AddToScheme(Scheme))
 }
 
 // Options configures the operator. cmd/manager fills it from flags.
@@ -113,6 +117,9 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := storagecontroller.IndexFields(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return nil, fmt.Errorf("indexing fields: %w", err)
 	}
+	if err := paascontroller.IndexFields(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return nil, fmt.Errorf("indexing fields: %w", err)
+	}
 	if err := (&storagecontroller.ContractReconciler{
 		Client:                  mgr.GetClient(),
 		API:                     api,
@@ -128,12 +135,29 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Recorder:                mgr.GetEventRecorder("bucket-controller"),
 		ResyncPeriod:            opts.ResyncPeriod,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+		// A Bucket is not deleted while an Application links it.
+		Users: []storagecontroller.BucketUsers{{
+			Kind:    "Application",
+			List:    paascontroller.ApplicationsLinking,
+			Object:  &paasv1alpha1.Application{},
+			Buckets: paascontroller.BucketsOfApplication,
+		}},
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Bucket controller: %w", err)
+	}
+	if err := (&paascontroller.ApplicationReconciler{
+		Client:                  mgr.GetClient(),
+		Recorder:                mgr.GetEventRecorder("application-controller"),
+		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+	}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the Application controller: %w", err)
 	}
 	if opts.EnableWebhooks {
 		if err := storagewebhook.SetupWebhooksWithManager(mgr); err != nil {
 			return nil, fmt.Errorf("setting up the storage webhooks: %w", err)
+		}
+		if err := paaswebhook.SetupWebhooksWithManager(mgr); err != nil {
+			return nil, fmt.Errorf("setting up the paas webhooks: %w", err)
 		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

@@ -36,6 +36,9 @@ type Stack struct {
 	ContractAPI *ContractAPI
 	// ManagerOptions are used by StartManager; tests may change them between restarts.
 	ManagerOptions operator.Options
+	// ManagerClient is the running manager's cached client, for what only a cache can answer
+	// (field-indexed lists).
+	ManagerClient client.Client
 
 	dir     string
 	env     *envtest.Environment
@@ -118,6 +121,7 @@ func (s *Stack) StartManager() error {
 		return fmt.Errorf("the manager's cache did not sync: %v", m.err)
 	}
 	s.manager = m
+	s.ManagerClient = mgr.GetClient()
 	return nil
 }
 

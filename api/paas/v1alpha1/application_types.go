@@ -1,0 +1,236 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// BucketLink links a Bucket to the Application: its containers get the bucket's name, endpoint,
+// region and credentials as environment variables that start with envPrefix.
+type BucketLink struct {
+	// name is the Bucket, in the Application's namespace, to link.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// envPrefix starts the names of the link's environment variables: <envPrefix>BUCKET,
+	// <envPrefix>ENDPOINT, <envPrefix>REGION, <envPrefix>ACCESS_KEY_ID and
+	// <envPrefix>SECRET_ACCESS_KEY. Defaults to the Bucket's name in upper case with every other
+	// character replaced by "_", and a trailing "_" ("user-uploads" gives "USER_UPLOADS_").
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Z_][A-Z0-9_]*$`
+	EnvPrefix string `json:"envPrefix,omitempty"`
+}
+
+// Backup runs a command on a schedule, with the environment of a linked Bucket, to copy the
+// application's data into it.
+type Backup struct {
+	// bucket is the linked Bucket (one of spec.buckets[].name) the backup writes to.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Bucket string `json:"bucket"`
+
+	// schedule is when the backup runs, in cron format ("0 3 * * *", "@daily").
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	Schedule string `json:"schedule"`
+
+	// command is the backup's entrypoint with its arguments. It finds the bucket in the
+	// link's environment variables and the key prefix to write under in BACKUP_PREFIX.
+	// +required
+	// +kubebuilder:validation:MinItems=1
+	// +listType=atomic
+	Command []string `json:"command"`
+
+	// image runs the backup. Defaults to spec.image.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Image string `json:"image,omitempty"`
+
+	// prefix is the object key prefix the backup writes under, given to the command as
+	// BACKUP_PREFIX. Defaults to "<application name>/".
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Prefix string `json:"prefix,omitempty"`
+
+	// suspend stops scheduling new backup runs; runs already started finish.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+}
+
+// ApplicationSpec is the application to run and the Buckets it uses.
+type ApplicationSpec struct {
+	// image is the container image to run.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Image string `json:"image"`
+
+	// command replaces the image's entrypoint.
+	// +optional
+	// +listType=atomic
+	Command []string `json:"command,omitempty"`
+
+	// args replaces the image's arguments.
+	// +optional
+	// +listType=atomic
+	Args []string `json:"args,omitempty"`
+
+	// env is more environment for the container. It comes after the variables of the linked
+	// Buckets, so values can refer to them as $(PREFIX_BUCKET).
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// port is the TCP port the application listens on; the Service exposes it under the name
+	// "http".
+	// +optional
+	// +kubebuilder:default=8080
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 `json:"port,omitempty"`
+
+	// replicas is the number of pods to run.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// host is the DNS name to serve the application on. When set, an Ingress routes
+	// http://<host>/ to the Service; removing it removes the Ingress.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Host string `json:"host,omitempty"`
+
+	// resources are the container's compute resource requests and limits.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty,omitzero"`
+
+	// buckets are the Buckets the application uses; each link's variables are injected into
+	// the application's and the backup's containers.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	Buckets []BucketLink `json:"buckets,omitempty"`
+
+	// backup, when set, runs a backup CronJob that writes to one of the linked Buckets.
+	// +optional
+	Backup *Backup `json:"backup,omitempty"`
+}
+
+// ApplicationStatus is what the controller last observed of the application and its Buckets.
+type ApplicationStatus struct {
+	// url is where the application is served, http://<spec.host>, when a host is set.
+	// +optional
+	URL string `json:"url,omitempty"`
+
+	// observedGeneration is the generation of the spec this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions: Ready, BucketsReady and BackupScheduled.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// lastBackupTime is when the backup CronJob last started a run.
+	// +optional
+	LastBackupTime *metav1.Time `json:"lastBackupTime,omitempty"`
+
+	// lastSuccessfulBackupTime is when a backup run last completed successfully.
+	// +optional
+	LastSuccessfulBackupTime *metav1.Time `json:"lastSuccessfulBackupTime,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=osm,shortName=app
+// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// Application runs an image as a Deployment and a Service (and an Ingress when a host is set),
+// injects the credentials of the Buckets it links, and backs up into one of them on a schedule.
+type Application struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is the standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is what the user asks for.
+	// +required
+	Spec ApplicationSpec `json:"spec"`
+
+	// status is what the controller observed.
+	// +optional
+	Status ApplicationStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ApplicationList is a list of Applications.
+type ApplicationList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Application `json:"items"`
+}
+
+// EnvPrefixOrDefault is the prefix of the link's environment variables.
+func (l BucketLink) EnvPrefixOrDefault() string {
+	if l.EnvPrefix != "" {
+		return l.EnvPrefix
+	}
+	return DefaultEnvPrefix(l.Name)
+}
+
+// DefaultEnvPrefix derives an environment variable prefix from a Bucket's name: upper case,
+// every character other than A-Z and 0-9 replaced by "_", "B_" in front when it would start with
+// a digit, and "_" at the end. "photos" gives "PHOTOS_", "user-uploads" "USER_UPLOADS_",
+// "2024.logs" "B_2024_LOGS_". Different names can give the same prefix ("a-b" and "a.b"); the
+// webhook refuses such links until one has an explicit envPrefix.
+func DefaultEnvPrefix(bucketName string) string {
+	if bucketName == "" {
+		return ""
+	}
+	out := make([]byte, 0, len(bucketName)+3)
+	if bucketName[0] >= '0' && bucketName[0] <= '9' {
+		out = append(out, "B_"...)
+	}
+	for _, r := range bucketName {
+		switch {
+		case r >= 'a' && r <= 'z':
+			out = append(out, byte(r-'a'+'A'))
+		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+			out = append(out, byte(r))
+		default:
+			out = append(out, '_')
+		}
+	}
+	return string(append(out, '_'))
+}
+
+// BackupPrefixOrDefault is the object key prefix the backup writes under.
+func (a *Application) BackupPrefixOrDefault() string {
+	if a.Spec.Backup != nil && a.Spec.Backup.Prefix != "" {
+		return a.Spec.Backup.Prefix
+	}
+	return a.Name + "/"
+}
+
+// BackupImageOrDefault is the image the backup runs.
+func (a *Application) BackupImageOrDefault() string {
+	if a.Spec.Backup != nil && a.Spec.Backup.Image != "" {
+		return a.Spec.Backup.Image
+	}
+	return a.Spec.Image
+}

@@ -1,0 +1,50 @@
+package v1alpha1
+
+// Condition types of an Application.
+const (
+	// ReadyCondition summarises an Application: True when its Deployment is available and every
+	// linked Bucket is Ready.
+	ReadyCondition = "Ready"
+
+	// BucketsReadyCondition is True when every linked Bucket is Ready and its credentials can be
+	// injected; otherwise its message names the Buckets that are not.
+	BucketsReadyCondition = "BucketsReady"
+
+	// BackupScheduledCondition is True when spec.backup is set and its CronJob is scheduled.
+	BackupScheduledCondition = "BackupScheduled"
+)
+
+// Reasons for the conditions above. Each is one CamelCase word that tools can match on; the
+// condition's message says the same for people.
+const (
+	// ReasonAvailable: the Deployment has its replicas available and every linked Bucket is Ready.
+	ReasonAvailable = "Available"
+	// ReasonDeploymentUnavailable: the Deployment does not exist yet or has fewer replicas
+	// available than spec.replicas.
+	ReasonDeploymentUnavailable = "DeploymentUnavailable"
+	// ReasonDeploymentProgressing: the Deployment has not yet observed its latest spec (a
+	// rollout is starting).
+	ReasonDeploymentProgressing = "DeploymentProgressing"
+	// ReasonBucketsNotReady: a linked Bucket does not exist, is not Ready, or its Contract's
+	// credentials are not there yet.
+	ReasonBucketsNotReady = "BucketsNotReady"
+	// ReasonBucketsReady: every linked Bucket is Ready.
+	ReasonBucketsReady = "BucketsReady"
+	// ReasonNoBuckets: the Application links no Bucket.
+	ReasonNoBuckets = "NoBuckets"
+	// ReasonScheduled: the backup CronJob exists and is not suspended.
+	ReasonScheduled = "Scheduled"
+	// ReasonSuspended: spec.backup.suspend is true.
+	ReasonSuspended = "Suspended"
+	// ReasonNotConfigured: spec.backup is not set.
+	ReasonNotConfigured = "NotConfigured"
+	// ReasonEnvPrefixConflict: two links would define the same environment variables. The
+	// webhook refuses such Applications; this shows when it was bypassed.
+	ReasonEnvPrefixConflict = "EnvPrefixConflict"
+	// ReasonBucketNotLinked: spec.backup.bucket is not one of spec.buckets (the webhook refuses
+	// this too).
+	ReasonBucketNotLinked = "BucketNotLinked"
+	// ReasonResourceConflict: an object the Application needs (Deployment, Service, Ingress,
+	// CronJob) exists with its name and belongs to something else; it is never taken over.
+	ReasonResourceConflict = "ResourceConflict"
+)

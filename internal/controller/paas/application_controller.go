@@ -1,0 +1,481 @@
+// Package paas holds the Application controller: it runs an image as a Deployment, a Service, an
+// Ingress and a backup CronJob, wired to the Buckets the Application links.
+package paas
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
+)
+
+// conflictRetryInterval is how soon a pass that lost a write race runs again.
+const conflictRetryInterval = time.Second
+
+// foreignRetryInterval is how often an Application whose child's name is taken by someone
+// else's object looks again: that object is not owned, so no watch reports when it goes.
+const foreignRetryInterval = time.Minute
+
+// ApplicationReconciler runs each Application as a Deployment and a Service, an Ingress when it
+// has a host and a CronJob when it has a backup, with the environment of its linked Buckets.
+type ApplicationReconciler struct {
+	client.Client
+	// Recorder emits events on the Application.
+	Recorder events.EventRecorder
+	// MaxConcurrentReconciles bounds parallel reconciles; 0 means 1.
+	MaxConcurrentReconciles int
+}
+
+// Secrets are read through the manager's cache, which holds only Secrets labelled
+// storage.osm.dev/contract: exactly the Contracts' credentials Secrets the links refer to.
+// +kubebuilder:rbac:groups=paas.osm.dev,resources=applications,verbs=get;list;watch
+// +kubebuilder:rbac:groups=paas.osm.dev,resources=applications/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile makes the Application's objects match its spec and its linked Buckets, and reports
+// what it saw in status.
+func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+	app := &paasv1alpha1.Application{}
+	if err := r.Get(ctx, req.NamespacedName, app); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !app.DeletionTimestamp.IsZero() {
+		// The children carry owner references: the garbage collector removes them. Nothing
+		// outside the cluster depends on an Application, so it needs no finalizer.
+		return ctrl.Result{}, nil
+	}
+
+	before := app.DeepCopy()
+	defer func() {
+		if err := status.Patch(ctx, r.Client, before, app, &before.Status, &app.Status); err != nil {
+			retErr = kerrors.NewAggregate([]error{retErr, err})
+		}
+	}()
+
+	res, err := r.reconcileNormal(ctx, app)
+	if apierrors.IsConflict(err) {
+		// Someone else wrote the object since the cache saw it; the next pass sees their write.
+		logf.FromContext(ctx).V(1).Info("Write conflict, trying again", "error", err.Error())
+		return ctrl.Result{RequeueAfter: conflictRetryInterval}, nil
+	}
+	return res, err
+}
+
+func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1alpha1.Application) (ctrl.Result, error) {
+	links, states, err := r.resolveLinks(ctx, app)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	conflict := prefixConflict(app.Spec.Buckets)
+	buckets := bucketsReady(states, conflict)
+	usable := conflict == "" && len(links) == len(app.Spec.Buckets)
+	app.Status.ObservedGeneration = app.Generation
+	app.Status.URL = applicationURL(app.Spec.Host)
+	setCondition(&app.Status.Conditions, app.Generation, paasv1alpha1.BucketsReadyCondition, buckets)
+
+	if err := r.syncService(ctx, app); err != nil {
+		return r.childFailed(app, err)
+	}
+	if err := r.syncIngress(ctx, app); err != nil {
+		return r.childFailed(app, err)
+	}
+	deploy, err := r.syncDeployment(ctx, app, links, usable)
+	if err != nil {
+		return r.childFailed(app, err)
+	}
+	cronJob, blocked, err := r.syncCronJob(ctx, app, links, usable)
+	if err != nil {
+		return r.childFailed(app, err)
+	}
+
+	setCondition(&app.Status.Conditions, app.Generation, paasv1alpha1.BackupScheduledCondition,
+		backupCondition(app.Spec.Backup, cronJob, blocked))
+	app.Status.LastBackupTime, app.Status.LastSuccessfulBackupTime = nil, nil
+	if cronJob != nil {
+		app.Status.LastBackupTime = cronJob.Status.LastScheduleTime
+		app.Status.LastSuccessfulBackupTime = cronJob.Status.LastSuccessfulTime
+	}
+	r.setReady(app, readyCondition(buckets, deploy, ptr.Deref(app.Spec.Replicas, 1)))
+	return ctrl.Result{}, nil
+}
+
+// resolveLinks looks up each linked Bucket, its Contract and the Contract's Secret. It returns
+// the links whose environment can be built, in spec order, and what it saw of every link.
+func (r *ApplicationReconciler) resolveLinks(ctx context.Context, app *paasv1alpha1.Application) ([]resolvedLink, []linkState, error) {
+	var links []resolvedLink
+	states := make([]linkState, 0, len(app.Spec.Buckets))
+	for _, l := range app.Spec.Buckets {
+		link, state, err := r.resolveLink(ctx, app.Namespace, l)
+		if err != nil {
+			return nil, nil, err
+		}
+		if state.Usable {
+			links = append(links, link)
+		}
+		states = append(states, state)
+	}
+	return links, states, nil
+}
+
+func (r *ApplicationReconciler) resolveLink(ctx context.Context, namespace string, l paasv1alpha1.BucketLink) (resolvedLink, linkState, error) {
+	state := linkState{Name: l.Name}
+	b := &storagev1alpha1.Bucket{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: l.Name}, b); err != nil {
+		if apierrors.IsNotFound(err) {
+			state.Problem = fmt.Sprintf("Bucket %s does not exist in namespace %s", l.Name, namespace)
+			return resolvedLink{}, state, nil
+		}
+		return resolvedLink{}, state, fmt.Errorf("reading Bucket %q: %w", l.Name, err)
+	}
+	notReady := fmt.Sprintf("Bucket %s has no status yet", b.Name)
+	ready := meta.FindStatusCondition(b.Status.Conditions, storagev1alpha1.ReadyCondition)
+	if ready != nil {
+		notReady = fmt.Sprintf("Bucket %s is not Ready (%s: %s)", b.Name, ready.Reason, ready.Message)
+	}
+	if b.Status.BucketName == "" || b.Status.Endpoint == "" {
+		state.Problem = notReady
+		return resolvedLink{}, state, nil
+	}
+
+	contract := &storagev1alpha1.Contract{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: b.Spec.ContractName}, contract); err != nil {
+		if apierrors.IsNotFound(err) {
+			state.Problem = fmt.Sprintf("Contract %s of Bucket %s does not exist", b.Spec.ContractName, b.Name)
+			return resolvedLink{}, state, nil
+		}
+		return resolvedLink{}, state, fmt.Errorf("reading Contract %q: %w", b.Spec.ContractName, err)
+	}
+	secretName := contract.Status.SecretName
+	if secretName == "" {
+		state.Problem = fmt.Sprintf("Contract %s has no credentials Secret yet", contract.Name)
+		return resolvedLink{}, state, nil
+	}
+	secret := &corev1.Secret{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: secretName}, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			state.Problem = fmt.Sprintf("Secret %s of Contract %s does not exist", secretName, contract.Name)
+			return resolvedLink{}, state, nil
+		}
+		return resolvedLink{}, state, fmt.Errorf("reading Secret %q: %w", secretName, err)
+	}
+	keyID := secret.Data[storagev1alpha1.SecretKeyAccessKeyID]
+	secretKey := secret.Data[storagev1alpha1.SecretKeySecretAccessKey]
+	if len(keyID) == 0 || len(secretKey) == 0 {
+		state.Problem = fmt.Sprintf("Secret %s of Contract %s holds no credentials yet", secretName, contract.Name)
+		return resolvedLink{}, state, nil
+	}
+
+	state.Usable = true
+	state.Ready = ready != nil && ready.Status == metav1.ConditionTrue
+	if !state.Ready {
+		state.Problem = notReady
+	}
+	return resolvedLink{
+		Name:            l.Name,
+		Prefix:          l.EnvPrefixOrDefault(),
+		BucketName:      b.Status.BucketName,
+		Endpoint:        b.Status.Endpoint,
+		Region:          b.Status.Region,
+		SecretName:      secretName,
+		accessKeyID:     keyID,
+		secretAccessKey: secretKey,
+	}, state, nil
+}
+
+// prefixConflict says which links share an envPrefix, "" when none do.
+func prefixConflict(links []paasv1alpha1.BucketLink) string {
+	byPrefix := map[string][]string{}
+	for _, l := range links {
+		p := l.EnvPrefixOrDefault()
+		byPrefix[p] = append(byPrefix[p], l.Name)
+	}
+	var problems []string
+	for p, names := range byPrefix {
+		if len(names) > 1 {
+			problems = append(problems, fmt.Sprintf("Buckets %s share the env prefix %s", strings.Join(names, ", "), p))
+		}
+	}
+	if len(problems) == 0 {
+		return ""
+	}
+	sort.Strings(problems)
+	return strings.Join(problems, "; ") + ": set spec.buckets[].envPrefix so that each link has its own"
+}
+
+func (r *ApplicationReconciler) syncService(ctx context.Context, app *paasv1alpha1.Application) error {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.Name}}
+	return r.apply(ctx, app, svc, "Service", func() { mutateService(svc, app) })
+}
+
+// syncIngress makes the Ingress when spec.host is set and deletes it when it is not.
+func (r *ApplicationReconciler) syncIngress(ctx context.Context, app *paasv1alpha1.Application) error {
+	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.Name}}
+	if app.Spec.Host == "" {
+		return r.deleteOwned(ctx, app, ing, "Ingress", "spec.host is not set")
+	}
+	return r.apply(ctx, app, ing, "Ingress", func() { mutateIngress(ing, app) })
+}
+
+// syncDeployment brings the Deployment in line with the spec and the links. While a link cannot
+// be resolved it leaves an existing Deployment as it is (its pods keep running with what they
+// have) and makes none: pods started without their credentials would only fail. It returns the
+// Deployment as it stands, nil when there is none.
+func (r *ApplicationReconciler) syncDeployment(ctx context.Context, app *paasv1alpha1.Application, links []resolvedLink, usable bool) (*appsv1.Deployment, error) {
+	deploy := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.Name}}
+	if !usable {
+		return getOwned(ctx, r.Client, app, deploy, "Deployment")
+	}
+	env := append(bucketEnv(links), userEnv(app.Spec.Env)...)
+	checksum := credentialsChecksum(links)
+	var oldChecksum string
+	err := r.apply(ctx, app, deploy, "Deployment", func() {
+		oldChecksum = deploy.Spec.Template.Annotations[ChecksumAnnotation]
+		mutateDeployment(deploy, app, env, checksum)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if oldChecksum != "" && oldChecksum != checksum {
+		r.Recorder.Eventf(app, deploy, corev1.EventTypeNormal, "CredentialsChanged", "Update",
+			"The credentials of a linked Bucket changed; Deployment %s rolls its pods to pick them up", deploy.Name)
+	}
+	return deploy, nil
+}
+
+// syncCronJob brings the backup CronJob in line with spec.backup, or deletes it when there is
+// no backup. blocked says why an existing CronJob could not be brought up to date.
+func (r *ApplicationReconciler) syncCronJob(ctx context.Context, app *paasv1alpha1.Application, links []resolvedLink, usable bool) (*batchv1.CronJob, *condition, error) {
+	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: BackupCronJobName(app.Name)}}
+	backup := app.Spec.Backup
+	if backup == nil {
+		return nil, nil, r.deleteOwned(ctx, app, cj, "CronJob", "spec.backup is not set")
+	}
+	if !linksBucket(app.Spec.Buckets, backup.Bucket) {
+		existing, err := getOwned(ctx, r.Client, app, cj, "CronJob")
+		return existing, &condition{metav1.ConditionFalse, paasv1alpha1.ReasonBucketNotLinked, fmt.Sprintf(
+			"spec.backup.bucket is %s, which spec.buckets does not link", backup.Bucket)}, err
+	}
+	if !usable {
+		existing, err := getOwned(ctx, r.Client, app, cj, "CronJob")
+		return existing, &condition{metav1.ConditionFalse, paasv1alpha1.ReasonBucketsNotReady,
+			"The backup waits for the linked Buckets (see BucketsReady)"}, err
+	}
+	var target resolvedLink
+	for _, l := range links {
+		if l.Name == backup.Bucket {
+			target = l
+		}
+	}
+	env := append(bucketEnv(links), backupEnv(target, app.BackupPrefixOrDefault())...)
+	env = append(env, userEnv(app.Spec.Env)...)
+	if err := r.apply(ctx, app, cj, "CronJob", func() { mutateCronJob(cj, app, env) }); err != nil {
+		return nil, nil, err
+	}
+	return cj, nil, nil
+}
+
+func linksBucket(links []paasv1alpha1.BucketLink, name string) bool {
+	for _, l := range links {
+		if l.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// foreignError says that a child's name is taken by an object this Application does not own.
+type foreignError struct{ kind, name string }
+
+func (e *foreignError) Error() string {
+	return fmt.Sprintf("%s %s exists and does not belong to this Application", e.kind, e.name)
+}
+
+// apply creates obj or updates it with mutate, and writes nothing when it already matches. It
+// never takes over an object that belongs to something else.
+func (r *ApplicationReconciler) apply(ctx context.Context, app *paasv1alpha1.Application, obj client.Object, kind string, mutate func()) error {
+	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, obj, func() error {
+		if obj.GetResourceVersion() != "" && !metav1.IsControlledBy(obj, app) {
+			return &foreignError{kind: kind, name: obj.GetName()}
+		}
+		mutate()
+		return controllerutil.SetControllerReference(app, obj, r.Scheme())
+	})
+	var foreign *foreignError
+	switch {
+	case errors.As(err, &foreign):
+		return foreign
+	case err != nil:
+		return fmt.Errorf("writing %s %q: %w", kind, obj.GetName(), err)
+	}
+	log := logf.FromContext(ctx)
+	switch op {
+	case controllerutil.OperationResultCreated:
+		log.Info("Created "+kind, "object", klog.KObj(obj))
+		r.Recorder.Eventf(app, obj, corev1.EventTypeNormal, kind+"Created", "Create", "Created %s %s", kind, obj.GetName())
+	case controllerutil.OperationResultUpdated:
+		log.Info("Updated "+kind, "object", klog.KObj(obj))
+		r.Recorder.Eventf(app, obj, corev1.EventTypeNormal, kind+"Updated", "Update",
+			"Updated %s %s to match the Application", kind, obj.GetName())
+	}
+	return nil
+}
+
+// deleteOwned deletes obj when it exists and belongs to app; why says, for the event, why it
+// is no longer wanted.
+func (r *ApplicationReconciler) deleteOwned(ctx context.Context, app *paasv1alpha1.Application, obj client.Object, kind, why string) error {
+	if err := r.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !metav1.IsControlledBy(obj, app) {
+		return nil
+	}
+	uid := obj.GetUID()
+	if err := r.Delete(ctx, obj, client.Preconditions{UID: &uid},
+		client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	logf.FromContext(ctx).Info("Deleted "+kind, "object", klog.KObj(obj))
+	r.Recorder.Eventf(app, obj, corev1.EventTypeNormal, kind+"Deleted", "Delete", "Deleted %s %s: %s", kind, obj.GetName(), why)
+	return nil
+}
+
+// getOwned reads obj and returns it when it belongs to app, nil when it does not exist.
+func getOwned[T client.Object](ctx context.Context, c client.Reader, app *paasv1alpha1.Application, obj T, kind string) (T, error) {
+	var none T
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		return none, client.IgnoreNotFound(err)
+	}
+	if !metav1.IsControlledBy(obj, app) {
+		return none, &foreignError{kind: kind, name: obj.GetName()}
+	}
+	return obj, nil
+}
+
+// childFailed records a failed write of a child. An object of the child's name that belongs to
+// someone else is left alone and reported; anything else is retried with backoff.
+func (r *ApplicationReconciler) childFailed(app *paasv1alpha1.Application, err error) (ctrl.Result, error) {
+	var foreign *foreignError
+	if !errors.As(err, &foreign) {
+		return ctrl.Result{}, err
+	}
+	r.setReady(app, condition{metav1.ConditionFalse, paasv1alpha1.ReasonResourceConflict,
+		foreign.Error() + "; delete it or give the Application another name"})
+	return ctrl.Result{RequeueAfter: foreignRetryInterval}, nil
+}
+
+// setReady sets the Ready condition and, when its reason changes, emits an event that says so:
+// a warning when the Application stops being Ready for another reason than a rollout, or cannot
+// proceed; a normal event otherwise.
+func (r *ApplicationReconciler) setReady(app *paasv1alpha1.Application, c condition) {
+	wasReady := meta.IsStatusConditionTrue(app.Status.Conditions, paasv1alpha1.ReadyCondition)
+	oldReason := status.Reason(app.Status.Conditions, paasv1alpha1.ReadyCondition)
+	setCondition(&app.Status.Conditions, app.Generation, paasv1alpha1.ReadyCondition, c)
+	if oldReason == c.Reason {
+		return
+	}
+	eventType := corev1.EventTypeNormal
+	if c.Reason == paasv1alpha1.ReasonResourceConflict ||
+		(c.Status == metav1.ConditionFalse && wasReady && c.Reason != paasv1alpha1.ReasonDeploymentProgressing) {
+		eventType = corev1.EventTypeWarning
+	}
+	r.Recorder.Eventf(app, nil, eventType, c.Reason, "Reconcile", c.Message)
+}
+
+// SetupWithManager registers the controller. An Application wakes when its spec changes, when
+// one of its objects changes (a Deployment becoming available, a CronJob running), and when a
+// linked Bucket, its Contract or the Contract's Secret changes: no polling.
+func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&paasv1alpha1.Application{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.Service{}).
+		Owns(&networkingv1.Ingress{}).
+		Owns(&batchv1.CronJob{}).
+		Watches(&storagev1alpha1.Bucket{}, handler.EnqueueRequestsFromMapFunc(r.applicationsOfBucket)).
+		Watches(&storagev1alpha1.Contract{}, handler.EnqueueRequestsFromMapFunc(r.applicationsOfContract)).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.applicationsOfSecret)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
+		Named("application").
+		Complete(r)
+}
+
+func (r *ApplicationReconciler) applicationsOfBucket(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.applicationsLinking(ctx, obj.GetNamespace(), obj.GetName())
+}
+
+func (r *ApplicationReconciler) applicationsOfContract(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.applicationsOfContractName(ctx, obj.GetNamespace(), obj.GetName())
+}
+
+// applicationsOfSecret maps a credentials Secret, by its label, to the Applications that link a
+// Bucket of its Contract.
+func (r *ApplicationReconciler) applicationsOfSecret(ctx context.Context, obj client.Object) []reconcile.Request {
+	contract, ok := obj.GetLabels()[storagev1alpha1.ContractLabel]
+	if !ok {
+		return nil
+	}
+	return r.applicationsOfContractName(ctx, obj.GetNamespace(), contract)
+}
+
+func (r *ApplicationReconciler) applicationsOfContractName(ctx context.Context, namespace, contract string) []reconcile.Request {
+	var buckets storagev1alpha1.BucketList
+	if err := r.List(ctx, &buckets, client.InNamespace(namespace)); err != nil {
+		logf.FromContext(ctx).Error(err, "Listing Buckets to find the Applications of a Contract", "contract", contract)
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, b := range buckets.Items {
+		if b.Spec.ContractName == contract {
+			reqs = append(reqs, r.applicationsLinking(ctx, namespace, b.Name)...)
+		}
+	}
+	return reqs
+}
+
+func (r *ApplicationReconciler) applicationsLinking(ctx context.Context, namespace, bucket string) []reconcile.Request {
+	names, err := ApplicationsLinking(ctx, r.Client, namespace, bucket)
+	if err != nil {
+		logf.FromContext(ctx).Error(err, "Finding the Applications of a Bucket", "bucket", bucket)
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(names))
+	for _, n := range names {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: namespace, Name: n}})
+	}
+	return reqs
+}

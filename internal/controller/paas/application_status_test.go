@@ -1,0 +1,157 @@
+package paas
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
+)
+
+var (
+	condTrue  = metav1.ConditionTrue
+	condFalse = metav1.ConditionFalse
+)
+
+func TestBucketsReady(t *testing.T) {
+	ready := linkState{Name: "photos", Usable: true, Ready: true}
+	tests := []struct {
+		name     string
+		links    []linkState
+		conflict string
+		want     condition
+	}{
+		{name: "no links", want: condition{condTrue, "NoBuckets", "The Application links no Bucket"}},
+		{name: "one Ready", links: []linkState{ready}, want: condition{condTrue, "BucketsReady", "Linked Bucket photos is Ready"}},
+		{name: "two Ready", links: []linkState{ready, {Name: "logs", Usable: true, Ready: true}},
+			want: condition{condTrue, "BucketsReady", "All 2 linked Buckets are Ready"}},
+		{name: "one missing of two", links: []linkState{ready, {Name: "logs", Problem: "Bucket logs does not exist in namespace ns"}},
+			want: condition{condFalse, "BucketsNotReady", "1 linked Bucket of 2 not Ready: logs: Bucket logs does not exist in namespace ns"}},
+		{name: "usable but not Ready counts as not Ready", links: []linkState{{Name: "photos", Usable: true, Problem: "Bucket photos is not Ready (S3Unavailable: down)"}},
+			want: condition{condFalse, "BucketsNotReady", "1 linked Bucket of 1 not Ready: photos: Bucket photos is not Ready (S3Unavailable: down)"}},
+		{name: "two not Ready, in spec order", links: []linkState{{Name: "b", Problem: "p1"}, {Name: "a", Problem: "p2"}},
+			want: condition{condFalse, "BucketsNotReady", "2 linked Buckets of 2 not Ready: b: p1; a: p2"}},
+		{name: "prefix conflict wins", links: []linkState{ready}, conflict: "Buckets a-b, a.b share the env prefix A_B_",
+			want: condition{condFalse, "EnvPrefixConflict", "Buckets a-b, a.b share the env prefix A_B_"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, bucketsReady(tt.links, tt.conflict)); diff != "" {
+				t.Errorf("bucketsReady() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func deployment(generation, observed int64, available int32, conds ...appsv1.DeploymentCondition) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: generation},
+		Status:     appsv1.DeploymentStatus{ObservedGeneration: observed, AvailableReplicas: available, Conditions: conds},
+	}
+}
+
+func TestReadyCondition(t *testing.T) {
+	bucketsOK := condition{condTrue, "BucketsReady", "Linked Bucket photos is Ready"}
+	bucketsBad := condition{condFalse, "BucketsNotReady", "1 linked Bucket of 1 not Ready: photos: Bucket photos does not exist in namespace ns"}
+	availableTrue := appsv1.DeploymentCondition{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}
+	availableFalse := appsv1.DeploymentCondition{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse}
+	tests := []struct {
+		name     string
+		buckets  condition
+		deploy   *appsv1.Deployment
+		replicas int32
+		want     condition
+	}{
+		{name: "buckets not Ready", buckets: bucketsBad, deploy: deployment(1, 1, 1), replicas: 1,
+			want: condition{condFalse, "BucketsNotReady", bucketsBad.Message}},
+		{name: "no Deployment", buckets: bucketsOK, replicas: 1,
+			want: condition{condFalse, "DeploymentUnavailable", "The Deployment does not exist yet"}},
+		{name: "not observed yet", buckets: bucketsOK, deploy: deployment(2, 1, 1, availableTrue), replicas: 1,
+			want: condition{condFalse, "DeploymentProgressing", "Deployment web is rolling out generation 2"}},
+		{name: "no replica available", buckets: bucketsOK, deploy: deployment(1, 1, 0), replicas: 1,
+			want: condition{condFalse, "DeploymentUnavailable", "Deployment web has 0 of 1 replicas available"}},
+		{name: "Available False and too few", buckets: bucketsOK, deploy: deployment(1, 1, 1, availableFalse), replicas: 2,
+			want: condition{condFalse, "DeploymentUnavailable", "Deployment web has 1 of 2 replicas available"}},
+		{name: "all available", buckets: bucketsOK, deploy: deployment(3, 3, 2), replicas: 2,
+			want: condition{condTrue, "Available", "Deployment web has 2 of 2 replicas available"}},
+		{name: "Available condition with fewer replicas", buckets: bucketsOK, deploy: deployment(1, 1, 3, availableTrue), replicas: 4,
+			want: condition{condTrue, "Available", "Deployment web has 3 of 4 replicas available"}},
+		{name: "zero replicas", buckets: bucketsOK, deploy: deployment(1, 1, 0), replicas: 0,
+			want: condition{condTrue, "Available", "Deployment web has 0 of 0 replicas available"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, readyCondition(tt.buckets, tt.deploy, tt.replicas)); diff != "" {
+				t.Errorf("readyCondition() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestBackupCondition(t *testing.T) {
+	backup := &paasv1alpha1.Backup{Bucket: "photos", Schedule: "@daily", Command: []string{"backup"}}
+	cronJob := func(suspend bool) *batchv1.CronJob {
+		return &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "web-backup"},
+			Spec: batchv1.CronJobSpec{Schedule: "@daily", Suspend: ptr.To(suspend)}}
+	}
+	blocked := &condition{condFalse, "BucketsNotReady", "The backup waits for the linked Buckets (see BucketsReady)"}
+	tests := []struct {
+		name    string
+		backup  *paasv1alpha1.Backup
+		cronJob *batchv1.CronJob
+		blocked *condition
+		want    condition
+	}{
+		{name: "no backup", want: condition{condFalse, "NotConfigured", "spec.backup is not set"}},
+		{name: "blocked", backup: backup, cronJob: cronJob(false), blocked: blocked, want: *blocked},
+		{name: "no CronJob", backup: backup,
+			want: condition{condFalse, "BucketsNotReady", "The backup CronJob does not exist yet"}},
+		{name: "suspended", backup: backup, cronJob: cronJob(true),
+			want: condition{condFalse, "Suspended", "CronJob web-backup is suspended (spec.backup.suspend)"}},
+		{name: "scheduled", backup: backup, cronJob: cronJob(false),
+			want: condition{condTrue, "Scheduled", `CronJob web-backup backs up to Bucket photos on schedule "@daily"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, backupCondition(tt.backup, tt.cronJob, tt.blocked)); diff != "" {
+				t.Errorf("backupCondition() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPrefixConflict(t *testing.T) {
+	tests := []struct {
+		name  string
+		links []paasv1alpha1.BucketLink
+		want  string
+	}{
+		{name: "none", links: nil},
+		{name: "distinct", links: []paasv1alpha1.BucketLink{{Name: "photos"}, {Name: "logs"}, {Name: "x", EnvPrefix: "PHOTOS2_"}}},
+		{name: "derived alike", links: []paasv1alpha1.BucketLink{{Name: "a-b"}, {Name: "a.b"}},
+			want: "Buckets a-b, a.b share the env prefix A_B_: set spec.buckets[].envPrefix so that each link has its own"},
+		{name: "explicit equals derived", links: []paasv1alpha1.BucketLink{{Name: "photos"}, {Name: "pics", EnvPrefix: "PHOTOS_"}},
+			want: "Buckets photos, pics share the env prefix PHOTOS_: set spec.buckets[].envPrefix so that each link has its own"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, prefixConflict(tt.links)); diff != "" {
+				t.Errorf("prefixConflict() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestApplicationURL(t *testing.T) {
+	if got := applicationURL("web.example.com"); got != "http://web.example.com" {
+		t.Errorf("applicationURL() = %q", got)
+	}
+	if got := applicationURL(""); got != "" {
+		t.Errorf("applicationURL(\"\") = %q, want empty", got)
+	}
+}

@@ -1,0 +1,181 @@
+package paas
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
+)
+
+// Labels on every object the controller makes (Kubernetes' recommended labels).
+const (
+	LabelName      = "app.kubernetes.io/name"
+	LabelInstance  = "app.kubernetes.io/instance"
+	LabelComponent = "app.kubernetes.io/component"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// ManagedBy is the value of LabelManagedBy.
+	ManagedBy = "object-storage-manager"
+
+	// ComponentApp marks the application's pods, which the Service selects; ComponentBackup
+	// the backup's, which it does not.
+	ComponentApp    = "app"
+	ComponentBackup = "backup"
+
+	// ChecksumAnnotation on the pod template holds credentialsChecksum: when a linked Secret's
+	// keys change, so does the template, and the Deployment rolls its pods.
+	ChecksumAnnotation = "paas.osm.dev/credentials-checksum"
+
+	// AppContainer and BackupContainer name the containers.
+	AppContainer    = "app"
+	BackupContainer = "backup"
+
+	// PortName names the application's port on the container, the Service and the Ingress.
+	PortName = "http"
+)
+
+// History kept by the backup CronJob, and retries of one run.
+const (
+	backupSuccessfulJobsHistory = 3
+	backupFailedJobsHistory     = 3
+	backupBackoffLimit          = 2
+)
+
+// BackupCronJobName is the name of an Application's backup CronJob. The Deployment, Service and
+// Ingress carry the Application's own name.
+func BackupCronJobName(appName string) string { return appName + "-backup" }
+
+func selectorLabels(app *paasv1alpha1.Application, component string) map[string]string {
+	return map[string]string{LabelName: app.Name, LabelInstance: app.Name, LabelComponent: component}
+}
+
+// setLabels sets the controller's labels on m and leaves any others alone.
+func setLabels(m *map[string]string, app *paasv1alpha1.Application, component string) {
+	if *m == nil {
+		*m = map[string]string{}
+	}
+	for k, v := range selectorLabels(app, component) {
+		(*m)[k] = v
+	}
+	(*m)[LabelManagedBy] = ManagedBy
+}
+
+// The mutate functions below set what the controller owns on an object that may come from the
+// API server, field by field, and leave the fields the server defaulted (imagePullPolicy,
+// strategy, clusterIP, ...) as they are. An object that already matches comes out equal, so
+// CreateOrUpdate writes nothing.
+
+// mutateDeployment makes d run the application with the given environment and checksum.
+func mutateDeployment(d *appsv1.Deployment, app *paasv1alpha1.Application, env []corev1.EnvVar, checksum string) {
+	setLabels(&d.Labels, app, ComponentApp)
+	if d.Spec.Selector == nil {
+		// The selector is immutable: set once, when the Deployment is made.
+		d.Spec.Selector = &metav1.LabelSelector{MatchLabels: selectorLabels(app, ComponentApp)}
+	}
+	d.Spec.Replicas = ptr.To(ptr.Deref(app.Spec.Replicas, 1))
+
+	tpl := &d.Spec.Template
+	setLabels(&tpl.Labels, app, ComponentApp)
+	if checksum != "" {
+		if tpl.Annotations == nil {
+			tpl.Annotations = map[string]string{}
+		}
+		tpl.Annotations[ChecksumAnnotation] = checksum
+	} else {
+		delete(tpl.Annotations, ChecksumAnnotation)
+	}
+	c := container(tpl.Spec.Containers, AppContainer)
+	setImage(&c, app.Spec.Image)
+	c.Command = app.Spec.Command
+	c.Args = app.Spec.Args
+	c.Env = env
+	c.Ports = []corev1.ContainerPort{{Name: PortName, ContainerPort: port(app), Protocol: corev1.ProtocolTCP}}
+	c.Resources = *app.Spec.Resources.DeepCopy()
+	tpl.Spec.Containers = []corev1.Container{c}
+}
+
+// mutateService makes s expose the application's port under the name "http".
+func mutateService(s *corev1.Service, app *paasv1alpha1.Application) {
+	setLabels(&s.Labels, app, ComponentApp)
+	s.Spec.Type = corev1.ServiceTypeClusterIP
+	s.Spec.Selector = selectorLabels(app, ComponentApp)
+	s.Spec.Ports = []corev1.ServicePort{{
+		Name:       PortName,
+		Protocol:   corev1.ProtocolTCP,
+		Port:       port(app),
+		TargetPort: intstr.FromString(PortName),
+	}}
+}
+
+// mutateIngress makes i route http://<host>/ to the Service. The ingress class is left to the
+// cluster's default (and to whatever admission set).
+func mutateIngress(i *networkingv1.Ingress, app *paasv1alpha1.Application) {
+	setLabels(&i.Labels, app, ComponentApp)
+	i.Spec.Rules = []networkingv1.IngressRule{{
+		Host: app.Spec.Host,
+		IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+			Paths: []networkingv1.HTTPIngressPath{{
+				Path:     "/",
+				PathType: ptr.To(networkingv1.PathTypePrefix),
+				Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+					Name: app.Name,
+					Port: networkingv1.ServiceBackendPort{Name: PortName},
+				}},
+			}},
+		}},
+	}}
+}
+
+// mutateCronJob makes cj run the backup on its schedule, one run at a time.
+func mutateCronJob(cj *batchv1.CronJob, app *paasv1alpha1.Application, env []corev1.EnvVar) {
+	backup := app.Spec.Backup
+	setLabels(&cj.Labels, app, ComponentBackup)
+	cj.Spec.Schedule = backup.Schedule
+	cj.Spec.ConcurrencyPolicy = batchv1.ForbidConcurrent
+	cj.Spec.Suspend = ptr.To(backup.Suspend)
+	cj.Spec.SuccessfulJobsHistoryLimit = ptr.To(int32(backupSuccessfulJobsHistory))
+	cj.Spec.FailedJobsHistoryLimit = ptr.To(int32(backupFailedJobsHistory))
+
+	job := &cj.Spec.JobTemplate
+	setLabels(&job.Labels, app, ComponentBackup)
+	job.Spec.BackoffLimit = ptr.To(int32(backupBackoffLimit))
+	tpl := &job.Spec.Template
+	setLabels(&tpl.Labels, app, ComponentBackup)
+	tpl.Spec.RestartPolicy = corev1.RestartPolicyNever
+	c := container(tpl.Spec.Containers, BackupContainer)
+	setImage(&c, app.BackupImageOrDefault())
+	c.Command = backup.Command
+	c.Args = nil
+	c.Env = env
+	tpl.Spec.Containers = []corev1.Container{c}
+}
+
+// container returns a copy of the container called name in cs, or a new one.
+func container(cs []corev1.Container, name string) corev1.Container {
+	for _, c := range cs {
+		if c.Name == name {
+			return *c.DeepCopy()
+		}
+	}
+	return corev1.Container{Name: name}
+}
+
+// setImage sets the image. A new image drops the pull policy the server defaulted for the old
+// one (Always for :latest, IfNotPresent otherwise) so that it is defaulted again.
+func setImage(c *corev1.Container, image string) {
+	if c.Image != image {
+		c.ImagePullPolicy = ""
+	}
+	c.Image = image
+}
+
+func port(app *paasv1alpha1.Application) int32 {
+	if app.Spec.Port == 0 {
+		return 8080
+	}
+	return app.Spec.Port
+}

@@ -1,0 +1,135 @@
+package paas
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+
+	corev1 "k8s.io/api/core/v1"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+)
+
+// Suffixes of a link's environment variables, after its envPrefix.
+const (
+	EnvBucket          = "BUCKET"
+	EnvEndpoint        = "ENDPOINT"
+	EnvRegion          = "REGION"
+	EnvAccessKeyID     = "ACCESS_KEY_ID"
+	EnvSecretAccessKey = "SECRET_ACCESS_KEY"
+)
+
+// Variables the backup container gets on top of the links' variables: the target bucket and
+// key prefix, and the backup link's credentials under the names every S3 client reads, so
+// `aws s3 cp ... s3://$(BACKUP_BUCKET)/$(BACKUP_PREFIX)` works without configuration.
+const (
+	EnvBackupBucket = "BACKUP_BUCKET"
+	EnvBackupPrefix = "BACKUP_PREFIX"
+)
+
+// linkSuffixes are the variables each link defines, in the order they are injected. None is a
+// suffix of another, so two different prefixes can never produce the same name.
+var linkSuffixes = []string{EnvBucket, EnvEndpoint, EnvRegion, EnvAccessKeyID, EnvSecretAccessKey}
+
+// LinkEnvNames are the names of the variables a link with this prefix defines.
+func LinkEnvNames(prefix string) []string {
+	names := make([]string, len(linkSuffixes))
+	for i, s := range linkSuffixes {
+		names[i] = prefix + s
+	}
+	return names
+}
+
+// BackupEnvNames are the names of the variables the backup container gets besides the links'.
+func BackupEnvNames() []string {
+	return []string{EnvBackupBucket, EnvBackupPrefix,
+		storagev1alpha1.SecretKeyAccessKeyID, storagev1alpha1.SecretKeySecretAccessKey,
+		storagev1alpha1.SecretKeyEndpointURL, storagev1alpha1.SecretKeyRegion}
+}
+
+// resolvedLink is a linked Bucket with everything its environment needs: where the bucket is,
+// and which Secret holds its Contract's credentials.
+type resolvedLink struct {
+	// Name is the Bucket resource; Prefix the link's envPrefix.
+	Name, Prefix string
+	// BucketName, Endpoint and Region come from the Bucket's status.
+	BucketName, Endpoint, Region string
+	// SecretName is the Contract's credentials Secret.
+	SecretName string
+	// accessKeyID and secretAccessKey feed the checksum only; they never leave this process.
+	accessKeyID, secretAccessKey []byte
+}
+
+// bucketEnv is the environment of the links, in the order given: plain values for the bucket,
+// endpoint and region, and references into the Contract's Secret for the keys, so no secret
+// value is ever written into a Deployment or CronJob.
+func bucketEnv(links []resolvedLink) []corev1.EnvVar {
+	env := make([]corev1.EnvVar, 0, len(links)*len(linkSuffixes))
+	for _, l := range links {
+		env = append(env,
+			corev1.EnvVar{Name: l.Prefix + EnvBucket, Value: l.BucketName},
+			corev1.EnvVar{Name: l.Prefix + EnvEndpoint, Value: l.Endpoint},
+			corev1.EnvVar{Name: l.Prefix + EnvRegion, Value: l.Region},
+			secretEnv(l.Prefix+EnvAccessKeyID, l.SecretName, storagev1alpha1.SecretKeyAccessKeyID),
+			secretEnv(l.Prefix+EnvSecretAccessKey, l.SecretName, storagev1alpha1.SecretKeySecretAccessKey),
+		)
+	}
+	return env
+}
+
+// backupEnv is the backup container's environment on top of the links': the target bucket and
+// key prefix, and the target link's endpoint, region and credentials under the AWS names.
+func backupEnv(target resolvedLink, prefix string) []corev1.EnvVar {
+	return []corev1.EnvVar{
+		{Name: EnvBackupBucket, Value: target.BucketName},
+		{Name: EnvBackupPrefix, Value: prefix},
+		secretEnv(storagev1alpha1.SecretKeyAccessKeyID, target.SecretName, storagev1alpha1.SecretKeyAccessKeyID),
+		secretEnv(storagev1alpha1.SecretKeySecretAccessKey, target.SecretName, storagev1alpha1.SecretKeySecretAccessKey),
+		{Name: storagev1alpha1.SecretKeyEndpointURL, Value: target.Endpoint},
+		{Name: storagev1alpha1.SecretKeyRegion, Value: target.Region},
+	}
+}
+
+func secretEnv(name, secret, key string) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: secret},
+		Key:                  key,
+	}}}
+}
+
+// userEnv is spec.env with the defaults the API server would add, so that comparing it with
+// the stored Deployment finds no difference where there is none.
+func userEnv(env []corev1.EnvVar) []corev1.EnvVar {
+	out := make([]corev1.EnvVar, len(env))
+	for i, e := range env {
+		e.DeepCopyInto(&out[i])
+		if f := out[i].ValueFrom; f != nil && f.FieldRef != nil && f.FieldRef.APIVersion == "" {
+			f.FieldRef.APIVersion = "v1"
+		}
+	}
+	return out
+}
+
+// credentialsChecksum hashes the credentials the links inject, with the Secrets and links they
+// come from. It goes on the pod template, so new keys in a Secret roll the pods, which read
+// secretKeyRefs only when they start. It covers the data, not the Secret's resourceVersion, so
+// a label change alone rolls nothing. "" when there are no links.
+func credentialsChecksum(links []resolvedLink) string {
+	if len(links) == 0 {
+		return ""
+	}
+	h := sha256.New()
+	for _, l := range links {
+		for _, field := range [][]byte{[]byte(l.Name), []byte(l.SecretName), l.accessKeyID, l.secretAccessKey} {
+			writeField(h, field)
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// writeField writes b with its length first, so that no two different inputs hash alike.
+func writeField(h hash.Hash, b []byte) {
+	_, _ = fmt.Fprintf(h, "%d:", len(b))
+	_, _ = h.Write(b)
+}

@@ -1,0 +1,178 @@
+package paas
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+)
+
+func ref(secret, key string) *corev1.EnvVarSource {
+	return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key}}
+}
+
+var (
+	photos = resolvedLink{Name: "photos", Prefix: "PHOTOS_", BucketName: "team-a-photos", Endpoint: "http://s3.test:7070",
+		Region: "us-east-1", SecretName: "team-a-credentials", accessKeyID: []byte("AKIAPHOTOS"), secretAccessKey: []byte("s3cr3t-photos")}
+	uploads = resolvedLink{Name: "user-uploads", Prefix: "USER_UPLOADS_", BucketName: "uploads-1", Endpoint: "https://s3.other",
+		Region: "eu-west-1", SecretName: "other-credentials", accessKeyID: []byte("AKIAUPLOADS"), secretAccessKey: []byte("s3cr3t-uploads")}
+)
+
+func TestBucketEnv(t *testing.T) {
+	tests := []struct {
+		name  string
+		links []resolvedLink
+		want  []corev1.EnvVar
+	}{
+		{name: "no links", links: nil, want: []corev1.EnvVar{}},
+		{name: "one link", links: []resolvedLink{photos}, want: []corev1.EnvVar{
+			{Name: "PHOTOS_BUCKET", Value: "team-a-photos"},
+			{Name: "PHOTOS_ENDPOINT", Value: "http://s3.test:7070"},
+			{Name: "PHOTOS_REGION", Value: "us-east-1"},
+			{Name: "PHOTOS_ACCESS_KEY_ID", ValueFrom: ref("team-a-credentials", "AWS_ACCESS_KEY_ID")},
+			{Name: "PHOTOS_SECRET_ACCESS_KEY", ValueFrom: ref("team-a-credentials", "AWS_SECRET_ACCESS_KEY")},
+		}},
+		{name: "two links keep their order", links: []resolvedLink{uploads, photos}, want: []corev1.EnvVar{
+			{Name: "USER_UPLOADS_BUCKET", Value: "uploads-1"},
+			{Name: "USER_UPLOADS_ENDPOINT", Value: "https://s3.other"},
+			{Name: "USER_UPLOADS_REGION", Value: "eu-west-1"},
+			{Name: "USER_UPLOADS_ACCESS_KEY_ID", ValueFrom: ref("other-credentials", "AWS_ACCESS_KEY_ID")},
+			{Name: "USER_UPLOADS_SECRET_ACCESS_KEY", ValueFrom: ref("other-credentials", "AWS_SECRET_ACCESS_KEY")},
+			{Name: "PHOTOS_BUCKET", Value: "team-a-photos"},
+			{Name: "PHOTOS_ENDPOINT", Value: "http://s3.test:7070"},
+			{Name: "PHOTOS_REGION", Value: "us-east-1"},
+			{Name: "PHOTOS_ACCESS_KEY_ID", ValueFrom: ref("team-a-credentials", "AWS_ACCESS_KEY_ID")},
+			{Name: "PHOTOS_SECRET_ACCESS_KEY", ValueFrom: ref("team-a-credentials", "AWS_SECRET_ACCESS_KEY")},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, bucketEnv(tt.links)); diff != "" {
+				t.Errorf("bucketEnv() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestBackupEnv(t *testing.T) {
+	want := []corev1.EnvVar{
+		{Name: "BACKUP_BUCKET", Value: "team-a-photos"},
+		{Name: "BACKUP_PREFIX", Value: "web/"},
+		{Name: "AWS_ACCESS_KEY_ID", ValueFrom: ref("team-a-credentials", "AWS_ACCESS_KEY_ID")},
+		{Name: "AWS_SECRET_ACCESS_KEY", ValueFrom: ref("team-a-credentials", "AWS_SECRET_ACCESS_KEY")},
+		{Name: "AWS_ENDPOINT_URL", Value: "http://s3.test:7070"},
+		{Name: "AWS_REGION", Value: "us-east-1"},
+	}
+	if diff := cmp.Diff(want, backupEnv(photos, "web/")); diff != "" {
+		t.Errorf("backupEnv() mismatch (-want +got):\n%s", diff)
+	}
+	var names []string
+	for _, e := range want {
+		names = append(names, e.Name)
+	}
+	if diff := cmp.Diff(names, BackupEnvNames()); diff != "" {
+		t.Errorf("BackupEnvNames() does not name backupEnv's variables (-want +got):\n%s", diff)
+	}
+}
+
+// No secret value ever reaches the environment: only references to the Secret.
+func TestBucketEnvHoldsNoSecret(t *testing.T) {
+	for _, e := range append(bucketEnv([]resolvedLink{photos, uploads}), backupEnv(photos, "p/")...) {
+		for _, l := range []resolvedLink{photos, uploads} {
+			if e.Value == string(l.accessKeyID) || e.Value == string(l.secretAccessKey) {
+				t.Errorf("variable %s holds a credential", e.Name)
+			}
+		}
+	}
+}
+
+func TestLinkEnvNames(t *testing.T) {
+	want := []string{"PHOTOS_BUCKET", "PHOTOS_ENDPOINT", "PHOTOS_REGION", "PHOTOS_ACCESS_KEY_ID", "PHOTOS_SECRET_ACCESS_KEY"}
+	if diff := cmp.Diff(want, LinkEnvNames("PHOTOS_")); diff != "" {
+		t.Errorf("LinkEnvNames() mismatch (-want +got):\n%s", diff)
+	}
+	var got []string
+	for _, e := range bucketEnv([]resolvedLink{photos}) {
+		got = append(got, e.Name)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("bucketEnv() names differ from LinkEnvNames() (-want +got):\n%s", diff)
+	}
+}
+
+// Two different prefixes never define the same variable: no suffix ends another.
+func TestLinkSuffixesNeverCollide(t *testing.T) {
+	for _, a := range linkSuffixes {
+		for _, b := range linkSuffixes {
+			if a != b && len(a) > len(b) && a[len(a)-len(b):] == b {
+				t.Errorf("suffix %s ends with suffix %s: prefixes X and X%s would collide", a, b, a[:len(a)-len(b)])
+			}
+		}
+	}
+}
+
+func TestUserEnv(t *testing.T) {
+	in := []corev1.EnvVar{
+		{Name: "A", Value: "1"},
+		{Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+	}
+	want := []corev1.EnvVar{
+		{Name: "A", Value: "1"},
+		{Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
+	}
+	if diff := cmp.Diff(want, userEnv(in)); diff != "" {
+		t.Errorf("userEnv() mismatch (-want +got):\n%s", diff)
+	}
+	if in[1].ValueFrom.FieldRef.APIVersion != "" {
+		t.Errorf("userEnv() changed its input")
+	}
+}
+
+func TestCredentialsChecksum(t *testing.T) {
+	base := credentialsChecksum([]resolvedLink{photos, uploads})
+	if len(base) != len("sha256:")+64 || base[:7] != "sha256:" {
+		t.Fatalf("checksum = %q, want sha256:<64 hex digits>", base)
+	}
+	rotated := uploads
+	rotated.secretAccessKey = []byte("s3cr3t-uploads-2")
+	newKeyID := photos
+	newKeyID.accessKeyID = []byte("AKIAPHOTOS2")
+	otherSecret := photos
+	otherSecret.SecretName = "elsewhere"
+	// Same bytes split differently between fields must not hash alike.
+	shifted := photos
+	shifted.accessKeyID, shifted.secretAccessKey = []byte("AKIAPHOTOSs"), []byte("3cr3t-photos")
+
+	tests := []struct {
+		name  string
+		links []resolvedLink
+		same  bool
+	}{
+		{name: "same input", links: []resolvedLink{photos, uploads}, same: true},
+		{name: "values that are not credentials do not count", links: []resolvedLink{
+			func() resolvedLink {
+				l := photos
+				l.Endpoint, l.Region, l.BucketName, l.Prefix = "x", "y", "z", "P_"
+				return l
+			}(), uploads,
+		}, same: true},
+		{name: "rotated secret key", links: []resolvedLink{photos, rotated}},
+		{name: "new key id", links: []resolvedLink{newKeyID, uploads}},
+		{name: "other Secret", links: []resolvedLink{otherSecret, uploads}},
+		{name: "order", links: []resolvedLink{uploads, photos}},
+		{name: "field boundaries", links: []resolvedLink{shifted, uploads}},
+		{name: "one link fewer", links: []resolvedLink{photos}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := credentialsChecksum(tt.links)
+			if (got == base) != tt.same {
+				t.Errorf("checksum equal to the base = %v, want %v", got == base, tt.same)
+			}
+		})
+	}
+	if got := credentialsChecksum(nil); got != "" {
+		t.Errorf("checksum without links = %q, want empty", got)
+	}
+}

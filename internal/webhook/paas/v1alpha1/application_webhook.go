@@ -1,0 +1,323 @@
+// Package v1alpha1 holds the admission webhooks of paas.osm.dev/v1alpha1: defaults that become
+// visible in the stored Application, and validation that stops bad input at `kubectl apply` with
+// every problem and its field path.
+package v1alpha1
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/robfig/cron/v3"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	paascontroller "github.com/object-storage-manager/object-storage-manager/internal/controller/paas"
+)
+
+// DefaultPort and DefaultReplicas are the defaults of spec.port and spec.replicas; the CRD
+// carries the same.
+const (
+	DefaultPort     = 8080
+	DefaultReplicas = 1
+)
+
+// maxNameWithBackup is the longest Application name that leaves room for "-backup" in a CronJob
+// name, which Kubernetes limits to 52 characters.
+var maxNameWithBackup = 52 - len(paascontroller.BackupCronJobName(""))
+
+var envPrefixRE = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
+
+// SetupWebhooksWithManager registers the Application defaulting and validating webhooks. The
+// validator reads Buckets through the manager's API reader (see ApplicationValidator.Reader).
+func SetupWebhooksWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewWebhookManagedBy(mgr, &paasv1alpha1.Application{}).
+		WithDefaulter(&ApplicationDefaulter{}).
+		WithValidator(&ApplicationValidator{Reader: mgr.GetAPIReader()}).
+		Complete()
+}
+
+// +kubebuilder:webhook:path=/mutate-paas-osm-dev-v1alpha1-application,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=paas.osm.dev,resources=applications,verbs=create;update,versions=v1alpha1,name=mapplication-v1alpha1.osm.dev,admissionReviewVersions=v1
+
+// ApplicationDefaulter fills in the defaults of an Application so that they are visible in the
+// stored object.
+type ApplicationDefaulter struct{}
+
+var _ admission.Defaulter[*paasv1alpha1.Application] = &ApplicationDefaulter{}
+
+// Default sets port 8080, one replica, each link's envPrefix from its Bucket's name, and the
+// backup's prefix to "<name>/". Written into the object, a derived envPrefix stays what the
+// application was given even if the derivation changes.
+//
+// An Application created with only metadata.generateName may reach the webhook before it has a
+// name; then the backup prefix stays empty and the controller uses the same default.
+func (d *ApplicationDefaulter) Default(_ context.Context, app *paasv1alpha1.Application) error {
+	if app.Spec.Port == 0 {
+		app.Spec.Port = DefaultPort
+	}
+	if app.Spec.Replicas == nil {
+		app.Spec.Replicas = ptr.To(int32(DefaultReplicas))
+	}
+	for i := range app.Spec.Buckets {
+		if app.Spec.Buckets[i].EnvPrefix == "" {
+			app.Spec.Buckets[i].EnvPrefix = paasv1alpha1.DefaultEnvPrefix(app.Spec.Buckets[i].Name)
+		}
+	}
+	if b := app.Spec.Backup; b != nil && b.Prefix == "" && app.Name != "" {
+		b.Prefix = app.BackupPrefixOrDefault()
+	}
+	return nil
+}
+
+// +kubebuilder:webhook:path=/validate-paas-osm-dev-v1alpha1-application,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=paas.osm.dev,resources=applications,verbs=create;update,versions=v1alpha1,name=vapplication-v1alpha1.osm.dev,admissionReviewVersions=v1
+// +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get
+
+// ApplicationValidator rejects Applications the controller could not run, with every problem
+// and its field path in one answer.
+type ApplicationValidator struct {
+	// Reader looks up linked Buckets. The manager's API reader (uncached) is the right one: a
+	// Bucket and an Application applied together from one file reach the API server moments
+	// apart, before an informer cache could have seen the Bucket.
+	Reader client.Reader
+}
+
+var _ admission.Validator[*paasv1alpha1.Application] = &ApplicationValidator{}
+
+var applicationGroupKind = paasv1alpha1.GroupVersion.WithKind("Application").GroupKind()
+
+// ValidateCreate checks the whole Application and that every linked Bucket exists in its
+// namespace.
+func (v *ApplicationValidator) ValidateCreate(ctx context.Context, app *paasv1alpha1.Application) (admission.Warnings, error) {
+	errs := validateName(app)
+	errs = append(errs, validateSpec(app)...)
+	missing, err := v.checkBuckets(ctx, app, nil)
+	if err != nil {
+		return nil, err
+	}
+	return nil, invalid(app.Name, append(errs, missing...))
+}
+
+// ValidateUpdate checks the spec when it changed, and that Buckets linked by this update exist.
+// An update that leaves the spec alone (labels, finalizers, owner references) is always allowed,
+// so an Application admitted under older rules stays manageable; a Bucket linked earlier may
+// since be gone, which the Application's status reports.
+func (v *ApplicationValidator) ValidateUpdate(ctx context.Context, oldApp, newApp *paasv1alpha1.Application) (admission.Warnings, error) {
+	if apiequality.Semantic.DeepEqual(oldApp.Spec, newApp.Spec) {
+		return nil, nil
+	}
+	errs := validateSpec(newApp)
+	if newApp.Spec.Backup != nil && oldApp.Spec.Backup == nil {
+		errs = append(validateName(newApp), errs...)
+	}
+	missing, err := v.checkBuckets(ctx, newApp, oldApp.Spec.Buckets)
+	if err != nil {
+		return nil, err
+	}
+	return nil, invalid(newApp.Name, append(errs, missing...))
+}
+
+// ValidateDelete allows every deletion; the children go with the Application.
+func (v *ApplicationValidator) ValidateDelete(context.Context, *paasv1alpha1.Application) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// validateName checks that the name fits the objects named after it: the Service (a DNS-1035
+// label) and, with a backup, the CronJob "<name>-backup".
+func validateName(app *paasv1alpha1.Application) field.ErrorList {
+	if app.Name == "" {
+		return nil // generateName: the API server checks the name it makes
+	}
+	path := field.NewPath("metadata", "name")
+	if msgs := validation.IsDNS1035Label(app.Name); len(msgs) > 0 {
+		return field.ErrorList{field.Invalid(path, app.Name, "must be usable as a Service name: "+strings.Join(msgs, "; "))}
+	}
+	if app.Spec.Backup != nil && len(app.Name) > maxNameWithBackup {
+		return field.ErrorList{field.Invalid(path, app.Name, fmt.Sprintf(
+			"must be no more than %d characters with spec.backup set: the backup CronJob is named %q, at most 52 characters",
+			maxNameWithBackup, paascontroller.BackupCronJobName(app.Name)))}
+	}
+	return nil
+}
+
+// validateSpec checks what can be checked without reading other objects.
+func validateSpec(app *paasv1alpha1.Application) field.ErrorList {
+	var errs field.ErrorList
+	spec := &app.Spec
+	specPath := field.NewPath("spec")
+
+	if strings.TrimSpace(spec.Image) == "" {
+		errs = append(errs, field.Required(specPath.Child("image"), "name the container image to run"))
+	}
+	if spec.Port != 0 {
+		for _, msg := range validation.IsValidPortNum(int(spec.Port)) {
+			errs = append(errs, field.Invalid(specPath.Child("port"), spec.Port, msg))
+		}
+	}
+	if spec.Replicas != nil && *spec.Replicas < 0 {
+		errs = append(errs, field.Invalid(specPath.Child("replicas"), *spec.Replicas, "must be greater than or equal to 0"))
+	}
+	if spec.Host != "" {
+		errs = append(errs, validateHost(specPath.Child("host"), spec.Host)...)
+	}
+
+	// Names each link's and the backup's variables take, with who takes them.
+	reserved := map[string]string{}
+	errs = append(errs, validateLinks(specPath.Child("buckets"), spec.Buckets, reserved)...)
+	if spec.Backup != nil {
+		for _, name := range paascontroller.BackupEnvNames() {
+			reserved[name] = "is set in the backup container (spec.backup)"
+		}
+		errs = append(errs, validateBackup(specPath.Child("backup"), spec.Backup, spec.Buckets)...)
+	}
+	for i, e := range spec.Env {
+		if who, ok := reserved[e.Name]; ok {
+			errs = append(errs, field.Invalid(specPath.Child("env").Index(i).Child("name"), e.Name, who+"; choose another name"))
+		}
+	}
+	return errs
+}
+
+func validateHost(path *field.Path, host string) field.ErrorList {
+	if msgs := validation.IsDNS1123Subdomain(host); len(msgs) > 0 {
+		return field.ErrorList{field.Invalid(path, host, "must be a DNS name such as app.example.com: "+strings.Join(msgs, "; "))}
+	}
+	if len(validation.IsValidIP(field.NewPath(""), host)) == 0 {
+		return field.ErrorList{field.Invalid(path, host, "must be a DNS name, not an IP address")}
+	}
+	return nil
+}
+
+// validateLinks checks each link's name and envPrefix, and records in reserved the variables
+// each link defines.
+func validateLinks(path *field.Path, links []paasv1alpha1.BucketLink, reserved map[string]string) field.ErrorList {
+	var errs field.ErrorList
+	names := map[string]int{}
+	prefixes := map[string]int{}
+	for i, l := range links {
+		p := path.Index(i)
+		if l.Name == "" {
+			errs = append(errs, field.Required(p.Child("name"), "name a Bucket in this namespace"))
+		} else if first, ok := names[l.Name]; ok {
+			errs = append(errs, field.Invalid(p.Child("name"), l.Name, fmt.Sprintf("is already linked by %s", path.Index(first))))
+		} else {
+			names[l.Name] = i
+		}
+
+		prefix := l.EnvPrefixOrDefault()
+		if prefix == "" {
+			continue
+		}
+		prefixPath := p.Child("envPrefix")
+		if !envPrefixRE.MatchString(prefix) {
+			errs = append(errs, field.Invalid(prefixPath, prefix,
+				"must consist of upper-case letters, digits and '_', and must not start with a digit (regex "+envPrefixRE.String()+")"))
+			continue
+		}
+		if first, ok := prefixes[prefix]; ok {
+			errs = append(errs, field.Invalid(prefixPath, prefix, fmt.Sprintf(
+				"is also the envPrefix of %s (Bucket %s): each link needs its own; set envPrefix on one of them",
+				path.Index(first), links[first].Name)))
+			continue
+		}
+		prefixes[prefix] = i
+		for _, name := range paascontroller.LinkEnvNames(prefix) {
+			reserved[name] = fmt.Sprintf("is set by the link to Bucket %s (%s)", l.Name, p)
+		}
+	}
+	return errs
+}
+
+func validateBackup(path *field.Path, b *paasv1alpha1.Backup, links []paasv1alpha1.BucketLink) field.ErrorList {
+	var errs field.ErrorList
+	if b.Bucket == "" {
+		errs = append(errs, field.Required(path.Child("bucket"), "name the linked Bucket to back up to"))
+	} else if !linked(links, b.Bucket) {
+		var names []string
+		for _, l := range links {
+			names = append(names, fmt.Sprintf("%q", l.Name))
+		}
+		msg := "must be one of the linked Buckets (spec.buckets[].name), and none is linked"
+		if len(names) > 0 {
+			msg = "must be one of the linked Buckets (spec.buckets[].name): " + strings.Join(names, ", ")
+		}
+		errs = append(errs, field.Invalid(path.Child("bucket"), b.Bucket, msg))
+	}
+	errs = append(errs, validateSchedule(path.Child("schedule"), b.Schedule)...)
+	if len(b.Command) == 0 {
+		errs = append(errs, field.Required(path.Child("command"), "give the command that makes the backup"))
+	}
+	if strings.HasPrefix(b.Prefix, "/") {
+		errs = append(errs, field.Invalid(path.Child("prefix"), b.Prefix, `must not start with "/": object keys are relative to the bucket`))
+	}
+	return errs
+}
+
+// validateSchedule accepts what a CronJob accepts: five fields or a descriptor such as @daily,
+// without a time zone (the CronJob's time zone is the controller manager's).
+func validateSchedule(path *field.Path, schedule string) field.ErrorList {
+	if strings.TrimSpace(schedule) == "" {
+		return field.ErrorList{field.Required(path, `give a cron schedule such as "0 3 * * *" or "@daily"`)}
+	}
+	if strings.Contains(schedule, "TZ") {
+		return field.ErrorList{field.Invalid(path, schedule, "must not set a time zone (TZ= or CRON_TZ=)")}
+	}
+	if _, err := cron.ParseStandard(schedule); err != nil {
+		return field.ErrorList{field.Invalid(path, schedule, "must be a cron schedule such as \"0 3 * * *\" or \"@daily\": "+err.Error())}
+	}
+	return nil
+}
+
+func linked(links []paasv1alpha1.BucketLink, name string) bool {
+	for _, l := range links {
+		if l.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// checkBuckets returns a field error for each link, not in old, whose Bucket does not exist in
+// the namespace or is being deleted, and an error when a lookup itself failed.
+func (v *ApplicationValidator) checkBuckets(ctx context.Context, app *paasv1alpha1.Application, old []paasv1alpha1.BucketLink) (field.ErrorList, error) {
+	var errs field.ErrorList
+	path := field.NewPath("spec", "buckets")
+	checked := map[string]bool{}
+	for i, l := range app.Spec.Buckets {
+		if l.Name == "" || checked[l.Name] || linked(old, l.Name) {
+			continue
+		}
+		checked[l.Name] = true
+		var b storagev1alpha1.Bucket
+		err := v.Reader.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: l.Name}, &b)
+		switch {
+		case apierrors.IsNotFound(err):
+			errs = append(errs, field.Invalid(path.Index(i).Child("name"), l.Name, fmt.Sprintf("no Bucket of this name in namespace %q", app.Namespace)))
+		case err != nil:
+			logf.FromContext(ctx).Error(err, "Looking up a linked Bucket", "bucket", l.Name)
+			return nil, apierrors.NewInternalError(fmt.Errorf("looking up Bucket %q: %w", l.Name, err))
+		case b.DeletionTimestamp != nil:
+			errs = append(errs, field.Invalid(path.Index(i).Child("name"), l.Name, "the Bucket is being deleted"))
+		}
+	}
+	return errs, nil
+}
+
+// invalid turns errs into the Invalid status the API server shows the user, or nil when errs is
+// empty.
+func invalid(name string, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(applicationGroupKind, name, errs)
+}

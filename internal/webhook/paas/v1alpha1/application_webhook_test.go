@@ -1,0 +1,339 @@
+package v1alpha1
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+)
+
+// validApp passes every rule: in namespace team-a, linking Bucket photos, backing up to it.
+func validApp() *paasv1alpha1.Application {
+	return &paasv1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a"},
+		Spec: paasv1alpha1.ApplicationSpec{
+			Image:    "registry.example/web:1",
+			Port:     8080,
+			Replicas: ptr.To(int32(1)),
+			Buckets:  []paasv1alpha1.BucketLink{{Name: "photos", EnvPrefix: "PHOTOS_"}},
+			Backup:   &paasv1alpha1.Backup{Bucket: "photos", Schedule: "0 3 * * *", Command: []string{"backup"}, Prefix: "web/"},
+		},
+	}
+}
+
+// readerWith holds Buckets photos, logs, a-b and a.b in team-a, logs in team-b, and going (being
+// deleted) in team-a.
+func readerWith() bucketReader {
+	deleting := metav1.Now()
+	r := bucketReader{buckets: map[client.ObjectKey]*storagev1alpha1.Bucket{}}
+	for _, b := range []*storagev1alpha1.Bucket{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "photos"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "logs"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "a-b"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "a.b"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "other"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "going", DeletionTimestamp: &deleting, Finalizers: []string{"x"}}},
+	} {
+		r.buckets[client.ObjectKeyFromObject(b)] = b
+	}
+	return r
+}
+
+func TestApplicationDefault(t *testing.T) {
+	tests := []struct {
+		name   string
+		in     func(*paasv1alpha1.Application)
+		want   func(*paasv1alpha1.Application)
+		noName bool
+	}{
+		{name: "everything set stays", in: func(*paasv1alpha1.Application) {}, want: func(*paasv1alpha1.Application) {}},
+		{name: "empty fields get defaults", in: func(a *paasv1alpha1.Application) {
+			a.Spec.Port, a.Spec.Replicas = 0, nil
+			a.Spec.Buckets = []paasv1alpha1.BucketLink{{Name: "photos"}, {Name: "user-uploads"}, {Name: "2024", EnvPrefix: "OLD_"}}
+			a.Spec.Backup.Prefix = ""
+		}, want: func(a *paasv1alpha1.Application) {
+			a.Spec.Buckets = []paasv1alpha1.BucketLink{{Name: "photos", EnvPrefix: "PHOTOS_"},
+				{Name: "user-uploads", EnvPrefix: "USER_UPLOADS_"}, {Name: "2024", EnvPrefix: "OLD_"}}
+		}},
+		{name: "zero replicas stay zero", in: func(a *paasv1alpha1.Application) { a.Spec.Replicas = ptr.To(int32(0)) },
+			want: func(a *paasv1alpha1.Application) { a.Spec.Replicas = ptr.To(int32(0)) }},
+		{name: "no backup", in: func(a *paasv1alpha1.Application) { a.Spec.Backup = nil },
+			want: func(a *paasv1alpha1.Application) { a.Spec.Backup = nil }},
+		{name: "generateName leaves the backup prefix to the controller", noName: true,
+			in:   func(a *paasv1alpha1.Application) { a.Spec.Backup.Prefix = "" },
+			want: func(a *paasv1alpha1.Application) { a.Spec.Backup.Prefix = "" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, want := validApp(), validApp()
+			if tt.noName {
+				got.Name, got.GenerateName = "", "web-"
+				want.Name, want.GenerateName = "", "web-"
+			}
+			tt.in(got)
+			tt.want(want)
+			if err := (&ApplicationDefaulter{}).Default(context.Background(), got); err != nil {
+				t.Fatalf("Default() error = %v", err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Default() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestApplicationValidateCreate(t *testing.T) {
+	tests := []struct {
+		name   string
+		modify func(*paasv1alpha1.Application)
+		want   []string
+	}{
+		{name: "valid", modify: func(*paasv1alpha1.Application) {}},
+		{name: "everything set", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Command, a.Spec.Args = []string{"/web"}, []string{"-v"}
+			a.Spec.Env = []corev1.EnvVar{{Name: "STORE", Value: "$(PHOTOS_BUCKET)"}, {Name: "LOGS_BUCKET_NAME"}}
+			a.Spec.Port, a.Spec.Replicas, a.Spec.Host = 65535, ptr.To(int32(0)), "web.team-a.example.com"
+			a.Spec.Buckets = []paasv1alpha1.BucketLink{{Name: "photos", EnvPrefix: "PHOTOS_"}, {Name: "logs"}, {Name: "a-b", EnvPrefix: "_"}}
+			a.Spec.Backup = &paasv1alpha1.Backup{Bucket: "logs", Schedule: "@daily", Command: []string{"b"}, Image: "tools:1", Suspend: true}
+		}},
+		{name: "no links, no backup", modify: func(a *paasv1alpha1.Application) { a.Spec.Buckets, a.Spec.Backup = nil, nil }},
+		{name: "generateName", modify: func(a *paasv1alpha1.Application) { a.Name, a.GenerateName = "", "9-" }},
+
+		// name
+		{name: "name not a DNS-1035 label", modify: func(a *paasv1alpha1.Application) { a.Name = "1web" }, want: []string{
+			`metadata.name: Invalid value: "1web": must be usable as a Service name: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')`,
+		}},
+		{name: "name too long for the backup CronJob", modify: func(a *paasv1alpha1.Application) { a.Name = strings.Repeat("w", 46) }, want: []string{
+			`metadata.name: Invalid value: "` + strings.Repeat("w", 46) + `": must be no more than 45 characters with spec.backup set: the backup CronJob is named "` + strings.Repeat("w", 46) + `-backup", at most 52 characters`,
+		}},
+		{name: "long name without backup", modify: func(a *paasv1alpha1.Application) { a.Name, a.Spec.Backup = strings.Repeat("w", 63), nil }},
+
+		// image, port, replicas, host
+		{name: "no image", modify: func(a *paasv1alpha1.Application) { a.Spec.Image = " " }, want: []string{
+			`spec.image: Required value: name the container image to run`,
+		}},
+		{name: "port out of range", modify: func(a *paasv1alpha1.Application) { a.Spec.Port = 70000 }, want: []string{
+			`spec.port: Invalid value: 70000: must be between 1 and 65535, inclusive`,
+		}},
+		{name: "negative replicas", modify: func(a *paasv1alpha1.Application) { a.Spec.Replicas = ptr.To(int32(-1)) }, want: []string{
+			`spec.replicas: Invalid value: -1: must be greater than or equal to 0`,
+		}},
+		{name: "host not a DNS name", modify: func(a *paasv1alpha1.Application) { a.Spec.Host = "Web_App" }, want: []string{
+			`spec.host: Invalid value: "Web_App": must be a DNS name such as app.example.com: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+		}},
+		{name: "host an IP address", modify: func(a *paasv1alpha1.Application) { a.Spec.Host = "10.0.0.1" }, want: []string{
+			`spec.host: Invalid value: "10.0.0.1": must be a DNS name, not an IP address`,
+		}},
+
+		// buckets
+		{name: "link without a name", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Buckets = append(a.Spec.Buckets, paasv1alpha1.BucketLink{EnvPrefix: "X_"})
+		}, want: []string{`spec.buckets[1].name: Required value: name a Bucket in this namespace`}},
+		{name: "Bucket linked twice", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Buckets = append(a.Spec.Buckets, paasv1alpha1.BucketLink{Name: "photos", EnvPrefix: "PICS_"})
+		}, want: []string{`spec.buckets[1].name: Invalid value: "photos": is already linked by spec.buckets[0]`}},
+		{name: "invalid env prefix", modify: func(a *paasv1alpha1.Application) { a.Spec.Buckets[0].EnvPrefix = "photos-" }, want: []string{
+			`spec.buckets[0].envPrefix: Invalid value: "photos-": must consist of upper-case letters, digits and '_', and must not start with a digit (regex ^[A-Z_][A-Z0-9_]*$)`,
+		}},
+		{name: "env prefix starting with a digit", modify: func(a *paasv1alpha1.Application) { a.Spec.Buckets[0].EnvPrefix = "1_" }, want: []string{
+			`spec.buckets[0].envPrefix: Invalid value: "1_": must consist of upper-case letters, digits and '_', and must not start with a digit (regex ^[A-Z_][A-Z0-9_]*$)`,
+		}},
+		{name: "derived prefixes collide", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Buckets = append(a.Spec.Buckets, paasv1alpha1.BucketLink{Name: "a-b"}, paasv1alpha1.BucketLink{Name: "a.b"})
+		}, want: []string{
+			`spec.buckets[2].envPrefix: Invalid value: "A_B_": is also the envPrefix of spec.buckets[1] (Bucket a-b): each link needs its own; set envPrefix on one of them`,
+		}},
+		{name: "explicit prefix takes another link's", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Buckets = append(a.Spec.Buckets, paasv1alpha1.BucketLink{Name: "logs", EnvPrefix: "PHOTOS_"})
+		}, want: []string{
+			`spec.buckets[1].envPrefix: Invalid value: "PHOTOS_": is also the envPrefix of spec.buckets[0] (Bucket photos): each link needs its own; set envPrefix on one of them`,
+		}},
+		{name: "Bucket missing", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Buckets = append(a.Spec.Buckets, paasv1alpha1.BucketLink{Name: "missing"})
+		}, want: []string{`spec.buckets[1].name: Invalid value: "missing": no Bucket of this name in namespace "team-a"`}},
+		{name: "Bucket only in another namespace", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Buckets = append(a.Spec.Buckets, paasv1alpha1.BucketLink{Name: "other"})
+		}, want: []string{`spec.buckets[1].name: Invalid value: "other": no Bucket of this name in namespace "team-a"`}},
+		{name: "Bucket being deleted", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Buckets = append(a.Spec.Buckets, paasv1alpha1.BucketLink{Name: "going"})
+		}, want: []string{`spec.buckets[1].name: Invalid value: "going": the Bucket is being deleted`}},
+
+		// env
+		{name: "env name a link defines", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Env = []corev1.EnvVar{{Name: "A", Value: "1"}, {Name: "PHOTOS_SECRET_ACCESS_KEY", Value: "x"}}
+		}, want: []string{
+			`spec.env[1].name: Invalid value: "PHOTOS_SECRET_ACCESS_KEY": is set by the link to Bucket photos (spec.buckets[0]); choose another name`,
+		}},
+		{name: "env name the backup defines", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Env = []corev1.EnvVar{{Name: "AWS_REGION", Value: "x"}}
+		}, want: []string{
+			`spec.env[0].name: Invalid value: "AWS_REGION": is set in the backup container (spec.backup); choose another name`,
+		}},
+		{name: "backup names are free without a backup", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Backup = nil
+			a.Spec.Env = []corev1.EnvVar{{Name: "AWS_REGION", Value: "x"}, {Name: "BACKUP_PREFIX", Value: "y"}}
+		}},
+
+		// backup
+		{name: "backup bucket not linked", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Buckets = append(a.Spec.Buckets, paasv1alpha1.BucketLink{Name: "logs"})
+			a.Spec.Backup.Bucket = "backups"
+		}, want: []string{
+			`spec.backup.bucket: Invalid value: "backups": must be one of the linked Buckets (spec.buckets[].name): "photos", "logs"`,
+		}},
+		{name: "backup without links", modify: func(a *paasv1alpha1.Application) { a.Spec.Buckets = nil }, want: []string{
+			`spec.backup.bucket: Invalid value: "photos": must be one of the linked Buckets (spec.buckets[].name), and none is linked`,
+		}},
+		{name: "backup bucket empty", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Bucket = "" }, want: []string{
+			`spec.backup.bucket: Required value: name the linked Bucket to back up to`,
+		}},
+		{name: "schedule with four fields", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Schedule = "0 3 * *" }, want: []string{
+			`spec.backup.schedule: Invalid value: "0 3 * *": must be a cron schedule such as "0 3 * * *" or "@daily": expected exactly 5 fields, found 4: [0 3 * *]`,
+		}},
+		{name: "schedule out of range", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Schedule = "61 * * * *" }, want: []string{
+			`spec.backup.schedule: Invalid value: "61 * * * *": must be a cron schedule such as "0 3 * * *" or "@daily": end of range (61) above maximum (59): 61`,
+		}},
+		{name: "unknown descriptor", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Schedule = "@sometimes" }, want: []string{
+			`spec.backup.schedule: Invalid value: "@sometimes": must be a cron schedule such as "0 3 * * *" or "@daily": unrecognized descriptor: @sometimes`,
+		}},
+		{name: "schedule with a time zone", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Schedule = "CRON_TZ=UTC 0 3 * * *" }, want: []string{
+			`spec.backup.schedule: Invalid value: "CRON_TZ=UTC 0 3 * * *": must not set a time zone (TZ= or CRON_TZ=)`,
+		}},
+		{name: "empty schedule", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Schedule = "" }, want: []string{
+			`spec.backup.schedule: Required value: give a cron schedule such as "0 3 * * *" or "@daily"`,
+		}},
+		{name: "no backup command", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Command = nil }, want: []string{
+			`spec.backup.command: Required value: give the command that makes the backup`,
+		}},
+		{name: "absolute backup prefix", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Prefix = "/web/" }, want: []string{
+			`spec.backup.prefix: Invalid value: "/web/": must not start with "/": object keys are relative to the bucket`,
+		}},
+
+		// Every problem at once, in field order, the Bucket lookups last.
+		{name: "all problems reported together", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Image = ""
+			a.Spec.Buckets = []paasv1alpha1.BucketLink{{Name: "photos", EnvPrefix: "P_"}, {Name: "missing", EnvPrefix: "P_"}}
+			a.Spec.Env = []corev1.EnvVar{{Name: "P_BUCKET", Value: "x"}}
+			a.Spec.Backup.Schedule = "daily"
+		}, want: []string{
+			`spec.image: Required value: name the container image to run`,
+			`spec.buckets[1].envPrefix: Invalid value: "P_": is also the envPrefix of spec.buckets[0] (Bucket photos): each link needs its own; set envPrefix on one of them`,
+			`spec.backup.schedule: Invalid value: "daily": must be a cron schedule such as "0 3 * * *" or "@daily": expected exactly 5 fields, found 1: [daily]`,
+			`spec.env[0].name: Invalid value: "P_BUCKET": is set by the link to Bucket photos (spec.buckets[0]); choose another name`,
+			`spec.buckets[1].name: Invalid value: "missing": no Bucket of this name in namespace "team-a"`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			app := validApp()
+			tt.modify(app)
+			warnings, err := (&ApplicationValidator{Reader: readerWith()}).ValidateCreate(context.Background(), app)
+			if len(warnings) > 0 {
+				t.Errorf("warnings = %q, want none", warnings)
+			}
+			if diff := cmp.Diff(tt.want, causes(t, err)); diff != "" {
+				t.Errorf("ValidateCreate() causes mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestApplicationInvalidMessage pins the whole message, which kubectl shows as
+// `The Application "web" is invalid: ...`.
+func TestApplicationInvalidMessage(t *testing.T) {
+	app := validApp()
+	app.Spec.Backup.Bucket = "logs"
+	_, err := (&ApplicationValidator{Reader: readerWith()}).ValidateCreate(context.Background(), app)
+	want := `Application.paas.osm.dev "web" is invalid: ` +
+		`spec.backup.bucket: Invalid value: "logs": must be one of the linked Buckets (spec.buckets[].name): "photos"`
+	if err == nil || err.Error() != want {
+		t.Errorf("ValidateCreate() error =\n%v\nwant\n%s", err, want)
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		t.Fatalf("error %T is not an API status", err)
+	}
+	if d := status.Status().Details; d.Kind != "Application" || d.Group != "paas.osm.dev" || d.Name != "web" {
+		t.Errorf("details = %s %s %q, want Application paas.osm.dev \"web\"", d.Group, d.Kind, d.Name)
+	}
+}
+
+func TestApplicationValidateCreateLookupFails(t *testing.T) {
+	_, err := (&ApplicationValidator{Reader: bucketReader{err: errors.New("connection refused")}}).ValidateCreate(context.Background(), validApp())
+	want := `Internal error occurred: looking up Bucket "photos": connection refused`
+	if !apierrors.IsInternalError(err) || err.Error() != want {
+		t.Errorf("ValidateCreate() error = %v, want the internal error %q", err, want)
+	}
+}
+
+func TestApplicationValidateUpdate(t *testing.T) {
+	tests := []struct {
+		name   string
+		old    func(*paasv1alpha1.Application)
+		modify func(*paasv1alpha1.Application)
+		want   []string
+	}{
+		{name: "unchanged", modify: func(*paasv1alpha1.Application) {}},
+		{name: "metadata only", modify: func(a *paasv1alpha1.Application) { a.Labels = map[string]string{"x": "y"} }},
+		{name: "image changed", modify: func(a *paasv1alpha1.Application) { a.Spec.Image = "registry.example/web:2" }},
+		// A link made earlier is not looked up again: its Bucket may have gone since, which the
+		// Application's status reports.
+		{name: "Bucket of an old link gone", old: func(a *paasv1alpha1.Application) {
+			a.Spec.Buckets = append(a.Spec.Buckets, paasv1alpha1.BucketLink{Name: "gone", EnvPrefix: "GONE_"})
+		}, modify: func(a *paasv1alpha1.Application) { a.Spec.Replicas = ptr.To(int32(3)) }},
+		{name: "new link to a missing Bucket", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Buckets = append(a.Spec.Buckets, paasv1alpha1.BucketLink{Name: "missing", EnvPrefix: "M_"})
+		}, want: []string{`spec.buckets[1].name: Invalid value: "missing": no Bucket of this name in namespace "team-a"`}},
+		{name: "new link to an existing Bucket", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Buckets = append(a.Spec.Buckets, paasv1alpha1.BucketLink{Name: "logs", EnvPrefix: "LOGS_"})
+		}},
+		{name: "backup moved to an unlinked Bucket", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Bucket = "logs" }, want: []string{
+			`spec.backup.bucket: Invalid value: "logs": must be one of the linked Buckets (spec.buckets[].name): "photos"`,
+		}},
+		{name: "unlinking the backup's Bucket", modify: func(a *paasv1alpha1.Application) { a.Spec.Buckets = nil }, want: []string{
+			`spec.backup.bucket: Invalid value: "photos": must be one of the linked Buckets (spec.buckets[].name), and none is linked`,
+		}},
+		{name: "backup added to a long-named Application", old: func(a *paasv1alpha1.Application) {
+			a.Name, a.Spec.Backup = strings.Repeat("w", 50), nil
+		}, modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Backup = &paasv1alpha1.Backup{Bucket: "photos", Schedule: "@daily", Command: []string{"b"}}
+		}, want: []string{
+			`metadata.name: Invalid value: "` + strings.Repeat("w", 50) + `": must be no more than 45 characters with spec.backup set: the backup CronJob is named "` + strings.Repeat("w", 50) + `-backup", at most 52 characters`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			oldApp := validApp()
+			if tt.old != nil {
+				tt.old(oldApp)
+			}
+			newApp := oldApp.DeepCopy()
+			tt.modify(newApp)
+			warnings, err := (&ApplicationValidator{Reader: readerWith()}).ValidateUpdate(context.Background(), oldApp, newApp)
+			if len(warnings) > 0 {
+				t.Errorf("warnings = %q, want none", warnings)
+			}
+			if diff := cmp.Diff(tt.want, causes(t, err)); diff != "" {
+				t.Errorf("ValidateUpdate() causes mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestApplicationValidateDelete(t *testing.T) {
+	app := validApp()
+	app.Spec.Image = ""
+	if _, err := (&ApplicationValidator{Reader: readerWith()}).ValidateDelete(context.Background(), app); err != nil {
+		t.Errorf("ValidateDelete() error = %v, want nil", err)
+	}
+}
