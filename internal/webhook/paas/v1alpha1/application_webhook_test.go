@@ -15,6 +15,7 @@ import (
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/webhook/webhooktest"
 )
 
 // validApp passes every rule: in namespace team-a, linking Bucket photos, backing up to it.
@@ -33,20 +34,16 @@ func validApp() *paasv1alpha1.Application {
 
 // readerWith holds Buckets photos, logs, a-b and a.b in team-a, logs in team-b, and going (being
 // deleted) in team-a.
-func readerWith() bucketReader {
+func readerWith() webhooktest.Reader {
 	deleting := metav1.Now()
-	r := bucketReader{buckets: map[client.ObjectKey]*storagev1alpha1.Bucket{}}
-	for _, b := range []*storagev1alpha1.Bucket{
-		{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "photos"}},
-		{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "logs"}},
-		{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "a-b"}},
-		{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "a.b"}},
-		{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "other"}},
-		{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "going", DeletionTimestamp: &deleting, Finalizers: []string{"x"}}},
-	} {
-		r.buckets[client.ObjectKeyFromObject(b)] = b
-	}
-	return r
+	return webhooktest.Reader{Objects: []client.Object{
+		&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "photos"}},
+		&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "logs"}},
+		&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "a-b"}},
+		&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "a.b"}},
+		&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "other"}},
+		&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "going", DeletionTimestamp: &deleting, Finalizers: []string{"x"}}},
+	}}
 }
 
 func TestApplicationDefault(t *testing.T) {
@@ -241,7 +238,7 @@ func TestApplicationValidateCreate(t *testing.T) {
 			if len(warnings) > 0 {
 				t.Errorf("warnings = %q, want none", warnings)
 			}
-			if diff := cmp.Diff(tt.want, causes(t, err)); diff != "" {
+			if diff := cmp.Diff(tt.want, webhooktest.Causes(t, err)); diff != "" {
 				t.Errorf("ValidateCreate() causes mismatch (-want +got):\n%s", diff)
 			}
 		})
@@ -269,7 +266,7 @@ func TestApplicationInvalidMessage(t *testing.T) {
 }
 
 func TestApplicationValidateCreateLookupFails(t *testing.T) {
-	_, err := (&ApplicationValidator{Reader: bucketReader{err: errors.New("connection refused")}}).ValidateCreate(context.Background(), validApp())
+	_, err := (&ApplicationValidator{Reader: webhooktest.Reader{Err: errors.New("connection refused")}}).ValidateCreate(context.Background(), validApp())
 	want := `Internal error occurred: looking up Bucket "photos": connection refused`
 	if !apierrors.IsInternalError(err) || err.Error() != want {
 		t.Errorf("ValidateCreate() error = %v, want the internal error %q", err, want)
@@ -323,7 +320,7 @@ func TestApplicationValidateUpdate(t *testing.T) {
 			if len(warnings) > 0 {
 				t.Errorf("warnings = %q, want none", warnings)
 			}
-			if diff := cmp.Diff(tt.want, causes(t, err)); diff != "" {
+			if diff := cmp.Diff(tt.want, webhooktest.Causes(t, err)); diff != "" {
 				t.Errorf("ValidateUpdate() causes mismatch (-want +got):\n%s", diff)
 			}
 		})

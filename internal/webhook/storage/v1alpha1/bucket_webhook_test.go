@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/webhook/webhooktest"
 )
 
 const otherBucketDetail = `must refer to this bucket or its objects: "arn:aws:s3:::team-a-data" or "arn:aws:s3:::team-a-data/..."`
@@ -41,14 +42,10 @@ var (
 )
 
 // readerWith holds Contract team-a in namespace team-a, plus the given Contracts.
-func readerWith(extra ...*storagev1alpha1.Contract) contractReader {
-	r := contractReader{contracts: map[client.ObjectKey]*storagev1alpha1.Contract{
-		{Namespace: "team-a", Name: "team-a"}: {ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "team-a"}},
-	}}
-	for _, c := range extra {
-		r.contracts[client.ObjectKeyFromObject(c)] = c
-	}
-	return r
+func readerWith(extra ...client.Object) webhooktest.Reader {
+	return webhooktest.Reader{Objects: append([]client.Object{
+		&storagev1alpha1.Contract{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "team-a"}},
+	}, extra...)}
 }
 
 func TestBucketDefault(t *testing.T) {
@@ -269,7 +266,7 @@ func TestBucketValidateCreate(t *testing.T) {
 			if len(warnings) > 0 {
 				t.Errorf("warnings = %q, want none", warnings)
 			}
-			if diff := cmp.Diff(tt.want, causes(t, err)); diff != "" {
+			if diff := cmp.Diff(tt.want, webhooktest.Causes(t, err)); diff != "" {
 				t.Errorf("ValidateCreate() causes mismatch (-want +got):\n%s", diff)
 			}
 		})
@@ -299,7 +296,7 @@ func TestBucketInvalidMessage(t *testing.T) {
 }
 
 func TestBucketValidateCreateLookupFails(t *testing.T) {
-	reader := contractReader{err: errors.New("connection refused")}
+	reader := webhooktest.Reader{Err: errors.New("connection refused")}
 	_, err := (&BucketValidator{Reader: reader}).ValidateCreate(context.Background(), validBucket())
 	if !apierrors.IsInternalError(err) {
 		t.Fatalf("ValidateCreate() error = %v, want an internal error", err)
@@ -372,7 +369,7 @@ func TestBucketValidateUpdate(t *testing.T) {
 			if len(warnings) > 0 {
 				t.Errorf("warnings = %q, want none", warnings)
 			}
-			if diff := cmp.Diff(tt.want, causes(t, err)); diff != "" {
+			if diff := cmp.Diff(tt.want, webhooktest.Causes(t, err)); diff != "" {
 				t.Errorf("ValidateUpdate() causes mismatch (-want +got):\n%s", diff)
 			}
 		})

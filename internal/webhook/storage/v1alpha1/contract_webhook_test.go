@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/webhook/webhooktest"
 )
 
 func validContract() *storagev1alpha1.Contract {
@@ -95,7 +96,7 @@ func TestContractValidateCreate(t *testing.T) {
 			if len(warnings) > 0 {
 				t.Errorf("warnings = %q, want none", warnings)
 			}
-			if diff := cmp.Diff(tt.want, causes(t, err)); diff != "" {
+			if diff := cmp.Diff(tt.want, webhooktest.Causes(t, err)); diff != "" {
 				t.Errorf("ValidateCreate() causes mismatch (-want +got):\n%s", diff)
 			}
 		})
@@ -154,7 +155,7 @@ func TestContractValidateUpdate(t *testing.T) {
 			if len(warnings) > 0 {
 				t.Errorf("warnings = %q, want none", warnings)
 			}
-			if diff := cmp.Diff(tt.want, causes(t, err)); diff != "" {
+			if diff := cmp.Diff(tt.want, webhooktest.Causes(t, err)); diff != "" {
 				t.Errorf("ValidateUpdate() causes mismatch (-want +got):\n%s", diff)
 			}
 		})

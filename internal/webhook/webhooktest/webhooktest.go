@@ -1,0 +1,62 @@
+// Package webhooktest helps the webhooks' unit tests: a reader over fixed objects in place of
+// the API server (the envtest suites cover the real one), and the field errors of a refusal as
+// kubectl prints them.
+package webhooktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Reader is a client.Reader over a fixed set of objects, enough for a validator's Gets.
+type Reader struct {
+	Objects []client.Object
+	// Err, when set, is what every call returns, as when the API server cannot be reached.
+	Err error
+}
+
+// Get copies the object of obj's type with that key into obj, or returns NotFound.
+func (r Reader) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	if r.Err != nil {
+		return r.Err
+	}
+	for _, o := range r.Objects {
+		if reflect.TypeOf(o) == reflect.TypeOf(obj) && client.ObjectKeyFromObject(o) == key {
+			reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(o.DeepCopyObject()).Elem())
+			return nil
+		}
+	}
+	resource := strings.ToLower(reflect.TypeOf(obj).Elem().Name()) + "s"
+	return apierrors.NewNotFound(schema.GroupResource{Resource: resource}, key.Name)
+}
+
+// List is not needed by the validators, so it refuses.
+func (r Reader) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return errors.New("webhooktest.Reader does not list")
+}
+
+// Causes renders the field errors of err as the API server returns them, one "field: message"
+// per error, which is how kubectl prints them; nil for a nil error.
+func Causes(t testing.TB, err error) []string {
+	t.Helper()
+	if err == nil {
+		return nil
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || !apierrors.IsInvalid(err) {
+		t.Fatalf("error is not an Invalid status: %v", err)
+	}
+	var out []string
+	for _, c := range status.Status().Details.Causes {
+		out = append(out, fmt.Sprintf("%s: %s", c.Field, c.Message))
+	}
+	return out
+}
