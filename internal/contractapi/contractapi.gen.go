@@ -246,7 +246,7 @@ type Problem struct {
 	// - `not-found` (404): no such contract, or no such key on it.
 	// - `unknown-plan` (422): the plan is not offered.
 	// - `unsupported-region` (422): the region is not served.
-	// - `idempotency-key-reuse` (422): the Idempotency-Key was used before with a different body.
+	// - `idempotency-key-reuse` (422): the Idempotency-Key was used before with another plan or region.
 	// - `contract-has-buckets` (409): cancelling needs `force=true` while the account owns buckets.
 	// - `last-key` (409): the only key pair of a contract cannot be revoked.
 	// - `contract-cancelled` (409): the contract is cancelled; keys can no longer change.
@@ -264,7 +264,7 @@ type Problem struct {
 // - `not-found` (404): no such contract, or no such key on it.
 // - `unknown-plan` (422): the plan is not offered.
 // - `unsupported-region` (422): the region is not served.
-// - `idempotency-key-reuse` (422): the Idempotency-Key was used before with a different body.
+// - `idempotency-key-reuse` (422): the Idempotency-Key was used before with another plan or region.
 // - `contract-has-buckets` (409): cancelling needs `force=true` while the account owns buckets.
 // - `last-key` (409): the only key pair of a contract cannot be revoked.
 // - `contract-cancelled` (409): the contract is cancelled; keys can no longer change.
@@ -405,9 +405,11 @@ type ClientInterface interface {
 	// Buys a contract: an account on the provider's S3 endpoint with one key pair. The answer is
 	// the only place, with an idempotent replay, where the first secret access key appears.
 	//
-	// Repeating the request with the same `Idempotency-Key` and the same body returns the same
-	// contract (same id, same first key pair) with status `200`, whatever state it is in now. The
-	// same key with a different body is refused with `422 idempotency-key-reuse`. A request that
+	// Repeating the request with the same `Idempotency-Key` and the same terms (`plan` and
+	// `region`) returns the same contract (same id, same first key pair) with status `200`,
+	// whatever state it is in now; `displayName` and `requester` are informational and may differ
+	// (the record keeps the first ones). The same key with other terms is refused with
+	// `422 idempotency-key-reuse`. A request that
 	// failed with a `5xx` may be repeated with the same key: the server finishes what it started
 	// and never makes a second account.
 	//
@@ -421,9 +423,11 @@ type ClientInterface interface {
 	// Buys a contract: an account on the provider's S3 endpoint with one key pair. The answer is
 	// the only place, with an idempotent replay, where the first secret access key appears.
 	//
-	// Repeating the request with the same `Idempotency-Key` and the same body returns the same
-	// contract (same id, same first key pair) with status `200`, whatever state it is in now. The
-	// same key with a different body is refused with `422 idempotency-key-reuse`. A request that
+	// Repeating the request with the same `Idempotency-Key` and the same terms (`plan` and
+	// `region`) returns the same contract (same id, same first key pair) with status `200`,
+	// whatever state it is in now; `displayName` and `requester` are informational and may differ
+	// (the record keeps the first ones). The same key with other terms is refused with
+	// `422 idempotency-key-reuse`. A request that
 	// failed with a `5xx` may be repeated with the same key: the server finishes what it started
 	// and never makes a second account.
 	//
@@ -474,9 +478,11 @@ type ClientInterface interface {
 // Buys a contract: an account on the provider's S3 endpoint with one key pair. The answer is
 // the only place, with an idempotent replay, where the first secret access key appears.
 //
-// Repeating the request with the same `Idempotency-Key` and the same body returns the same
-// contract (same id, same first key pair) with status `200`, whatever state it is in now. The
-// same key with a different body is refused with `422 idempotency-key-reuse`. A request that
+// Repeating the request with the same `Idempotency-Key` and the same terms (`plan` and
+// `region`) returns the same contract (same id, same first key pair) with status `200`,
+// whatever state it is in now; `displayName` and `requester` are informational and may differ
+// (the record keeps the first ones). The same key with other terms is refused with
+// `422 idempotency-key-reuse`. A request that
 // failed with a `5xx` may be repeated with the same key: the server finishes what it started
 // and never makes a second account.
 //
@@ -500,9 +506,11 @@ func (c *Client) CreateContractWithBody(ctx context.Context, params *CreateContr
 // Buys a contract: an account on the provider's S3 endpoint with one key pair. The answer is
 // the only place, with an idempotent replay, where the first secret access key appears.
 //
-// Repeating the request with the same `Idempotency-Key` and the same body returns the same
-// contract (same id, same first key pair) with status `200`, whatever state it is in now. The
-// same key with a different body is refused with `422 idempotency-key-reuse`. A request that
+// Repeating the request with the same `Idempotency-Key` and the same terms (`plan` and
+// `region`) returns the same contract (same id, same first key pair) with status `200`,
+// whatever state it is in now; `displayName` and `requester` are informational and may differ
+// (the record keeps the first ones). The same key with other terms is refused with
+// `422 idempotency-key-reuse`. A request that
 // failed with a `5xx` may be repeated with the same key: the server finishes what it started
 // and never makes a second account.
 //
@@ -869,9 +877,11 @@ type ClientWithResponsesInterface interface {
 	// Buys a contract: an account on the provider's S3 endpoint with one key pair. The answer is
 	// the only place, with an idempotent replay, where the first secret access key appears.
 	//
-	// Repeating the request with the same `Idempotency-Key` and the same body returns the same
-	// contract (same id, same first key pair) with status `200`, whatever state it is in now. The
-	// same key with a different body is refused with `422 idempotency-key-reuse`. A request that
+	// Repeating the request with the same `Idempotency-Key` and the same terms (`plan` and
+	// `region`) returns the same contract (same id, same first key pair) with status `200`,
+	// whatever state it is in now; `displayName` and `requester` are informational and may differ
+	// (the record keeps the first ones). The same key with other terms is refused with
+	// `422 idempotency-key-reuse`. A request that
 	// failed with a `5xx` may be repeated with the same key: the server finishes what it started
 	// and never makes a second account.
 	//
@@ -885,9 +895,11 @@ type ClientWithResponsesInterface interface {
 	// Buys a contract: an account on the provider's S3 endpoint with one key pair. The answer is
 	// the only place, with an idempotent replay, where the first secret access key appears.
 	//
-	// Repeating the request with the same `Idempotency-Key` and the same body returns the same
-	// contract (same id, same first key pair) with status `200`, whatever state it is in now. The
-	// same key with a different body is refused with `422 idempotency-key-reuse`. A request that
+	// Repeating the request with the same `Idempotency-Key` and the same terms (`plan` and
+	// `region`) returns the same contract (same id, same first key pair) with status `200`,
+	// whatever state it is in now; `displayName` and `requester` are informational and may differ
+	// (the record keeps the first ones). The same key with other terms is refused with
+	// `422 idempotency-key-reuse`. A request that
 	// failed with a `5xx` may be repeated with the same key: the server finishes what it started
 	// and never makes a second account.
 	//
@@ -1424,9 +1436,11 @@ func (r RemoveKeyResponse) ContentType() string {
 // Buys a contract: an account on the provider's S3 endpoint with one key pair. The answer is
 // the only place, with an idempotent replay, where the first secret access key appears.
 //
-// Repeating the request with the same `Idempotency-Key` and the same body returns the same
-// contract (same id, same first key pair) with status `200`, whatever state it is in now. The
-// same key with a different body is refused with `422 idempotency-key-reuse`. A request that
+// Repeating the request with the same `Idempotency-Key` and the same terms (`plan` and
+// `region`) returns the same contract (same id, same first key pair) with status `200`,
+// whatever state it is in now; `displayName` and `requester` are informational and may differ
+// (the record keeps the first ones). The same key with other terms is refused with
+// `422 idempotency-key-reuse`. A request that
 // failed with a `5xx` may be repeated with the same key: the server finishes what it started
 // and never makes a second account.
 //
@@ -1446,9 +1460,11 @@ func (c *ClientWithResponses) CreateContractWithBodyWithResponse(ctx context.Con
 // Buys a contract: an account on the provider's S3 endpoint with one key pair. The answer is
 // the only place, with an idempotent replay, where the first secret access key appears.
 //
-// Repeating the request with the same `Idempotency-Key` and the same body returns the same
-// contract (same id, same first key pair) with status `200`, whatever state it is in now. The
-// same key with a different body is refused with `422 idempotency-key-reuse`. A request that
+// Repeating the request with the same `Idempotency-Key` and the same terms (`plan` and
+// `region`) returns the same contract (same id, same first key pair) with status `200`,
+// whatever state it is in now; `displayName` and `requester` are informational and may differ
+// (the record keeps the first ones). The same key with other terms is refused with
+// `422 idempotency-key-reuse`. A request that
 // failed with a `5xx` may be repeated with the same key: the server finishes what it started
 // and never makes a second account.
 //

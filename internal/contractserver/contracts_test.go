@@ -94,11 +94,26 @@ func TestCreateIsIdempotent(t *testing.T) {
 		t.Errorf("replay returned another contract (-first +replay):\n%s", diff)
 	}
 
-	reuses := map[string]contractapi.ContractRequest{
-		"other plan":         {Plan: "other", DisplayName: aws.String("x")},
+	// The display name only describes the contract: a replay after the caller changed it still
+	// gets the same contract.
+	for name, body := range map[string]contractapi.ContractRequest{
 		"other display name": {Plan: "standard", DisplayName: aws.String("y")},
 		"display name gone":  {Plan: "standard"},
-		"region added":       {Plan: "standard", DisplayName: aws.String("x"), Region: aws.String(gw.Region)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			resp, err := ts.client.CreateContractWithResponse(ctx, &contractapi.CreateContractParams{IdempotencyKey: "uid-idem"}, body)
+			if err != nil {
+				t.Fatalf("CreateContract: %v", err)
+			}
+			if resp.JSON200 == nil || resp.JSON200.Id != first.Id || resp.JSON200.Credentials != first.Credentials {
+				t.Errorf("replay with %s: %s %s, want 200 with contract %s", name, resp.Status(), resp.Body, first.Id)
+			}
+		})
+	}
+
+	reuses := map[string]contractapi.ContractRequest{
+		"other plan":   {Plan: "other", DisplayName: aws.String("x")},
+		"region added": {Plan: "standard", DisplayName: aws.String("x"), Region: aws.String(gw.Region)},
 	}
 	for name, body := range reuses {
 		t.Run(name, func(t *testing.T) {

@@ -199,11 +199,24 @@ func (b *RGWBackend) RemoveKey(ctx context.Context, contractID, accessKeyID stri
 	return nil
 }
 
-// redact drops the text of a go-ceph decoding error. go-ceph quotes the whole response body when
-// it cannot decode it, and user and key responses carry every secret key of the user.
+// redact keeps secret keys out of an admin ops error: go-ceph quotes the whole response body
+// (which lists every key of the user) when it cannot decode it, and the request URL (whose query
+// holds the new secret key) when the request gets no answer.
 func redact(err error) error {
 	if err != nil && strings.HasPrefix(err.Error(), "failed to unmarshal radosgw http response") {
 		return errors.New("radosgw admin ops answered with a response that could not be decoded")
+	}
+	// go-ceph sends secret keys in the query string of admin ops, and a request that gets no
+	// answer fails with a *url.Error that quotes the whole URL: keep only scheme, host and path.
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		where := urlErr.URL
+		if u, parseErr := url.Parse(urlErr.URL); parseErr == nil {
+			where = u.Scheme + "://" + u.Host + u.Path
+		} else {
+			where = "the radosgw admin API"
+		}
+		return fmt.Errorf("%s %s: %w", urlErr.Op, where, urlErr.Err)
 	}
 	return err
 }

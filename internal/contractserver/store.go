@@ -49,8 +49,7 @@ type record struct {
 	CancelledAt    *time.Time    `json:"cancelledAt,omitempty"`
 }
 
-// storedRequest is the create request as sent. Two requests are the same when their JSON
-// encodings are (see sameRequest): absent and empty optional fields differ, as they did on the wire.
+// storedRequest is the create request as sent.
 type storedRequest struct {
 	Plan        string           `json:"plan"`
 	Region      *string          `json:"region,omitempty"`
@@ -63,10 +62,19 @@ type storedRequester struct {
 	Name      *string `json:"name,omitempty"`
 }
 
+// sameRequest reports whether two create requests ask for the same contract: the same plan and
+// region. The display name and requester only describe it, and a caller replaying its request
+// after a crash may have changed them since.
 func sameRequest(a, b storedRequest) bool {
-	ja, errA := json.Marshal(a)
-	jb, errB := json.Marshal(b)
-	return errA == nil && errB == nil && string(ja) == string(jb)
+	return a.Plan == b.Plan && ptrEqual(a.Region, b.Region)
+}
+
+// ptrEqual compares optional fields as they were on the wire: absent differs from empty.
+func ptrEqual(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 type storedKey struct {

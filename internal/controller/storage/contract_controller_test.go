@@ -175,6 +175,29 @@ var _ = Describe("Contract", func() {
 		Expect(createsFor(c, http.StatusCreated)).To(Equal(1))
 	})
 
+	It("recovers its Secret after the display name changed", func(ctx SpecContext) {
+		c := newContract(ns, "renamed", func(c *storagev1alpha1.Contract) { c.Spec.DisplayName = "Team A" })
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		contractReady(ctx, c)
+		before := secretOf(ctx, c)
+
+		Eventually(func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(c), c); err != nil {
+				return err
+			}
+			c.Spec.DisplayName = "Team A (archive)"
+			return k8s.Update(ctx, c)
+		}).Should(Succeed())
+		contractReady(ctx, c)
+		Expect(k8s.Delete(ctx, before)).To(Succeed())
+		Eventually(func(g Gomega) {
+			after := &corev1.Secret{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(before), after)).To(Succeed())
+			g.Expect(after.UID).NotTo(Equal(before.UID))
+			g.Expect(after.Data).To(Equal(before.Data))
+		}).Should(Succeed())
+	})
+
 	It("never overwrites a Secret it does not own", func(ctx SpecContext) {
 		foreign := &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken-credentials"},
