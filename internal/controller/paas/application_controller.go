@@ -412,7 +412,7 @@ func (r *ApplicationReconciler) setReady(app *paasv1alpha1.Application, c condit
 		(c.Status == metav1.ConditionFalse && wasReady && c.Reason != paasv1alpha1.ReasonDeploymentProgressing) {
 		eventType = corev1.EventTypeWarning
 	}
-	r.Recorder.Eventf(app, nil, eventType, c.Reason, "Reconcile", c.Message)
+	r.Recorder.Eventf(app, nil, eventType, c.Reason, "Reconcile", "%s", c.Message)
 }
 
 // SetupWithManager registers the controller. An Application wakes when its spec changes, when

@@ -124,9 +124,14 @@ func (r *BucketReconciler) reconcileNormal(ctx context.Context, b *storagev1alph
 	}
 	acl, err := r.syncACL(ctx, b, store, applied)
 	if errors.Is(err, objectstore.ErrNoSuchBucket) {
-		// Deleted behind the operator's back: make it again.
+		// Deleted behind the operator's back: make it again, then give it the spec's ACL, which
+		// nothing that was observed before describes any more.
 		b.Status.BucketName = ""
-		return r.ensureBucket(ctx, b, store)
+		if res, err := r.ensureBucket(ctx, b, store); err != nil || !res.IsZero() {
+			return res, err
+		}
+		applied = false
+		acl, err = r.syncACL(ctx, b, store, applied)
 	}
 	if err != nil {
 		return r.s3Failed(b, err)
@@ -198,6 +203,11 @@ func (r *BucketReconciler) ensureBucket(ctx context.Context, b *storagev1alpha1.
 	case errors.Is(err, objectstore.ErrNoSuchBucket):
 		return r.createBucket(ctx, b, store)
 	case errors.Is(err, objectstore.ErrAccessDenied):
+		// HEAD has no body, so a 403 may also mean these credentials work nowhere: only if the
+		// account can list its own buckets is the name someone else's.
+		if _, listErr := store.BucketNames(ctx); listErr != nil {
+			return r.s3Failed(b, listErr)
+		}
 		return r.nameTaken(b)
 	case err != nil:
 		return r.s3Failed(b, err)
@@ -302,6 +312,11 @@ func (r *BucketReconciler) syncPolicy(ctx context.Context, b *storagev1alpha1.Bu
 		desired = string(b.Spec.Policy.Raw)
 	}
 	if samePolicy(desired, observed) || (applied && samePolicy(rawString(b.Status.Policy), observed)) {
+		if samePolicy(rawString(b.Status.Policy), observed) {
+			// Already recorded: the API server may have re-encoded numbers in it, which must not
+			// count as a change of status.
+			return b.Status.Policy, nil
+		}
 		return canonicalRaw(observed), nil
 	}
 	if desired == "" {
@@ -435,7 +450,7 @@ func (r *BucketReconciler) setBlocked(b *storagev1alpha1.Bucket, reason, message
 	status.SetCondition(&b.Status.Conditions, b.Generation, storagev1alpha1.DeletionBlockedCondition,
 		metav1.ConditionTrue, reason, message)
 	if !wasBlocked || oldReason != reason {
-		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, "DeletionBlocked", "Delete", message)
+		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, "DeletionBlocked", "Delete", "%s", message)
 	}
 	r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonDeleting, "Deletion is blocked (see DeletionBlocked)")
 }
@@ -465,7 +480,7 @@ func (r *BucketReconciler) setReady(b *storagev1alpha1.Bucket, ready metav1.Cond
 	if ready == metav1.ConditionFalse && reason != storagev1alpha1.ReasonDeleting {
 		eventType = corev1.EventTypeWarning
 	}
-	r.Recorder.Eventf(b, nil, eventType, reason, "Reconcile", message)
+	r.Recorder.Eventf(b, nil, eventType, reason, "Reconcile", "%s", message)
 }
 
 // SetupWithManager registers the controller. A Bucket wakes when its spec changes, when its

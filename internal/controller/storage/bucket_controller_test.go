@@ -343,6 +343,22 @@ var _ = Describe("Bucket", func() {
 		Eventually(func() []string { return eventReasons(ctx, b) }).Should(ContainElements("ACLDriftCorrected", "PolicyDriftCorrected"))
 	})
 
+	It("makes a bucket deleted behind its back again, with the spec's ACL", func(ctx SpecContext) {
+		a := readyAccount(ctx, ns, "vanish")
+		b := newBucket(ns, "vanish", "vanish", func(s *storagev1alpha1.BucketSpec) { s.CannedACL = storagev1alpha1.CannedACLPublicRead })
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+		bucketReady(ctx, b)
+
+		_, err := a.s3.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(b.Spec.BucketName)})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			out, err := a.s3.GetBucketAcl(ctx, &s3.GetBucketAclInput{Bucket: aws.String(b.Spec.BucketName)})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(out.Grants).To(ContainElement(HaveField("Permission", types.PermissionRead)))
+		}, 15*time.Second).Should(Succeed())
+		bucketReady(ctx, b)
+	})
+
 	It("leaves the bucket in place when deleted with bucketReclaimPolicy Retain", func(ctx SpecContext) {
 		a := readyAccount(ctx, ns, "retain")
 		b := newBucket(ns, "kept", "retain")

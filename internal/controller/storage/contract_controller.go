@@ -286,7 +286,7 @@ func (r *ContractReconciler) setReady(c *storagev1alpha1.Contract, ready metav1.
 	if ready == metav1.ConditionFalse && reason != storagev1alpha1.ReasonDeleting {
 		eventType = corev1.EventTypeWarning
 	}
-	r.Recorder.Eventf(c, nil, eventType, reason, "Reconcile", message)
+	r.Recorder.Eventf(c, nil, eventType, reason, "Reconcile", "%s", message)
 }
 
 // updateInUse records which Buckets name this Contract.
