@@ -210,11 +210,9 @@ func redact(err error) error {
 	// answer fails with a *url.Error that quotes the whole URL: keep only scheme, host and path.
 	var urlErr *url.Error
 	if errors.As(err, &urlErr) {
-		where := urlErr.URL
+		where := "the radosgw admin API"
 		if u, parseErr := url.Parse(urlErr.URL); parseErr == nil {
 			where = u.Scheme + "://" + u.Host + u.Path
-		} else {
-			where = "the radosgw admin API"
 		}
 		return fmt.Errorf("%s %s: %w", urlErr.Op, where, urlErr.Err)
 	}
