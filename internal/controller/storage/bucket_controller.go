@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
@@ -412,6 +413,15 @@ func (r *BucketReconciler) updateInUse(ctx context.Context, b *storagev1alpha1.B
 // with objects is never emptied: deletion waits, and DeletionBlocked says why and what to do.
 func (r *BucketReconciler) deleteBucket(ctx context.Context, b *storagev1alpha1.Bucket) (ctrl.Result, error) {
 	name := b.Status.BucketName
+	contract := &storagev1alpha1.Contract{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ContractName}, contract)
+	if err == nil && contract.Status.State == string(contractapi.Cancelled) {
+		// A cancelled account has no buckets left: there is nothing to delete, and no working
+		// key to delete it with.
+		r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "BucketGone", "Delete",
+			"Bucket %s went with cancelled contract %s", name, contract.Status.ContractID)
+		return ctrl.Result{}, nil
+	}
 	store, err := r.connect(ctx, b)
 	if store == nil {
 		if err == nil {

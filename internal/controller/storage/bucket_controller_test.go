@@ -453,6 +453,36 @@ var _ = Describe("Bucket", func() {
 		Eventually(func() []string { return eventReasons(ctx, tagged) }).Should(ContainElement("BucketAdopted"))
 	})
 
+	It("finishes a namespace deletion that takes the Secret first", func(ctx SpecContext) {
+		// envtest runs no namespace controller, so the spec does its sweep: Secrets first (they
+		// have no finalizer of their own), then Buckets and Contracts. The Buckets still need
+		// the Secret to delete their buckets, and the Contract waits for the Buckets.
+		c := newContract(ns, "sweep", func(c *storagev1alpha1.Contract) {
+			c.Spec.ReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
+		})
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		contractReady(ctx, c)
+		b := newBucket(ns, "sweep", "sweep", func(s *storagev1alpha1.BucketSpec) {
+			s.BucketReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
+		})
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+		bucketReady(ctx, b)
+		secret := &corev1.Secret{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: c.Status.SecretName}, secret)).To(Succeed())
+		s3c := testenv.NewS3Client(stk.S3.Endpoint, stk.S3.Region,
+			string(secret.Data["AWS_ACCESS_KEY_ID"]), string(secret.Data["AWS_SECRET_ACCESS_KEY"]))
+
+		Expect(k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		Expect(k8s.Delete(ctx, secret)).To(Succeed())
+		Expect(k8s.Delete(ctx, b)).To(Succeed())
+		Expect(k8s.Delete(ctx, c)).To(Succeed())
+		gone(ctx, b)
+		gone(ctx, c)
+		gone(ctx, secret)
+		_, err := s3c.ListBuckets(ctx, &s3.ListBucketsInput{})
+		Expect(err).To(HaveOccurred(), "the account was left at the provider")
+	})
+
 	It("makes its Contract wait for it on deletion", func(ctx SpecContext) {
 		a := readyAccount(ctx, ns, "parent")
 		b := newBucket(ns, "child", "parent", func(s *storagev1alpha1.BucketSpec) {

@@ -58,6 +58,7 @@ type ContractReconciler struct {
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts/finalizers,verbs=update
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile makes the provider's contract and the credentials Secret match the Contract.
@@ -105,6 +106,13 @@ func (r *ContractReconciler) reconcileNormal(ctx context.Context, c *storagev1al
 		return ctrl.Result{}, fmt.Errorf("reading Secret %q: %w", secretName, err)
 	case !metav1.IsControlledBy(secret, c):
 		return r.secretConflict(c, secretName)
+	case !secret.DeletionTimestamp.IsZero():
+		// Deleted by hand: let it go, and its deletion wakes this Contract to write it again. Not
+		// when the whole namespace is going: its Buckets need it until they are gone.
+		if terminating, err := r.namespaceTerminating(ctx, c.Namespace); err != nil || terminating {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, r.releaseSecret(ctx, c, secret, false)
 	}
 
 	if c.Status.ContractID == "" || secret == nil || !hasCredentials(secret) {
@@ -202,8 +210,16 @@ func (r *ContractReconciler) writeSecret(ctx context.Context, c *storagev1alpha1
 	}
 	isNew := secret.ResourceVersion == ""
 	changed := setSecretData(secret, c.Name, endpoint, region, keyID, secretKey)
-	if err := controllerutil.SetControllerReference(c, secret, r.Scheme()); err != nil {
-		return err
+	if !metav1.IsControlledBy(secret, c) {
+		if err := controllerutil.SetControllerReference(c, secret, r.Scheme()); err != nil {
+			return err
+		}
+		changed = true
+	}
+	// The Secret outlives a namespace deletion's first sweep until this Contract lets it go, so
+	// its Buckets can still reach S3 to delete themselves (see reconcileDelete).
+	if controllerutil.AddFinalizer(secret, Finalizer) {
+		changed = true
 	}
 	switch {
 	case isNew:
@@ -212,7 +228,7 @@ func (r *ContractReconciler) writeSecret(ctx context.Context, c *storagev1alpha1
 		}
 		r.Recorder.Eventf(c, secret, corev1.EventTypeNormal, "SecretCreated", "Create",
 			"Wrote the contract's credentials to Secret %s", secret.Name)
-	case changed || len(secret.OwnerReferences) == 0:
+	case changed:
 		if err := r.Update(ctx, secret); err != nil {
 			return fmt.Errorf("updating Secret %q: %w", secret.Name, err)
 		}
@@ -332,6 +348,9 @@ func (r *ContractReconciler) reconcileDelete(ctx context.Context, c *storagev1al
 		}
 		// The keys are dead: the Secret goes with the contract.
 		if ownSecret {
+			if err := r.releaseSecret(ctx, c, secret, false); err != nil {
+				return ctrl.Result{}, err
+			}
 			if err := r.Delete(ctx, secret); client.IgnoreNotFound(err) != nil {
 				return ctrl.Result{}, fmt.Errorf("deleting Secret %q: %w", secret.Name, err)
 			}
@@ -339,10 +358,8 @@ func (r *ContractReconciler) reconcileDelete(ctx context.Context, c *storagev1al
 	} else if ownSecret {
 		// Retain keeps the contract running, so its credentials must outlive this resource:
 		// without the owner reference the garbage collector leaves the Secret alone.
-		patch := client.MergeFrom(secret.DeepCopy())
-		secret.OwnerReferences = removeOwner(secret.OwnerReferences, c.UID)
-		if err := r.Patch(ctx, secret, patch); err != nil {
-			return ctrl.Result{}, fmt.Errorf("releasing Secret %q: %w", secret.Name, err)
+		if err := r.releaseSecret(ctx, c, secret, true); err != nil {
+			return ctrl.Result{}, err
 		}
 		r.Recorder.Eventf(c, secret, corev1.EventTypeNormal, "SecretRetained", "Delete",
 			"Contract %s stays at the provider (reclaimPolicy Retain); Secret %s keeps its credentials", c.Status.ContractID, secret.Name)
@@ -354,6 +371,32 @@ func (r *ContractReconciler) reconcileDelete(ctx context.Context, c *storagev1al
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	return ctrl.Result{}, nil
+}
+
+func (r *ContractReconciler) namespaceTerminating(ctx context.Context, name string) (bool, error) {
+	ns := &corev1.Namespace{}
+	if err := r.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return !ns.DeletionTimestamp.IsZero(), nil
+}
+
+// releaseSecret removes this Contract's finalizer from its Secret, and with orphan also its owner
+// reference, so the Secret outlives the Contract.
+func (r *ContractReconciler) releaseSecret(ctx context.Context, c *storagev1alpha1.Contract, secret *corev1.Secret, orphan bool) error {
+	patch := client.MergeFrom(secret.DeepCopy())
+	changed := controllerutil.RemoveFinalizer(secret, Finalizer)
+	if orphan {
+		secret.OwnerReferences = removeOwner(secret.OwnerReferences, c.UID)
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	if err := r.Patch(ctx, secret, patch); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("releasing Secret %q: %w", secret.Name, err)
+	}
+	return nil
 }
 
 // cancelAtProvider cancels the contract. A zero result and nil error mean it is gone.
