@@ -35,6 +35,10 @@ import (
 // deleted with Retain and applied again gets its bucket back, and nothing else does.
 const OwnerTag = "storage.osm.dev/bucket"
 
+// CreatingAnnotation on a Bucket names the bucket it is creating, written just before
+// CreateBucket, so that a pass that stops between creating and tagging is finished by the next.
+const CreatingAnnotation = "storage.osm.dev/creating-bucket"
+
 // OwnerUIDTag records the UID of the resource that made or last adopted the bucket, which tells
 // a genuine adoption from a pass that read its own resource from a cache a step behind.
 const OwnerUIDTag = "storage.osm.dev/bucket-uid"
@@ -214,8 +218,7 @@ func (r *BucketReconciler) ensureBucket(ctx context.Context, b *storagev1alpha1.
 		return r.s3Failed(b, err)
 	}
 
-	// The bucket exists and this account may use it: adopt it only if it is in this account and
-	// carries this resource's tag, so no one else's data is taken over by a name clash.
+	// The bucket exists and this account may use it.
 	names, err := store.BucketNames(ctx)
 	if err != nil {
 		return r.s3Failed(b, err)
@@ -223,24 +226,39 @@ func (r *BucketReconciler) ensureBucket(ctx context.Context, b *storagev1alpha1.
 	if !slices.Contains(names, name) {
 		return r.nameTaken(b)
 	}
+	return r.claim(ctx, b, store)
+}
+
+// claim takes a bucket that exists in the contract's account, but only if it is this resource's:
+// tagged for it, or untagged and named in this resource's record of a creation it had not
+// finished. No one else's data is taken over by a name clash.
+func (r *BucketReconciler) claim(ctx context.Context, b *storagev1alpha1.Bucket, store objectstore.Store) (ctrl.Result, error) {
+	name := b.Spec.BucketName
 	tags, err := store.BucketTags(ctx, name)
 	if err != nil {
 		return r.s3Failed(b, err)
 	}
-	if tag := tags[OwnerTag]; tag != ownerTagValue(b) {
+	unfinished := tags[OwnerTag] == "" && b.Annotations[CreatingAnnotation] == name
+	if tag := tags[OwnerTag]; tag != ownerTagValue(b) && !unfinished {
 		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonBucketAlreadyExists, fmt.Sprintf(
 			"Bucket %s already exists in the account of Contract %s but was not made for this resource "+
 				"(its %s tag is %q, not %q); it is left alone: choose another bucketName",
-			name, b.Spec.ContractName, OwnerTag, tags[OwnerTag], ownerTagValue(b)))
+			name, b.Spec.ContractName, OwnerTag, tag, ownerTagValue(b)))
 		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("bucket %q exists and is not tagged for %s", name, ownerTagValue(b)))
 	}
-	b.Status.BucketName = name
-	if tags[OwnerUIDTag] == string(b.UID) {
+	if tags[OwnerUIDTag] == string(b.UID) && !unfinished {
 		// Made by an earlier pass whose status this pass's cache did not show yet.
+		b.Status.BucketName = name
 		return ctrl.Result{}, nil
 	}
-	if err := store.SetBucketTags(ctx, name, map[string]string{OwnerUIDTag: string(b.UID)}); err != nil {
+	if err := store.SetBucketTags(ctx, name, map[string]string{OwnerTag: ownerTagValue(b), OwnerUIDTag: string(b.UID)}); err != nil {
 		return r.s3Failed(b, err)
+	}
+	b.Status.BucketName = name
+	if unfinished {
+		r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "BucketCreated", "Create",
+			"Finished creating bucket %s in the account of Contract %s", name, b.Spec.ContractName)
+		return ctrl.Result{}, nil
 	}
 	r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "BucketAdopted", "Adopt",
 		"Adopted existing bucket %s, which is tagged for this resource", name)
@@ -249,17 +267,22 @@ func (r *BucketReconciler) ensureBucket(ctx context.Context, b *storagev1alpha1.
 
 func (r *BucketReconciler) createBucket(ctx context.Context, b *storagev1alpha1.Bucket, store objectstore.Store) (ctrl.Result, error) {
 	name := b.Spec.BucketName
+	// Record the intent first: should this pass stop between creating the bucket and tagging
+	// it, the next one knows the untagged bucket is its own.
+	if b.Annotations[CreatingAnnotation] != name {
+		patch := client.MergeFrom(b.DeepCopy())
+		metav1.SetMetaDataAnnotation(&b.ObjectMeta, CreatingAnnotation, name)
+		if err := r.Patch(ctx, b, patch); err != nil {
+			return ctrl.Result{}, fmt.Errorf("recording the creation of bucket %q: %w", name, err)
+		}
+	}
 	err := store.CreateBucket(ctx, name)
 	switch {
 	case errors.Is(err, objectstore.ErrBucketTakenElsewhere):
 		return r.nameTaken(b)
 	case objectstore.ErrorCode(err) == "BucketAlreadyOwnedByYou":
-		// Made by someone else in this account between the look and the create.
-		b.Status.BucketName = ""
-		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonBucketAlreadyExists, fmt.Sprintf(
-			"Bucket %s appeared in the account of Contract %s while this resource was creating it; it is left alone",
-			name, b.Spec.ContractName))
-		return ctrl.Result{}, reconcile.TerminalError(err)
+		// An earlier attempt whose answer was lost, or another resource of this account.
+		return r.claim(ctx, b, store)
 	case err != nil:
 		return r.s3Failed(b, err)
 	}

@@ -483,6 +483,22 @@ var _ = Describe("Bucket", func() {
 		Expect(err).To(HaveOccurred(), "the account was left at the provider")
 	})
 
+	It("finishes a creation an earlier pass could not tag", func(ctx SpecContext) {
+		// As if the manager stopped between CreateBucket and tagging: the bucket exists untagged,
+		// and the Bucket still records that it was creating it.
+		a := readyAccount(ctx, ns, "crash")
+		b := newBucket(ns, "half-made", "crash")
+		b.Annotations = map[string]string{"storage.osm.dev/creating-bucket": b.Spec.BucketName}
+		_, err := a.s3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(b.Spec.BucketName)})
+		Expect(err).NotTo(HaveOccurred())
+
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+		bucketReady(ctx, b)
+		tags, err := a.s3.GetBucketTagging(ctx, &s3.GetBucketTaggingInput{Bucket: aws.String(b.Spec.BucketName)})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(tags.TagSet).To(ContainElement(types.Tag{Key: aws.String("storage.osm.dev/bucket"), Value: aws.String(ns + "/half-made")}))
+	})
+
 	It("makes its Contract wait for it on deletion", func(ctx SpecContext) {
 		a := readyAccount(ctx, ns, "parent")
 		b := newBucket(ns, "child", "parent", func(s *storagev1alpha1.BucketSpec) {
