@@ -123,6 +123,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := (&storagecontroller.ContractReconciler{
 		Client:                  mgr.GetClient(),
 		API:                     api,
+		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder("contract-controller"),
 		ResyncPeriod:            opts.ResyncPeriod,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,

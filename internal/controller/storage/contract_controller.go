@@ -42,6 +42,8 @@ type ContractReconciler struct {
 	client.Client
 	// API is the provider's contract API.
 	API contractapi.ClientWithResponsesInterface
+	// APIReader reads from the API server directly, for what the cache does not hold.
+	APIReader client.Reader
 	// Recorder emits events on the Contract.
 	Recorder events.EventRecorder
 	// ResyncPeriod is how often a Ready Contract is read back from the provider, which finds a
@@ -167,7 +169,7 @@ func (r *ContractReconciler) createOrRecover(ctx context.Context, c *storagev1al
 		secret = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: c.SecretNameOrDefault()}}
 	}
 	if err := r.writeSecret(ctx, c, secret, got.Endpoint, got.Region, &got.Credentials); err != nil {
-		return r.secretFailed(c, err)
+		return r.secretFailed(ctx, c, err)
 	}
 	r.setObserved(c, got.Id, string(got.State), got.Endpoint, got.Region, got.Plan)
 	return ctrl.Result{}, nil
@@ -194,7 +196,7 @@ func (r *ContractReconciler) observe(ctx context.Context, c *storagev1alpha1.Con
 		return r.cancelled(c, got.Id)
 	}
 	if err := r.writeSecret(ctx, c, secret, got.Endpoint, got.Region, nil); err != nil {
-		return r.secretFailed(c, err)
+		return r.secretFailed(ctx, c, err)
 	}
 	r.setObserved(c, got.Id, string(got.State), got.Endpoint, got.Region, got.Plan)
 	return ctrl.Result{RequeueAfter: r.ResyncPeriod}, nil
@@ -263,11 +265,20 @@ func (r *ContractReconciler) secretConflict(c *storagev1alpha1.Contract, name st
 	return ctrl.Result{RequeueAfter: cancelRetryInterval}, nil
 }
 
-func (r *ContractReconciler) secretFailed(c *storagev1alpha1.Contract, err error) (ctrl.Result, error) {
-	if apierrors.IsAlreadyExists(err) {
-		return r.secretConflict(c, c.SecretNameOrDefault())
+func (r *ContractReconciler) secretFailed(ctx context.Context, c *storagev1alpha1.Contract, err error) (ctrl.Result, error) {
+	if !apierrors.IsAlreadyExists(err) {
+		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, err
+	// The cache holds only labelled Secrets, and may not yet hold one this Contract has just
+	// written: ask the API server whose it is.
+	existing := &corev1.Secret{}
+	if getErr := r.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.SecretNameOrDefault()}, existing); getErr != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(getErr)
+	}
+	if metav1.IsControlledBy(existing, c) {
+		return ctrl.Result{}, err // the cache catches up; retry
+	}
+	return r.secretConflict(c, c.SecretNameOrDefault())
 }
 
 // apiFailed records a failed contract API call. Transient failures are retried with backoff (or
