@@ -184,6 +184,12 @@ func validateSpec(app *paasv1alpha1.Application) field.ErrorList {
 		if who, ok := reserved[e.Name]; ok {
 			errs = append(errs, field.Invalid(specPath.Child("env").Index(i).Child("name"), e.Name, who+"; choose another name"))
 		}
+		// The operator makes the Deployment with its own permissions, so a reference to any
+		// Secret would let whoever may write Applications read Secrets they may not.
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			errs = append(errs, field.Forbidden(specPath.Child("env").Index(i).Child("valueFrom", "secretKeyRef"),
+				"an Application reads Secrets only through its linked Buckets (spec.buckets)"))
+		}
 	}
 	return errs
 }

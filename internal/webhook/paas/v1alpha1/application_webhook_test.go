@@ -171,6 +171,12 @@ func TestApplicationValidateCreate(t *testing.T) {
 		}, want: []string{
 			`spec.env[1].name: Invalid value: "PHOTOS_SECRET_ACCESS_KEY": is set by the link to Bucket photos (spec.buckets[0]); choose another name`,
 		}},
+		{name: "env reading another Secret", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Env = []corev1.EnvVar{{Name: "DB_PASSWORD", ValueFrom: &corev1.EnvVarSource{
+				SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}, Key: "password"}}}}
+		}, want: []string{
+			`spec.env[0].valueFrom.secretKeyRef: Forbidden: an Application reads Secrets only through its linked Buckets (spec.buckets)`,
+		}},
 		{name: "env name the backup defines", modify: func(a *paasv1alpha1.Application) {
 			a.Spec.Env = []corev1.EnvVar{{Name: "AWS_REGION", Value: "x"}}
 		}, want: []string{
