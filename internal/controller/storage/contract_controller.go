@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -31,6 +32,10 @@ import (
 // Finalizer keeps a Contract or Bucket until the controller has dealt with the provider side:
 // cancelled or kept the contract, deleted or kept the bucket, and waited for what depends on it.
 const Finalizer = "storage.osm.dev/finalizer"
+
+// PurchaseAnnotation is set on a Contract before its contract is first bought, so a deletion
+// can find a purchase whose answer was lost.
+const PurchaseAnnotation = "storage.osm.dev/purchase"
 
 // cancelRetryInterval is how often a Delete-policy Contract whose account still owns buckets
 // outside Kubernetes asks the provider again.
@@ -129,30 +134,23 @@ func (r *ContractReconciler) reconcileNormal(ctx context.Context, c *storagev1al
 // comes back with the same keys.
 func (r *ContractReconciler) createOrRecover(ctx context.Context, c *storagev1alpha1.Contract, secret *corev1.Secret) (ctrl.Result, error) {
 	const op = "creating the contract"
-	body := contractapi.ContractRequest{
-		Plan: c.Spec.Plan,
-		Requester: &contractapi.Requester{
-			Namespace: ptr.To(c.Namespace),
-			Name:      ptr.To(c.Name),
-		},
+	// Record the intent first: should the answer be lost and the Contract then be deleted,
+	// deletion knows there may be a contract to cancel (see contractToCancel).
+	if c.Annotations[PurchaseAnnotation] == "" {
+		patch := client.MergeFrom(c.DeepCopy())
+		metav1.SetMetaDataAnnotation(&c.ObjectMeta, PurchaseAnnotation, "requested")
+		if err := r.Patch(ctx, c, patch); err != nil {
+			return ctrl.Result{}, fmt.Errorf("recording the purchase: %w", err)
+		}
 	}
-	if c.Spec.Region != "" {
-		body.Region = ptr.To(c.Spec.Region)
-	}
-	if c.Spec.DisplayName != "" {
-		body.DisplayName = ptr.To(c.Spec.DisplayName)
-	}
-	resp, err := r.API.CreateContractWithResponse(ctx, &contractapi.CreateContractParams{IdempotencyKey: string(c.UID)}, body)
+	resp, err := r.buy(ctx, c)
 	if err != nil {
 		return r.apiFailed(c, &apiError{op: op, cause: err})
 	}
 	if err := checkResponse(op, resp.HTTPResponse, resp.Body); err != nil {
 		return r.apiFailed(c, err)
 	}
-	got := resp.JSON201
-	if got == nil {
-		got = resp.JSON200
-	}
+	got := cmp.Or(resp.JSON201, resp.JSON200)
 	if got == nil {
 		return ctrl.Result{}, fmt.Errorf("%s: HTTP %d without a contract in the body", op, resp.StatusCode())
 	}
@@ -172,6 +170,49 @@ func (r *ContractReconciler) createOrRecover(ctx context.Context, c *storagev1al
 		return r.secretFailed(ctx, c, err)
 	}
 	r.setObserved(c, got.Id, string(got.State), got.Endpoint, got.Region, got.Plan)
+	return ctrl.Result{}, nil
+}
+
+// buy asks the provider for the Contract's contract. The Contract's UID is the Idempotency-Key,
+// so asking again returns the contract already bought, with its first key pair.
+func (r *ContractReconciler) buy(ctx context.Context, c *storagev1alpha1.Contract) (*contractapi.CreateContractResponse, error) {
+	body := contractapi.ContractRequest{
+		Plan: c.Spec.Plan,
+		Requester: &contractapi.Requester{
+			Namespace: ptr.To(c.Namespace),
+			Name:      ptr.To(c.Name),
+		},
+	}
+	if c.Spec.Region != "" {
+		body.Region = ptr.To(c.Spec.Region)
+	}
+	if c.Spec.DisplayName != "" {
+		body.DisplayName = ptr.To(c.Spec.DisplayName)
+	}
+	return r.API.CreateContractWithResponse(ctx, &contractapi.CreateContractParams{IdempotencyKey: string(c.UID)}, body)
+}
+
+// contractToCancel finds the contract a deletion must cancel when none was recorded: a purchase
+// whose answer was lost. Asking again returns it; a refusal means nothing was bought. A zero
+// result and nil error mean c.Status.ContractID is as complete as it gets.
+func (r *ContractReconciler) contractToCancel(ctx context.Context, c *storagev1alpha1.Contract) (ctrl.Result, error) {
+	if c.Status.ContractID != "" || c.Annotations[PurchaseAnnotation] == "" {
+		return ctrl.Result{}, nil
+	}
+	const op = "looking up the contract bought for this resource"
+	resp, err := r.buy(ctx, c)
+	if err != nil {
+		return r.apiFailed(c, &apiError{op: op, cause: err})
+	}
+	if err := checkResponse(op, resp.HTTPResponse, resp.Body); err != nil {
+		if ae, ok := asAPIError(err); ok && !ae.retryable() {
+			return ctrl.Result{}, nil // refused: nothing was bought
+		}
+		return r.apiFailed(c, err)
+	}
+	if got := cmp.Or(resp.JSON201, resp.JSON200); got != nil {
+		c.Status.ContractID = got.Id
+	}
 	return ctrl.Result{}, nil
 }
 
@@ -353,6 +394,11 @@ func (r *ContractReconciler) reconcileDelete(ctx context.Context, c *storagev1al
 	}
 	ownSecret := secretErr == nil && metav1.IsControlledBy(secret, c)
 
+	if c.Spec.ReclaimPolicy == storagev1alpha1.ReclaimPolicyDelete {
+		if res, err := r.contractToCancel(ctx, c); err != nil || !res.IsZero() {
+			return res, err
+		}
+	}
 	if c.Spec.ReclaimPolicy == storagev1alpha1.ReclaimPolicyDelete && c.Status.ContractID != "" {
 		if res, err := r.cancelAtProvider(ctx, c); err != nil || !res.IsZero() {
 			return res, err

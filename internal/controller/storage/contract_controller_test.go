@@ -1,6 +1,7 @@
 package storage_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"slices"
 	"sync"
@@ -159,6 +160,42 @@ var _ = Describe("Contract", func() {
 		Expect(providerContract(ctx, c.Status.ContractID).State).To(Equal(contractapi.Active))
 	})
 
+	It("cancels a contract whose purchase was never recorded, when deleted with reclaimPolicy Delete", func(ctx SpecContext) {
+		// The provider sells the contract, but no answer reaches the manager; the user then
+		// deletes the Contract. Deletion must find that contract and cancel it, not leak it.
+		var mu sync.Mutex
+		var bought string
+		stk.ContractAPI.SetHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) {
+			if r.Method == http.MethodPost && r.URL.Path == "/v1/contracts" {
+				lost := &lostAnswer{}
+				next.ServeHTTP(lost, r)
+				var got contractapi.ContractWithCredentials
+				if json.Unmarshal(lost.body, &got) == nil && got.Id != "" {
+					mu.Lock()
+					bought = got.Id
+					mu.Unlock()
+				}
+				panic(http.ErrAbortHandler)
+			}
+			next.ServeHTTP(w, r)
+		})
+		DeferCleanup(func() { stk.ContractAPI.SetHook(nil) })
+		boughtID := func() string { mu.Lock(); defer mu.Unlock(); return bought }
+
+		c := newContract(ns, "unrecorded", func(c *storagev1alpha1.Contract) {
+			c.Spec.ReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
+		})
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		Eventually(boughtID).ShouldNot(BeEmpty())
+		Expect(k8s.Delete(ctx, c)).To(Succeed())
+		Consistently(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(c), c) }, 2*time.Second).
+			Should(Succeed(), "deletion must wait while it cannot learn what was bought")
+
+		stk.ContractAPI.SetHook(nil)
+		gone(ctx, c)
+		Expect(providerContract(ctx, boughtID()).State).To(Equal(contractapi.Cancelled))
+	})
+
 	It("recreates a Secret deleted by hand, with the same keys", func(ctx SpecContext) {
 		c := newContract(ns, "lost-secret")
 		Expect(k8s.Create(ctx, c)).To(Succeed())
@@ -278,8 +315,14 @@ var _ = Describe("Contract", func() {
 
 // lostAnswer is a ResponseWriter that keeps only the status of an answer that a lost connection
 // never delivers.
-type lostAnswer struct{ status int }
+type lostAnswer struct {
+	status int
+	body   []byte
+}
 
-func (*lostAnswer) Header() http.Header         { return http.Header{} }
-func (*lostAnswer) Write(b []byte) (int, error) { return len(b), nil }
-func (l *lostAnswer) WriteHeader(status int)    { l.status = status }
+func (*lostAnswer) Header() http.Header { return http.Header{} }
+func (l *lostAnswer) Write(b []byte) (int, error) {
+	l.body = append(l.body, b...)
+	return len(b), nil
+}
+func (l *lostAnswer) WriteHeader(status int) { l.status = status }
