@@ -125,7 +125,35 @@ func (r *ContractReconciler) reconcileNormal(ctx context.Context, c *storagev1al
 	if c.Status.ContractID == "" || secret == nil || !hasCredentials(secret) {
 		return r.createOrRecover(ctx, c, secret)
 	}
+	if err := r.removeStaleSecrets(ctx, c); err != nil {
+		return ctrl.Result{}, err
+	}
 	return r.observe(ctx, c, secret)
+}
+
+// removeStaleSecrets deletes this Contract's Secrets under names it no longer uses (after a
+// change of spec.secretName), so no second copy of the keys lingers.
+func (r *ContractReconciler) removeStaleSecrets(ctx context.Context, c *storagev1alpha1.Contract) error {
+	var list corev1.SecretList
+	if err := r.List(ctx, &list, client.InNamespace(c.Namespace),
+		client.MatchingLabels{storagev1alpha1.ContractLabel: c.Name}); err != nil {
+		return fmt.Errorf("listing Secrets of Contract %q: %w", c.Name, err)
+	}
+	for i := range list.Items {
+		old := &list.Items[i]
+		if old.Name == c.SecretNameOrDefault() || !metav1.IsControlledBy(old, c) {
+			continue
+		}
+		if err := r.releaseSecret(ctx, c, old, false); err != nil {
+			return err
+		}
+		if err := r.Delete(ctx, old); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting Secret %q: %w", old.Name, err)
+		}
+		r.Recorder.Eventf(c, old, corev1.EventTypeNormal, "SecretDeleted", "Delete",
+			"Deleted Secret %s: the credentials now live in Secret %s", old.Name, c.SecretNameOrDefault())
+	}
+	return nil
 }
 
 // createOrRecover buys the contract, or fetches its key pair again. The API answers a repeated

@@ -235,6 +235,25 @@ var _ = Describe("Contract", func() {
 		}).Should(Succeed())
 	})
 
+	It("moves its credentials when secretName changes, leaving no copy behind", func(ctx SpecContext) {
+		c := newContract(ns, "moving")
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		contractReady(ctx, c)
+		old := secretOf(ctx, c)
+
+		Eventually(func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(c), c); err != nil {
+				return err
+			}
+			c.Spec.SecretName = "moving-s3"
+			return k8s.Update(ctx, c)
+		}).Should(Succeed())
+		contractReady(ctx, c)
+		Expect(c.Status.SecretName).To(Equal("moving-s3"))
+		Expect(secretOf(ctx, c).Data).To(Equal(old.Data))
+		gone(ctx, old)
+	})
+
 	It("never overwrites a Secret it does not own", func(ctx SpecContext) {
 		foreign := &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken-credentials"},
