@@ -45,3 +45,22 @@ func Patch(ctx context.Context, c client.Client, before, obj client.Object, befo
 	}
 	return nil
 }
+
+// PatchMetadata patches obj's metadata as mutate changes it, on a copy: a patch answers with the
+// stored object, whose status would undo what this pass has computed so far. obj takes the new
+// annotations, labels, finalizers and resource version.
+func PatchMetadata(ctx context.Context, c client.Client, obj client.Object, mutate func(client.Object)) error {
+	patched, ok := obj.DeepCopyObject().(client.Object)
+	if !ok {
+		return fmt.Errorf("cannot copy %T", obj)
+	}
+	mutate(patched)
+	if err := c.Patch(ctx, patched, client.MergeFrom(obj)); err != nil {
+		return err
+	}
+	obj.SetAnnotations(patched.GetAnnotations())
+	obj.SetLabels(patched.GetLabels())
+	obj.SetFinalizers(patched.GetFinalizers())
+	obj.SetResourceVersion(patched.GetResourceVersion())
+	return nil
+}

@@ -270,9 +270,9 @@ func (r *BucketReconciler) createBucket(ctx context.Context, b *storagev1alpha1.
 	// Record the intent first: should this pass stop between creating the bucket and tagging
 	// it, the next one knows the untagged bucket is its own.
 	if b.Annotations[CreatingAnnotation] != name {
-		patch := client.MergeFrom(b.DeepCopy())
-		metav1.SetMetaDataAnnotation(&b.ObjectMeta, CreatingAnnotation, name)
-		if err := r.Patch(ctx, b, patch); err != nil {
+		if err := status.PatchMetadata(ctx, r.Client, b, func(o client.Object) {
+			o.SetAnnotations(withAnnotation(o.GetAnnotations(), CreatingAnnotation, name))
+		}); err != nil {
 			return ctrl.Result{}, fmt.Errorf("recording the creation of bucket %q: %w", name, err)
 		}
 	}

@@ -165,9 +165,9 @@ func (r *ContractReconciler) createOrRecover(ctx context.Context, c *storagev1al
 	// Record the intent first: should the answer be lost and the Contract then be deleted,
 	// deletion knows there may be a contract to cancel (see contractToCancel).
 	if c.Annotations[PurchaseAnnotation] == "" {
-		patch := client.MergeFrom(c.DeepCopy())
-		metav1.SetMetaDataAnnotation(&c.ObjectMeta, PurchaseAnnotation, "requested")
-		if err := r.Patch(ctx, c, patch); err != nil {
+		if err := status.PatchMetadata(ctx, r.Client, c, func(o client.Object) {
+			o.SetAnnotations(withAnnotation(o.GetAnnotations(), PurchaseAnnotation, "requested"))
+		}); err != nil {
 			return ctrl.Result{}, fmt.Errorf("recording the purchase: %w", err)
 		}
 	}
