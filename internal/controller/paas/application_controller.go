@@ -34,6 +34,7 @@ import (
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
+	storagecontroller "github.com/object-storage-manager/object-storage-manager/internal/controller/storage"
 )
 
 // conflictRetryInterval is how soon a pass that lost a write race runs again.
@@ -453,16 +454,14 @@ func (r *ApplicationReconciler) applicationsOfSecret(ctx context.Context, obj cl
 }
 
 func (r *ApplicationReconciler) applicationsOfContractName(ctx context.Context, namespace, contract string) []reconcile.Request {
-	var buckets storagev1alpha1.BucketList
-	if err := r.List(ctx, &buckets, client.InNamespace(namespace)); err != nil {
-		logf.FromContext(ctx).Error(err, "Listing Buckets to find the Applications of a Contract", "contract", contract)
+	buckets, err := storagecontroller.BucketsNaming(ctx, r.Client, namespace, contract)
+	if err != nil {
+		logf.FromContext(ctx).Error(err, "Finding the Buckets of a Contract", "contract", contract)
 		return nil
 	}
 	var reqs []reconcile.Request
-	for _, b := range buckets.Items {
-		if b.Spec.ContractName == contract {
-			reqs = append(reqs, r.applicationsLinking(ctx, namespace, b.Name)...)
-		}
+	for _, bucket := range buckets {
+		reqs = append(reqs, r.applicationsLinking(ctx, namespace, bucket)...)
 	}
 	return reqs
 }

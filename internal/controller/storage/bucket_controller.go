@@ -547,13 +547,13 @@ func (r *BucketReconciler) bucketsOfSecret(ctx context.Context, obj client.Objec
 }
 
 func (r *BucketReconciler) bucketsNamingContract(ctx context.Context, namespace, contract string) []reconcile.Request {
-	var list storagev1alpha1.BucketList
-	if err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{bucketContractField: contract}); err != nil {
+	names, err := BucketsNaming(ctx, r.Client, namespace, contract)
+	if err != nil {
 		return nil
 	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, b := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&b)})
+	reqs := make([]reconcile.Request, 0, len(names))
+	for _, name := range names {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: namespace, Name: name}})
 	}
 	return reqs
 }

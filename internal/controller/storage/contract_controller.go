@@ -387,7 +387,7 @@ func (r *ContractReconciler) setReady(c *storagev1alpha1.Contract, ready metav1.
 
 // updateInUse records which Buckets name this Contract.
 func (r *ContractReconciler) updateInUse(ctx context.Context, c *storagev1alpha1.Contract) error {
-	names, err := bucketsNaming(ctx, r.Client, c)
+	names, err := BucketsNaming(ctx, r.Client, c.Namespace, c.Name)
 	if err != nil {
 		return err
 	}

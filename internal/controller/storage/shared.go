@@ -22,12 +22,13 @@ func IndexFields(ctx context.Context, indexer client.FieldIndexer) error {
 	})
 }
 
-// bucketsNaming lists, sorted, the Buckets in the Contract's namespace that name it.
-func bucketsNaming(ctx context.Context, c client.Reader, contract *storagev1alpha1.Contract) ([]string, error) {
+// BucketsNaming lists, sorted, the Buckets in namespace that name Contract contract. reader must
+// be a manager's cached client on which IndexFields ran.
+func BucketsNaming(ctx context.Context, reader client.Reader, namespace, contract string) ([]string, error) {
 	var list storagev1alpha1.BucketList
-	if err := c.List(ctx, &list, client.InNamespace(contract.Namespace),
-		client.MatchingFields{bucketContractField: contract.Name}); err != nil {
-		return nil, fmt.Errorf("listing Buckets that name Contract %q: %w", contract.Name, err)
+	if err := reader.List(ctx, &list, client.InNamespace(namespace),
+		client.MatchingFields{bucketContractField: contract}); err != nil {
+		return nil, fmt.Errorf("listing Buckets that name Contract %q: %w", contract, err)
 	}
 	names := make([]string, 0, len(list.Items))
 	for _, b := range list.Items {
