@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"os"
@@ -50,11 +48,7 @@ func (e *environment) startAPIServer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	token, err := readOrCreate(e.path("apiserver", "admin-token"), func() string {
-		b := make([]byte, 24)
-		_, _ = rand.Read(b)
-		return hex.EncodeToString(b)
-	})
+	token, err := readOrCreate(e.path("apiserver", "admin-token"), func() string { return testenv.RandomHex(24) })
 	if err != nil {
 		return err
 	}

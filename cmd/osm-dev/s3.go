@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
 	"time"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
@@ -25,11 +22,11 @@ func (e *environment) startS3(ctx context.Context) error {
 		status("s3", "Ceph RGW ready on %s (pids %v)", ceph.Endpoint, ceph.PIDs())
 		return nil
 	}
-	access, err := readOrCreate(e.path("versitygw", "root-access-key"), func() string { return "root" + randomHex(8) })
+	access, err := readOrCreate(e.path("versitygw", "root-access-key"), func() string { return "root" + testenv.RandomHex(8) })
 	if err != nil {
 		return err
 	}
-	secret, err := readOrCreate(e.path("versitygw", "root-secret-key"), func() string { return randomHex(20) })
+	secret, err := readOrCreate(e.path("versitygw", "root-secret-key"), func() string { return testenv.RandomHex(20) })
 	if err != nil {
 		return err
 	}
@@ -51,7 +48,7 @@ func (e *environment) startS3(ctx context.Context) error {
 
 func (e *environment) startContractServer(ctx context.Context) error {
 	tokenFile := e.path("contract-server", "token")
-	if _, err := readOrCreate(tokenFile, func() string { return randomHex(24) }); err != nil {
+	if _, err := readOrCreate(tokenFile, func() string { return testenv.RandomHex(24) }); err != nil {
 		return err
 	}
 	addr := hostPort(e.opts.contractAPIPort)
@@ -66,12 +63,4 @@ func (e *environment) startContractServer(ctx context.Context) error {
 	}
 	status("contract-server", "ready on %s (pid %d)", e.contractAPI, p.PID())
 	return nil
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic(fmt.Sprintf("crypto/rand: %v", err))
-	}
-	return hex.EncodeToString(b)
 }

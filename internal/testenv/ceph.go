@@ -165,8 +165,8 @@ func StartCeph(ctx context.Context, opts CephOptions) (_ *Ceph, err error) {
 	c := &Ceph{
 		Endpoint:       "http://" + hostPort(rgwPort),
 		Region:         cephRegion,
-		AdminAccessKey: "OSMADMIN" + strings.ToUpper(randomHex(6)),
-		AdminSecretKey: randomHex(20),
+		AdminAccessKey: "OSMADMIN" + strings.ToUpper(RandomHex(6)),
+		AdminSecretKey: RandomHex(20),
 		Dir:            opts.Dir,
 	}
 	defer func() {

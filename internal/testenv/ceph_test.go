@@ -37,7 +37,7 @@ func TestStartCeph(t *testing.T) {
 	t.Logf("Ceph started in %s", ceph.StartDuration)
 
 	client := newCephS3Client(ceph, ceph.Region)
-	bucket := "osm-" + randomHex(4)
+	bucket := "osm-" + RandomHex(4)
 
 	// boto3 and others send the client's region as LocationConstraint; RGW only takes its
 	// zonegroup's api_name there, so this proves Region is the right one.

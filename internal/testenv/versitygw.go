@@ -56,10 +56,10 @@ func StartVersityGW(ctx context.Context, opts VersityGWOptions) (*VersityGW, err
 		opts.Region = "us-east-1"
 	}
 	if opts.RootAccessKey == "" {
-		opts.RootAccessKey = "root" + randomHex(8)
+		opts.RootAccessKey = "root" + RandomHex(8)
 	}
 	if opts.RootSecretKey == "" {
-		opts.RootSecretKey = randomHex(20)
+		opts.RootSecretKey = RandomHex(20)
 	}
 	for _, port := range []*int{&opts.Port, &opts.AdminPort} {
 		if *port == 0 {
@@ -111,7 +111,8 @@ func (g *VersityGW) Stop() error { return g.proc.Stop() }
 // PID is the gateway's process id.
 func (g *VersityGW) PID() int { return g.proc.PID() }
 
-func randomHex(n int) string {
+// RandomHex returns n random bytes from crypto/rand, hex-encoded: for generated keys and tokens.
+func RandomHex(n int) string {
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {
 		panic(fmt.Sprintf("crypto/rand: %v", err))
