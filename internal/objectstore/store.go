@@ -29,8 +29,8 @@ type Store interface {
 	CreateBucket(ctx context.Context, bucket string) error
 	// BucketTags returns the bucket's tags.
 	BucketTags(ctx context.Context, bucket string) (map[string]string, error)
-	// SetBucketTags sets the given tags, keeping the others.
-	SetBucketTags(ctx context.Context, bucket string, tags map[string]string) error
+	// PutBucketTags replaces the bucket's tags.
+	PutBucketTags(ctx context.Context, bucket string, tags map[string]string) error
 	// ACL reads the bucket's ACL, normalised.
 	ACL(ctx context.Context, bucket string) (ACL, error)
 	// PutACL replaces the bucket's ACL.
@@ -161,17 +161,12 @@ func (s *store) BucketTags(ctx context.Context, bucket string) (map[string]strin
 	return tags, nil
 }
 
-func (s *store) SetBucketTags(ctx context.Context, bucket string, set map[string]string) error {
-	tags, err := s.BucketTags(ctx, bucket)
-	if err != nil {
-		return err
-	}
-	maps.Copy(tags, set)
+func (s *store) PutBucketTags(ctx context.Context, bucket string, tags map[string]string) error {
 	tagSet := make([]types.Tag, 0, len(tags))
 	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		tagSet = append(tagSet, types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
 	}
-	_, err = s.s3.PutBucketTagging(ctx, &s3.PutBucketTaggingInput{
+	_, err := s.s3.PutBucketTagging(ctx, &s3.PutBucketTaggingInput{
 		Bucket:  aws.String(bucket),
 		Tagging: &types.Tagging{TagSet: tagSet},
 	})

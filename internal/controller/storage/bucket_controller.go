@@ -251,7 +251,8 @@ func (r *BucketReconciler) claim(ctx context.Context, b *storagev1alpha1.Bucket,
 		b.Status.BucketName = name
 		return ctrl.Result{}, nil
 	}
-	if err := store.SetBucketTags(ctx, name, map[string]string{OwnerTag: ownerTagValue(b), OwnerUIDTag: string(b.UID)}); err != nil {
+	tags[OwnerTag], tags[OwnerUIDTag] = ownerTagValue(b), string(b.UID)
+	if err := store.PutBucketTags(ctx, name, tags); err != nil {
 		return r.s3Failed(b, err)
 	}
 	b.Status.BucketName = name
@@ -287,7 +288,7 @@ func (r *BucketReconciler) createBucket(ctx context.Context, b *storagev1alpha1.
 		return r.s3Failed(b, err)
 	}
 	// Tag at once: the tag is what lets this resource, and only it, adopt the bucket later.
-	if err := store.SetBucketTags(ctx, name, map[string]string{OwnerTag: ownerTagValue(b), OwnerUIDTag: string(b.UID)}); err != nil {
+	if err := store.PutBucketTags(ctx, name, map[string]string{OwnerTag: ownerTagValue(b), OwnerUIDTag: string(b.UID)}); err != nil {
 		return r.s3Failed(b, err)
 	}
 	b.Status.BucketName = name
