@@ -41,8 +41,8 @@ func (e *environment) startEtcd(ctx context.Context) error {
 	return nil
 }
 
-// startAPIServer runs kube-apiserver with .certs' serving certificate and a static admin token,
-// and writes the kubeconfig users and the manager share.
+// startAPIServer runs kube-apiserver with the serving certificate from the certificates folder,
+// its own service-account key, and a static admin token, and writes the kubeconfig users and the manager share.
 func (e *environment) startAPIServer(ctx context.Context) error {
 	bin, err := testenv.Binary("kube-apiserver")
 	if err != nil {
@@ -51,6 +51,12 @@ func (e *environment) startAPIServer(ctx context.Context) error {
 	token, err := readOrCreate(e.path("apiserver", "admin-token"), func() string { return testenv.RandomHex(24) })
 	if err != nil {
 		return err
+	}
+	saKey := e.path("apiserver", "service-account.key")
+	if replaced, err := ensureServiceAccountKey(saKey); err != nil {
+		return fmt.Errorf("service-account key: %w", err)
+	} else if replaced {
+		status("kube-apiserver", "replaced %s, which kube-apiserver cannot read", saKey)
 	}
 	tokens := e.path("apiserver", "tokens.csv")
 	if err := os.WriteFile(tokens, []byte(token+",admin,admin,system:masters\n"), 0o600); err != nil {
@@ -65,8 +71,8 @@ func (e *environment) startAPIServer(ctx context.Context) error {
 		"--authorization-mode=RBAC",
 		"--service-cluster-ip-range=10.0.0.0/24",
 		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-account-key-file=" + e.certPath("tls.key"),
-		"--service-account-signing-key-file=" + e.certPath("tls.key"),
+		"--service-account-key-file=" + saKey,
+		"--service-account-signing-key-file=" + saKey,
 		// No controller-manager runs here, so nothing would make the default ServiceAccount.
 		"--disable-admission-plugins=ServiceAccount",
 		"--allow-privileged=true",

@@ -18,7 +18,7 @@ import (
 // environment is one run of osm-dev: what it started, in order, so it can stop them in reverse.
 type environment struct {
 	opts  options
-	root  string // the module root: bin/, config/, .certs/
+	root  string // the module root: bin/, config/
 	procs []*testenv.Process
 	// stops are components started by library calls rather than as a Process.
 	stops []namedStop
@@ -165,14 +165,15 @@ func (e *environment) build(ctx context.Context) error {
 	return nil
 }
 
-// certificates makes .certs/ when missing (hack/gencerts keeps certificates that still work).
+// certificates makes the certificates folder when missing (hack/gencerts keeps certificates that
+// still work, and replaces those that do not).
 func (e *environment) certificates(ctx context.Context) error {
-	cmd := exec.CommandContext(ctx, "go", "run", "./hack/gencerts", "-dir", ".certs")
+	cmd := exec.CommandContext(ctx, "go", "run", "./hack/gencerts", "-dir", e.certsDir(), "-mkcert", e.opts.mkcert)
 	cmd.Dir = e.root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("hack/gencerts: %w: %s", err, out)
 	}
-	status("certificates", "CA and 127.0.0.1 serving certificate in %s", filepath.Join(e.root, ".certs"))
+	status("certificates", "CA and 127.0.0.1 serving certificate in %s", e.certsDir())
 	return nil
 }
 
@@ -189,7 +190,16 @@ func (e *environment) path(elem ...string) string {
 	return filepath.Join(append([]string{e.opts.stateDir}, elem...)...)
 }
 
-func (e *environment) certPath(name string) string { return filepath.Join(e.root, ".certs", name) }
+// certsDir holds the webhook serving certificate and the CA the API server trusts it by:
+// --certs-dir, or .certs/ in the module.
+func (e *environment) certsDir() string {
+	if e.opts.certsDir != "" {
+		return e.opts.certsDir
+	}
+	return filepath.Join(e.root, ".certs")
+}
+
+func (e *environment) certPath(name string) string { return filepath.Join(e.certsDir(), name) }
 
 func status(component, format string, args ...any) {
 	fmt.Printf("%-16s %s\n", component, fmt.Sprintf(format, args...))

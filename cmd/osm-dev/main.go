@@ -18,6 +18,8 @@ import (
 
 type options struct {
 	stateDir        string
+	certsDir        string
+	mkcert          string
 	s3              string
 	noManager       bool
 	apiPort         int
@@ -36,6 +38,8 @@ func main() {
 	// adds --kubeconfig) that mean nothing here.
 	fs := flag.NewFlagSet("osm-dev", flag.ExitOnError)
 	fs.StringVar(&o.stateDir, "state-dir", ".osm-dev", "Where data, logs and the kubeconfig live; reusing it keeps Contracts, Buckets and their data.")
+	fs.StringVar(&o.certsDir, "certs-dir", "", "Webhook serving certificate and CA (default: .certs in the module).")
+	fs.StringVar(&o.mkcert, "mkcert", "auto", `"auto": make the certificates with mkcert when it is installed; "never": always in Go.`)
 	fs.StringVar(&o.s3, "s3", "versitygw", "S3 server: versitygw, or rgw (a single-node Ceph; its data does not survive a restart).")
 	fs.BoolVar(&o.noManager, "no-manager", false, "Start everything but the manager, and print how to run it yourself (debugger, editor).")
 	fs.IntVar(&o.apiPort, "api-port", 16443, "kube-apiserver port.")
@@ -52,17 +56,26 @@ func main() {
 		fmt.Fprintf(os.Stderr, "osm-dev: --s3 must be versitygw or rgw, not %q\n", o.s3)
 		os.Exit(2)
 	}
-	abs, err := filepath.Abs(o.stateDir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "osm-dev:", err)
-		os.Exit(1)
+	if o.mkcert != "auto" && o.mkcert != "never" {
+		fmt.Fprintf(os.Stderr, "osm-dev: --mkcert must be auto or never, not %q\n", o.mkcert)
+		os.Exit(2)
 	}
-	o.stateDir = abs
+	for _, dir := range []*string{&o.stateDir, &o.certsDir} {
+		if *dir == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*dir)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "osm-dev:", err)
+			os.Exit(1)
+		}
+		*dir = abs
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	env := &environment{opts: o}
-	err = env.run(ctx)
+	err := env.run(ctx)
 	env.stopAll()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "osm-dev:", err)

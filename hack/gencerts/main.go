@@ -29,6 +29,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/client-go/util/keyutil"
+
 	"github.com/object-storage-manager/object-storage-manager/internal/webhook"
 )
 
@@ -201,11 +203,13 @@ func generateCerts(dir string, hosts []string) error {
 		return err
 	}
 
-	caKeyDER, err := x509.MarshalPKCS8PrivateKey(caKey)
+	// SEC1 ("EC PRIVATE KEY"), not PKCS#8: Kubernetes' key readers (keyutil) take EC keys only
+	// in this form, and a developer may hand these files to any of them.
+	caKeyDER, err := x509.MarshalECPrivateKey(caKey)
 	if err != nil {
 		return err
 	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	keyDER, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
 		return err
 	}
@@ -214,9 +218,9 @@ func generateCerts(dir string, hosts []string) error {
 		block *pem.Block
 		mode  os.FileMode
 	}{
-		{filepath.Join(caDir, "ca.key"), &pem.Block{Type: "PRIVATE KEY", Bytes: caKeyDER}, 0o600},
+		{filepath.Join(caDir, "ca.key"), &pem.Block{Type: keyutil.ECPrivateKeyBlockType, Bytes: caKeyDER}, 0o600},
 		{caCertFile, &pem.Block{Type: "CERTIFICATE", Bytes: caDER}, 0o644},
-		{tlsKeyFile, &pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}, 0o600},
+		{tlsKeyFile, &pem.Block{Type: keyutil.ECPrivateKeyBlockType, Bytes: keyDER}, 0o600},
 		{tlsCertFile, &pem.Block{Type: "CERTIFICATE", Bytes: der}, 0o644},
 	}
 	for _, f := range files {
@@ -255,6 +259,12 @@ func checkCerts(dir string, hosts []string, at time.Time) error {
 	// X509KeyPair also checks that the key belongs to the certificate.
 	if _, err := tls.X509KeyPair(certPEM, keyPEM); err != nil {
 		return fmt.Errorf("%s and %s: %w", tlsCertFile, tlsKeyFile, err)
+	}
+	// Go's TLS stack reads more key forms than Kubernetes does: older versions of this command
+	// wrote EC keys as PKCS#8, which kube-apiserver's key-file flags refuse. Such a key is
+	// replaced rather than kept.
+	if _, err := keyutil.ParsePublicKeysPEM(keyPEM); err != nil {
+		return fmt.Errorf("%s is not in a form Kubernetes reads: %w", tlsKeyFile, err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(caPEM) {

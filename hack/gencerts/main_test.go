@@ -2,11 +2,15 @@ package main
 
 import (
 	"bytes"
+	"crypto/x509"
+	"encoding/pem"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/util/keyutil"
 )
 
 // TestGenerateWithoutMkcert runs the fallback a machine without mkcert takes, and checks that a
@@ -101,5 +105,52 @@ func TestReplacesBrokenCerts(t *testing.T) {
 	}
 	if err := checkCerts(dir, hosts, time.Now()); err != nil {
 		t.Errorf("after run() the certificates are still broken: %v", err)
+	}
+}
+
+// TestRepairsPKCS8KeyFromOlderVersions checks that a .certs/ written by an older version, whose EC
+// key is PKCS#8 (which kube-apiserver's key-file flags refuse), is replaced, and that every key
+// written now is one Kubernetes' own key readers accept.
+func TestRepairsPKCS8KeyFromOlderVersions(t *testing.T) {
+	t.Setenv("PATH", "") // no mkcert: the fallback that wrote PKCS#8 keys
+	dir := t.TempDir()
+	hosts := []string{"127.0.0.1", "localhost"}
+	o := options{dir: dir, hosts: hosts, mkcert: "auto"}
+	if err := run(o); err != nil {
+		t.Fatalf("run() error = %v", err)
+	}
+	for _, name := range []string{"tls.key", "ca/ca.key"} {
+		raw, _ := os.ReadFile(filepath.Join(dir, name))
+		if _, err := keyutil.ParsePublicKeysPEM(raw); err != nil {
+			t.Errorf("%s: Kubernetes cannot read it: %v", name, err)
+		}
+	}
+
+	// Rewrite the serving key as the older version did: the same key, as PKCS#8.
+	raw, _ := os.ReadFile(filepath.Join(dir, "tls.key"))
+	key, err := keyutil.ParsePrivateKeyPEM(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tls.key"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkCerts(dir, hosts, time.Now()); err == nil || !strings.Contains(err.Error(), "not in a form Kubernetes reads") {
+		t.Fatalf("checkCerts() on a PKCS#8 EC key = %v, want it refused", err)
+	}
+
+	if err := run(o); err != nil {
+		t.Fatalf("run() over the old certificates: %v", err)
+	}
+	if err := checkCerts(dir, hosts, time.Now()); err != nil {
+		t.Errorf("after run() the certificates are still unusable: %v", err)
+	}
+	raw, _ = os.ReadFile(filepath.Join(dir, "tls.key"))
+	if _, err := keyutil.ParsePublicKeysPEM(raw); err != nil {
+		t.Errorf("repaired tls.key: Kubernetes cannot read it: %v", err)
 	}
 }

@@ -107,7 +107,9 @@ func startOSMDev() (*Env, error) {
 		done:     make(chan struct{}),
 	}
 	seen := map[int]bool{}
-	args := []string{"--state-dir", d.stateDir}
+	// Certificates made in Go in a folder of their own, never mkcert's: that is what a fresh
+	// machine gets, and the path an older osm-dev broke (kube-apiserver refused its keys).
+	args := []string{"--state-dir", d.stateDir, "--certs-dir", filepath.Join(tmp, "certs"), "--mkcert", "never"}
 	for _, flag := range portFlags {
 		for {
 			p, err := testenv.FreePort()
