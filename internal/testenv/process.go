@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -169,3 +170,43 @@ func WaitHTTP(ctx context.Context, p *Process, url string, timeout time.Duration
 }
 
 func hostPort(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+
+// ChildProcess is a process whose parent is a given process, as /proc shows it.
+type ChildProcess struct {
+	PID     int
+	Command string // the executable's name, as in /proc/PID/comm
+}
+
+// Children lists the living processes whose parent is pid, so tests can check that nothing they
+// started outlives them.
+func Children(pid int) ([]ChildProcess, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var out []ChildProcess
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// "PID (comm) STATE PPID ...": comm may hold spaces and parentheses, so split at the last ')'.
+		s := string(stat)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		fields := strings.Fields(s[end+1:])
+		if len(fields) < 2 || fields[0] == "Z" {
+			continue // zombies have stopped; only their exit status is left to collect
+		}
+		if ppid, _ := strconv.Atoi(fields[1]); ppid == pid {
+			out = append(out, ChildProcess{PID: child, Command: s[open+1 : end]})
+		}
+	}
+	return out, nil
+}

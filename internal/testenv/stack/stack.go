@@ -63,8 +63,10 @@ type Options struct {
 
 // Start brings up the control plane, versitygw and the contract server. The manager is started
 // separately with StartManager, so tests can set options first.
-func Start(ctx context.Context, opts Options) (s *Stack, err error) {
-	s = &Stack{}
+func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
+	// s is not the named result: `return nil, err` must not hide from the clean-up below what
+	// was already started.
+	s := &Stack{}
 	defer func() {
 		if err != nil {
 			s.Stop()
