@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/distribution/reference"
 	"github.com/robfig/cron/v3"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -158,6 +159,8 @@ func validateSpec(app *paasv1alpha1.Application) field.ErrorList {
 
 	if strings.TrimSpace(spec.Image) == "" {
 		errs = append(errs, field.Required(specPath.Child("image"), "name the container image to run"))
+	} else {
+		errs = append(errs, validateImage(specPath.Child("image"), spec.Image)...)
 	}
 	if spec.Port != 0 {
 		for _, msg := range validation.IsValidPortNum(int(spec.Port)) {
@@ -263,10 +266,25 @@ func validateBackup(path *field.Path, b *paasv1alpha1.Backup, links []paasv1alph
 	if len(b.Command) == 0 {
 		errs = append(errs, field.Required(path.Child("command"), "give the command that makes the backup"))
 	}
+	if b.Image != "" {
+		errs = append(errs, validateImage(path.Child("image"), b.Image)...)
+	}
 	if strings.HasPrefix(b.Prefix, "/") {
 		errs = append(errs, field.Invalid(path.Child("prefix"), b.Prefix, `must not start with "/": object keys are relative to the bucket`))
 	}
 	return errs
+}
+
+// validateImage accepts what a container runtime can pull: a reference as the distribution
+// library parses it (the one Docker, containerd and CRI-O use), such as nginx:1.27 or
+// registry.example.com/team/app@sha256:..., with no space anywhere. Otherwise every pod of the
+// Deployment would fail to pull, long after kubectl apply said yes.
+func validateImage(path *field.Path, image string) field.ErrorList {
+	if _, err := reference.ParseNormalizedNamed(image); err != nil {
+		return field.ErrorList{field.Invalid(path, image,
+			"must be a container image reference such as nginx:1.27 or registry.example.com/team/app:1.2: "+err.Error())}
+	}
+	return nil
 }
 
 // validateSchedule accepts what a CronJob accepts: five fields or a descriptor such as @daily,

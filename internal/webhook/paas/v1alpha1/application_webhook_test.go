@@ -119,6 +119,21 @@ func TestApplicationValidateCreate(t *testing.T) {
 		{name: "no image", modify: func(a *paasv1alpha1.Application) { a.Spec.Image = " " }, want: []string{
 			`spec.image: Required value: name the container image to run`,
 		}},
+		{name: "image with spaces", modify: func(a *paasv1alpha1.Application) { a.Spec.Image = "not a valid image reference" }, want: []string{
+			`spec.image: Invalid value: "not a valid image reference": must be a container image reference such as nginx:1.27 or registry.example.com/team/app:1.2: invalid reference format`,
+		}},
+		{name: "image with a trailing space", modify: func(a *paasv1alpha1.Application) { a.Spec.Image = "nginx:1.27 " }, want: []string{
+			`spec.image: Invalid value: "nginx:1.27 ": must be a container image reference such as nginx:1.27 or registry.example.com/team/app:1.2: invalid reference format`,
+		}},
+		{name: "image in capitals", modify: func(a *paasv1alpha1.Application) { a.Spec.Image = "Nginx:1.27" }, want: []string{
+			`spec.image: Invalid value: "Nginx:1.27": must be a container image reference such as nginx:1.27 or registry.example.com/team/app:1.2: invalid reference format: repository name (library/Nginx) must be lowercase`,
+		}},
+		{name: "image by digest", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Image = "registry.example.com:5000/team/web@sha256:" + strings.Repeat("ab", 32)
+		}},
+		{name: "backup image not a reference", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Image = "tools:1 --rm" }, want: []string{
+			`spec.backup.image: Invalid value: "tools:1 --rm": must be a container image reference such as nginx:1.27 or registry.example.com/team/app:1.2: invalid reference format`,
+		}},
 		{name: "port out of range", modify: func(a *paasv1alpha1.Application) { a.Spec.Port = 70000 }, want: []string{
 			`spec.port: Invalid value: 70000: must be between 1 and 65535, inclusive`,
 		}},
