@@ -8,6 +8,9 @@ GOLANGCI_LINT ?= go tool -modfile=hack/tools/lint/go.mod golangci-lint
 BIN_DIR ?= $(CURDIR)/bin
 export BIN_DIR
 
+# Debian packages the tests need that Go cannot build: Ceph for the RGW suite (see hack/deps.sh).
+DEB_PACKAGES ?= ceph-mon ceph-osd radosgw ceph-common
+
 # Go test flags; `make test GOTEST_FLAGS=-run=Contract` narrows a run.
 GOTEST_FLAGS ?=
 
@@ -48,12 +51,16 @@ vet: ## Run go vet.
 lint: ## Run golangci-lint (pinned in hack/tools/lint/go.mod).
 	$(GOLANGCI_LINT) run ./...
 
+.PHONY: deps
+deps: ## Install the Debian packages the tests need (Ceph), with apt-get as root or sudo; otherwise print the command.
+	@hack/deps.sh $(DEB_PACKAGES)
+
 .PHONY: tools
 tools: ## Build kube-apiserver, kubectl, etcd and versitygw into bin/ (only when missing or re-pinned).
 	@hack/tools/build.sh
 
 .PHONY: test
-test: tools manifests generate ## Run every test: unit, envtest + real S3, contract server, Ceph RGW, kubectl e2e.
+test: deps tools manifests generate ## Run every test: unit, envtest + real S3, contract server, Ceph RGW, kubectl e2e.
 	PATH="$(BIN_DIR):$$PATH" go test ./... $(GOTEST_FLAGS)
 
 .PHONY: test-e2e
@@ -72,7 +79,8 @@ build: ## Build the manager and the contract server into bin/.
 	go build -o $(BIN_DIR)/contract-server ./cmd/contract-server
 
 .PHONY: dev
-dev: tools ## Run the whole operator on this machine: etcd, kube-apiserver, versitygw, contract server, manager (ARGS="--s3=rgw", "--no-manager", ...).
+# Ceph is installed only when asked for (ARGS=--s3=rgw); versitygw is built by `tools`.
+dev: tools $(if $(findstring rgw,$(ARGS)),deps) ## Run the whole operator on this machine: etcd, kube-apiserver, versitygw, contract server, manager (ARGS="--s3=rgw", "--no-manager", ...).
 	go run ./cmd/osm-dev $(ARGS)
 
 .PHONY: run
