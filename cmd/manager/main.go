@@ -36,6 +36,11 @@ func main() {
 		"Use leader election, so only one replica reconciles at a time.")
 	flag.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "",
 		"Namespace of the leader election lease when running outside a cluster.")
+	var ingressDomains string
+	flag.StringVar(&ingressDomains, "ingress-domains", os.Getenv("OSM_INGRESS_DOMAINS"),
+		"Comma-separated domains an Application's host must be under (apps.example.com allows *.apps.example.com); empty allows any host.")
+	flag.StringVar(&opts.IngressClass, "ingress-class", os.Getenv("OSM_INGRESS_CLASS"),
+		"Ingress class of the Ingresses the operator makes; empty leaves it to the cluster's default.")
 	flag.BoolVar(&opts.EnableWebhooks, "enable-webhooks", true,
 		"Serve the admission webhooks (defaults and validation).")
 	flag.StringVar(&opts.WebhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs",
@@ -51,6 +56,11 @@ func main() {
 
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
+	var err error
+	if opts.IngressDomains, err = operator.ParseDomains(ingressDomains); err != nil {
+		log.Error(err, "Invalid --ingress-domains")
+		os.Exit(2)
+	}
 
 	mgr, err := operator.NewManager(ctrl.GetConfigOrDie(), opts)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -75,6 +76,13 @@ type Options struct {
 	LeaderElection bool
 	// LeaderElectionNamespace is where the lease lives outside a cluster.
 	LeaderElectionNamespace string
+
+	// IngressDomains are the domains an Application's host must be under, so that no tenant
+	// claims a name that belongs to someone else (grafana.corp.example); empty allows any host.
+	IngressDomains []string
+	// IngressClass is set on every Ingress the operator makes; empty leaves it to the cluster's
+	// default class.
+	IngressClass string
 
 	// EnableWebhooks serves the admission webhooks, with tls.crt and tls.key from
 	// WebhookCertDir, on WebhookHost:WebhookPort ("" host: every address).
@@ -150,6 +158,8 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Client:                  mgr.GetClient(),
 		Recorder:                mgr.GetEventRecorder("application-controller"),
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+		IngressDomains:          opts.IngressDomains,
+		IngressClass:            opts.IngressClass,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Application controller: %w", err)
 	}
@@ -157,7 +167,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		if err := storagewebhook.SetupWebhooksWithManager(mgr); err != nil {
 			return nil, fmt.Errorf("setting up the storage webhooks: %w", err)
 		}
-		if err := paaswebhook.SetupWebhooksWithManager(mgr); err != nil {
+		if err := paaswebhook.SetupWebhooksWithManager(mgr, opts.IngressDomains); err != nil {
 			return nil, fmt.Errorf("setting up the paas webhooks: %w", err)
 		}
 	}
@@ -240,4 +250,21 @@ func readToken(path string) (string, error) {
 		return "", fmt.Errorf("the contract API token file %s is empty", path)
 	}
 	return token, nil
+}
+
+// ParseDomains reads a comma-separated list of DNS domains, such as --ingress-domains takes:
+// lower-cased, without blanks or a leading "*." or a trailing dot.
+func ParseDomains(list string) ([]string, error) {
+	var domains []string
+	for _, d := range strings.Split(list, ",") {
+		d = strings.TrimSuffix(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(d)), "*."), ".")
+		if d == "" {
+			continue
+		}
+		if msgs := validation.IsDNS1123Subdomain(d); len(msgs) > 0 {
+			return nil, fmt.Errorf("%q is not a DNS domain: %s", d, strings.Join(msgs, "; "))
+		}
+		domains = append(domains, d)
+	}
+	return domains, nil
 }

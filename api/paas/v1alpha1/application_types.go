@@ -107,6 +107,14 @@ type ApplicationSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	Host string `json:"host,omitempty"`
 
+	// runAsUser is the user ID the application's and the backup's containers run as. The
+	// operator runs every pod as the "restricted" Pod Security Standard asks (not as root, no
+	// privilege escalation, no capabilities, the runtime's seccomp profile, no service account
+	// token), so an image whose own user is root needs it. Defaults to the image's user.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	RunAsUser *int64 `json:"runAsUser,omitempty"`
+
 	// resources are the container's compute resource requests and limits.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty,omitzero"`

@@ -44,6 +44,13 @@ const (
 	// ReasonBucketNotLinked: spec.backup.bucket is not one of spec.buckets (the webhook refuses
 	// this too).
 	ReasonBucketNotLinked = "BucketNotLinked"
+	// ReasonEnvNotAllowed: spec.env references a Secret or sets a name a link or the backup
+	// sets. The webhook refuses this; the controller refuses to write such pods too, since
+	// webhooks can be off and older objects stay stored.
+	ReasonEnvNotAllowed = "EnvNotAllowed"
+	// ReasonHostNotAllowed: spec.host is not under a domain the manager lets Applications
+	// serve (--ingress-domains); no Ingress is made for it.
+	ReasonHostNotAllowed = "HostNotAllowed"
 	// ReasonResourceConflict: an object the Application needs (Deployment, Service, Ingress,
 	// CronJob) exists with its name and belongs to something else; it is never taken over.
 	ReasonResourceConflict = "ResourceConflict"

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
@@ -52,6 +53,10 @@ type ApplicationReconciler struct {
 	Recorder events.EventRecorder
 	// MaxConcurrentReconciles bounds parallel reconciles; 0 means 1.
 	MaxConcurrentReconciles int
+	// IngressDomains are the domains spec.host must be under; empty allows any host.
+	IngressDomains []string
+	// IngressClass is set on the Ingresses; empty leaves the class to the cluster.
+	IngressClass string
 }
 
 // Secrets are read through the manager's cache, which holds only Secrets labelled
@@ -108,17 +113,25 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 	app.Status.URL = applicationURL(app.Spec.Host)
 	setCondition(&app.Status.Conditions, app.Generation, paasv1alpha1.BucketsReadyCondition, buckets)
 
+	// What the operator must not write for a tenant, whatever admission let through.
+	envRefused := refusal(paasv1alpha1.ReasonEnvNotAllowed, EnvProblems(field.NewPath("spec", "env"), &app.Spec))
+	var hostRefused *condition
+	if err := HostProblem(field.NewPath("spec", "host"), app.Spec.Host, r.IngressDomains); err != nil {
+		hostRefused = refusal(paasv1alpha1.ReasonHostNotAllowed, field.ErrorList{err})
+	}
+
 	if err := r.syncService(ctx, app); err != nil {
 		return r.childFailed(app, err)
 	}
-	if err := r.syncIngress(ctx, app); err != nil {
+	if err := r.syncIngress(ctx, app, hostRefused == nil); err != nil {
 		return r.childFailed(app, err)
 	}
-	deploy, err := r.syncDeployment(ctx, app, links, usable)
+	// Pods wait for an env the operator may write; one already running keeps what it has.
+	deploy, err := r.syncDeployment(ctx, app, links, usable && envRefused == nil)
 	if err != nil {
 		return r.childFailed(app, err)
 	}
-	cronJob, blocked, err := r.syncCronJob(ctx, app, links, usable)
+	cronJob, blocked, err := r.syncCronJob(ctx, app, links, usable, envRefused)
 	if err != nil {
 		return r.childFailed(app, err)
 	}
@@ -130,7 +143,14 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 		app.Status.LastBackupTime = cronJob.Status.LastScheduleTime
 		app.Status.LastSuccessfulBackupTime = cronJob.Status.LastSuccessfulTime
 	}
-	r.setReady(app, readyCondition(buckets, deploy, ptr.Deref(app.Spec.Replicas, 1)))
+	switch {
+	case envRefused != nil:
+		r.setReady(app, *envRefused)
+	case hostRefused != nil:
+		r.setReady(app, *hostRefused)
+	default:
+		r.setReady(app, readyCondition(buckets, deploy, ptr.Deref(app.Spec.Replicas, 1)))
+	}
 	return ctrl.Result{}, nil
 }
 
@@ -242,13 +262,17 @@ func (r *ApplicationReconciler) syncService(ctx context.Context, app *paasv1alph
 	return r.apply(ctx, app, svc, "Service", func() { mutateService(svc, app) })
 }
 
-// syncIngress makes the Ingress when spec.host is set and deletes it when it is not.
-func (r *ApplicationReconciler) syncIngress(ctx context.Context, app *paasv1alpha1.Application) error {
+// syncIngress makes the Ingress when spec.host is set and allowed, and deletes it otherwise: an
+// Ingress for a host outside the allowed domains would route someone else's name.
+func (r *ApplicationReconciler) syncIngress(ctx context.Context, app *paasv1alpha1.Application, hostAllowed bool) error {
 	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.Name}}
 	if app.Spec.Host == "" {
 		return r.deleteOwned(ctx, app, ing, "Ingress", "spec.host is not set")
 	}
-	return r.apply(ctx, app, ing, "Ingress", func() { mutateIngress(ing, app) })
+	if !hostAllowed {
+		return r.deleteOwned(ctx, app, ing, "Ingress", "spec.host is not under an allowed domain")
+	}
+	return r.apply(ctx, app, ing, "Ingress", func() { mutateIngress(ing, app, r.IngressClass) })
 }
 
 // syncDeployment brings the Deployment in line with the spec and the links. While a link cannot
@@ -279,7 +303,7 @@ func (r *ApplicationReconciler) syncDeployment(ctx context.Context, app *paasv1a
 
 // syncCronJob brings the backup CronJob in line with spec.backup, or deletes it when there is
 // no backup. blocked says why an existing CronJob could not be brought up to date.
-func (r *ApplicationReconciler) syncCronJob(ctx context.Context, app *paasv1alpha1.Application, links []resolvedLink, usable bool) (*batchv1.CronJob, *condition, error) {
+func (r *ApplicationReconciler) syncCronJob(ctx context.Context, app *paasv1alpha1.Application, links []resolvedLink, usable bool, envRefused *condition) (*batchv1.CronJob, *condition, error) {
 	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: BackupCronJobName(app.Name)}}
 	backup := app.Spec.Backup
 	if backup == nil {
@@ -289,6 +313,11 @@ func (r *ApplicationReconciler) syncCronJob(ctx context.Context, app *paasv1alph
 		existing, err := getOwned(ctx, r.Client, app, cj, "CronJob")
 		return existing, &condition{metav1.ConditionFalse, paasv1alpha1.ReasonBucketNotLinked, fmt.Sprintf(
 			"spec.backup.bucket is %s, which spec.buckets does not link", backup.Bucket)}, err
+	}
+	if envRefused != nil {
+		existing, err := getOwned(ctx, r.Client, app, cj, "CronJob")
+		return existing, &condition{metav1.ConditionFalse, paasv1alpha1.ReasonEnvNotAllowed,
+			"The backup waits for spec.env to be fixed (see Ready)"}, err
 	}
 	if !usable {
 		existing, err := getOwned(ctx, r.Client, app, cj, "CronJob")
@@ -409,7 +438,8 @@ func (r *ApplicationReconciler) setReady(app *paasv1alpha1.Application, c condit
 		return
 	}
 	eventType := corev1.EventTypeNormal
-	if c.Reason == paasv1alpha1.ReasonResourceConflict ||
+	if c.Reason == paasv1alpha1.ReasonResourceConflict || c.Reason == paasv1alpha1.ReasonEnvNotAllowed ||
+		c.Reason == paasv1alpha1.ReasonHostNotAllowed ||
 		(c.Status == metav1.ConditionFalse && wasReady && c.Reason != paasv1alpha1.ReasonDeploymentProgressing) {
 		eventType = corev1.EventTypeWarning
 	}

@@ -115,6 +115,7 @@ var _ = Describe("Application", func() {
 		ing := &networkingv1.Ingress{}
 		Expect(k8s.Get(ctx, key, ing)).To(Succeed())
 		Expect(ing.OwnerReferences).To(Equal(controlledBy(app)))
+		Expect(ing.Spec.IngressClassName).To(Equal(ptr.To("public")))
 		Expect(ing.Spec.Rules).To(Equal([]networkingv1.IngressRule{{
 			Host: "web.example.com",
 			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{

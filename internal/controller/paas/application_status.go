@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
@@ -122,4 +123,18 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// refusal is the Ready condition of an Application whose spec asks for what the operator will
+// not write, nil when errs is empty. The message lists every problem as the webhook would.
+func refusal(reason string, errs field.ErrorList) *condition {
+	if len(errs) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return &condition{metav1.ConditionFalse, reason,
+		"The operator refuses to write this for the Application: " + strings.Join(msgs, "; ")}
 }

@@ -95,7 +95,9 @@ func mutateDeployment(d *appsv1.Deployment, app *paasv1alpha1.Application, env [
 	c.Env = env
 	c.Ports = []corev1.ContainerPort{{Name: PortName, ContainerPort: port(app), Protocol: corev1.ProtocolTCP}}
 	c.Resources = *app.Spec.Resources.DeepCopy()
+	restrictContainer(&c)
 	tpl.Spec.Containers = []corev1.Container{c}
+	restrictPod(&tpl.Spec, app)
 }
 
 // mutateService makes s expose the application's port under the name "http".
@@ -111,10 +113,13 @@ func mutateService(s *corev1.Service, app *paasv1alpha1.Application) {
 	}}
 }
 
-// mutateIngress makes i route http://<host>/ to the Service. The ingress class is left to the
-// cluster's default (and to whatever admission set).
-func mutateIngress(i *networkingv1.Ingress, app *paasv1alpha1.Application) {
+// mutateIngress makes i route http://<host>/ to the Service, with the given ingress class; with
+// none, the class is left to the cluster's default (and to whatever admission set).
+func mutateIngress(i *networkingv1.Ingress, app *paasv1alpha1.Application, class string) {
 	setLabels(&i.Labels, app, ComponentApp)
+	if class != "" {
+		i.Spec.IngressClassName = ptr.To(class)
+	}
 	i.Spec.Rules = []networkingv1.IngressRule{{
 		Host: app.Spec.Host,
 		IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
@@ -151,7 +156,35 @@ func mutateCronJob(cj *batchv1.CronJob, app *paasv1alpha1.Application, env []cor
 	c.Command = backup.Command
 	c.Args = nil
 	c.Env = env
+	restrictContainer(&c)
 	tpl.Spec.Containers = []corev1.Container{c}
+	restrictPod(&tpl.Spec, app)
+}
+
+// restrictPod makes a pod pass the "restricted" Pod Security Standard and keeps the namespace's
+// service account token out of it: the operator writes pods for whoever may write
+// Applications, and must not hand them more than a pod of their own could have.
+func restrictPod(spec *corev1.PodSpec, app *paasv1alpha1.Application) {
+	spec.AutomountServiceAccountToken = ptr.To(false)
+	if spec.SecurityContext == nil {
+		spec.SecurityContext = &corev1.PodSecurityContext{}
+	}
+	sc := spec.SecurityContext
+	sc.RunAsNonRoot = ptr.To(true)
+	sc.RunAsUser = nil
+	if app.Spec.RunAsUser != nil {
+		sc.RunAsUser = ptr.To(*app.Spec.RunAsUser)
+	}
+	sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+}
+
+// restrictContainer drops every capability and forbids privilege escalation, as the
+// "restricted" Pod Security Standard asks of each container.
+func restrictContainer(c *corev1.Container) {
+	c.SecurityContext = &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
 }
 
 // container returns a copy of the container called name in cs, or a new one.

@@ -50,7 +50,10 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	k8s = stk.Client
 
-	// The operator as it ships: the Application controller runs next to the storage ones.
+	// The operator as it ships: the Application controller runs next to the storage ones, as
+	// started with --ingress-domains=example.com,localhost --ingress-class=public.
+	stk.ManagerOptions.IngressDomains = []string{"example.com", "localhost"}
+	stk.ManagerOptions.IngressClass = "public"
 	Expect(stk.StartManager()).To(Succeed())
 	cached = stk.ManagerClient
 }, NodeTimeout(3*time.Minute))

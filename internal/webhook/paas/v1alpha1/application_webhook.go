@@ -41,11 +41,12 @@ var maxNameWithBackup = 52 - len(paascontroller.BackupCronJobName(""))
 var envPrefixRE = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
 
 // SetupWebhooksWithManager registers the Application defaulting and validating webhooks. The
-// validator reads Buckets through the manager's API reader (see ApplicationValidator.Reader).
-func SetupWebhooksWithManager(mgr ctrl.Manager) error {
+// validator reads Buckets through the manager's API reader (see ApplicationValidator.Reader);
+// ingressDomains are the domains hosts must be under (empty: any).
+func SetupWebhooksWithManager(mgr ctrl.Manager, ingressDomains []string) error {
 	return ctrl.NewWebhookManagedBy(mgr, &paasv1alpha1.Application{}).
 		WithDefaulter(&ApplicationDefaulter{}).
-		WithValidator(&ApplicationValidator{Reader: mgr.GetAPIReader()}).
+		WithValidator(&ApplicationValidator{Reader: mgr.GetAPIReader(), IngressDomains: ingressDomains}).
 		Complete()
 }
 
@@ -91,6 +92,9 @@ type ApplicationValidator struct {
 	// Bucket and an Application applied together from one file reach the API server moments
 	// apart, before an informer cache could have seen the Bucket.
 	Reader client.Reader
+	// IngressDomains are the domains spec.host must be under (the manager's --ingress-domains);
+	// empty allows any host.
+	IngressDomains []string
 }
 
 var _ admission.Validator[*paasv1alpha1.Application] = &ApplicationValidator{}
@@ -101,7 +105,7 @@ var applicationGroupKind = paasv1alpha1.GroupVersion.WithKind("Application").Gro
 // namespace.
 func (v *ApplicationValidator) ValidateCreate(ctx context.Context, app *paasv1alpha1.Application) (admission.Warnings, error) {
 	errs := validateName(app)
-	errs = append(errs, validateSpec(app)...)
+	errs = append(errs, validateSpec(app, v.IngressDomains)...)
 	missing, err := v.checkBuckets(ctx, app, nil)
 	if err != nil {
 		return nil, err
@@ -117,7 +121,7 @@ func (v *ApplicationValidator) ValidateUpdate(ctx context.Context, oldApp, newAp
 	if apiequality.Semantic.DeepEqual(oldApp.Spec, newApp.Spec) {
 		return nil, nil
 	}
-	errs := validateSpec(newApp)
+	errs := validateSpec(newApp, v.IngressDomains)
 	if newApp.Spec.Backup != nil && oldApp.Spec.Backup == nil {
 		errs = append(validateName(newApp), errs...)
 	}
@@ -151,8 +155,9 @@ func validateName(app *paasv1alpha1.Application) field.ErrorList {
 	return nil
 }
 
-// validateSpec checks what can be checked without reading other objects.
-func validateSpec(app *paasv1alpha1.Application) field.ErrorList {
+// validateSpec checks what can be checked without reading other objects. allowedDomains are
+// the domains hosts must be under (none: any host).
+func validateSpec(app *paasv1alpha1.Application, allowedDomains []string) field.ErrorList {
 	var errs field.ErrorList
 	spec := &app.Spec
 	specPath := field.NewPath("spec")
@@ -174,25 +179,14 @@ func validateSpec(app *paasv1alpha1.Application) field.ErrorList {
 		errs = append(errs, validateHost(specPath.Child("host"), spec.Host)...)
 	}
 
-	// Names each link's and the backup's variables take, with who takes them.
-	reserved := map[string]string{}
-	errs = append(errs, validateLinks(specPath.Child("buckets"), spec.Buckets, reserved)...)
+	errs = append(errs, validateLinks(specPath.Child("buckets"), spec.Buckets)...)
 	if spec.Backup != nil {
-		for _, name := range paascontroller.BackupEnvNames() {
-			reserved[name] = "is set in the backup container (spec.backup)"
-		}
 		errs = append(errs, validateBackup(specPath.Child("backup"), spec.Backup, spec.Buckets)...)
 	}
-	for i, e := range spec.Env {
-		if who, ok := reserved[e.Name]; ok {
-			errs = append(errs, field.Invalid(specPath.Child("env").Index(i).Child("name"), e.Name, who+"; choose another name"))
-		}
-		// The operator makes the Deployment with its own permissions, so a reference to any
-		// Secret would let whoever may write Applications read Secrets they may not.
-		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
-			errs = append(errs, field.Forbidden(specPath.Child("env").Index(i).Child("valueFrom", "secretKeyRef"),
-				"an Application reads Secrets only through its linked Buckets (spec.buckets)"))
-		}
+	// The rules the controller enforces too, since webhooks can be off.
+	errs = append(errs, paascontroller.EnvProblems(specPath.Child("env"), spec)...)
+	if err := paascontroller.HostProblem(specPath.Child("host"), spec.Host, allowedDomains); err != nil {
+		errs = append(errs, err)
 	}
 	return errs
 }
@@ -207,9 +201,8 @@ func validateHost(path *field.Path, host string) field.ErrorList {
 	return nil
 }
 
-// validateLinks checks each link's name and envPrefix, and records in reserved the variables
-// each link defines.
-func validateLinks(path *field.Path, links []paasv1alpha1.BucketLink, reserved map[string]string) field.ErrorList {
+// validateLinks checks each link's name and envPrefix.
+func validateLinks(path *field.Path, links []paasv1alpha1.BucketLink) field.ErrorList {
 	var errs field.ErrorList
 	names := map[string]int{}
 	prefixes := map[string]int{}
@@ -240,9 +233,6 @@ func validateLinks(path *field.Path, links []paasv1alpha1.BucketLink, reserved m
 			continue
 		}
 		prefixes[prefix] = i
-		for _, name := range paascontroller.LinkEnvNames(prefix) {
-			reserved[name] = fmt.Sprintf("is set by the link to Bucket %s (%s)", l.Name, p)
-		}
 	}
 	return errs
 }

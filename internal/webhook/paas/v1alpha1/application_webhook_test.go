@@ -266,6 +266,33 @@ func TestApplicationValidateCreate(t *testing.T) {
 	}
 }
 
+// With --ingress-domains set, a tenant may serve only names under those domains.
+func TestApplicationValidateCreateIngressDomains(t *testing.T) {
+	const refused = "must be a name under a domain this cluster lets Applications serve: *.apps.example.com, *.shop.example"
+	tests := []struct {
+		host string
+		want []string
+	}{
+		{host: "web.apps.example.com"},
+		{host: "a.b.shop.example"},
+		{host: "grafana.corp.example", want: []string{`spec.host: Invalid value: "grafana.corp.example": ` + refused}},
+		{host: "apps.example.com", want: []string{`spec.host: Invalid value: "apps.example.com": ` + refused}},
+		{host: "evilapps.example.com", want: []string{`spec.host: Invalid value: "evilapps.example.com": ` + refused}},
+		{host: "web.apps.example.com.evil.example", want: []string{`spec.host: Invalid value: "web.apps.example.com.evil.example": ` + refused}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.host, func(t *testing.T) {
+			app := validApp()
+			app.Spec.Host = tt.host
+			v := &ApplicationValidator{Reader: readerWith(), IngressDomains: []string{"apps.example.com", "shop.example"}}
+			_, err := v.ValidateCreate(context.Background(), app)
+			if diff := cmp.Diff(tt.want, webhooktest.Causes(t, err)); diff != "" {
+				t.Errorf("ValidateCreate() causes mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestApplicationInvalidMessage pins the whole message, which kubectl shows as
 // `The Application "web" is invalid: ...`.
 func TestApplicationInvalidMessage(t *testing.T) {

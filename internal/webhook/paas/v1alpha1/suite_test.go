@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -32,7 +33,10 @@ var _ = BeforeSuite(func() {
 	SetDefaultEventuallyTimeout(20 * time.Second)
 	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
 	var err error
-	server, err = webhooktest.Start(storagewebhook.SetupWebhooksWithManager, SetupWebhooksWithManager)
+	// As a manager started with --ingress-domains=apps.example.com.
+	server, err = webhooktest.Start(storagewebhook.SetupWebhooksWithManager, func(mgr ctrl.Manager) error {
+		return SetupWebhooksWithManager(mgr, []string{"apps.example.com"})
+	})
 	Expect(err).NotTo(HaveOccurred())
 	k8sClient = server.Client
 })

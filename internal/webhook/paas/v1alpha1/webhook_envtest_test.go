@@ -64,6 +64,21 @@ var _ = Describe("Application webhooks", func() {
 			"\n* " + `spec.buckets[1].name: Invalid value: "videos": no Bucket of this name in namespace "` + ns + `"`))
 	})
 
+	It("refuses a host outside the domains the manager allows", func(ctx SpecContext) {
+		ns := namespaceWithBucket(ctx)
+		app := &paasv1alpha1.Application{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+			Spec:       paasv1alpha1.ApplicationSpec{Image: "registry.example/web:1", Host: "grafana.corp.example"},
+		}
+		err := k8sClient.Create(ctx, app)
+		Expect(err).To(HaveOccurred())
+		Expect(kubectlMessage(err)).To(Equal(`The Application "web" is invalid: spec.host: Invalid value: "grafana.corp.example": ` +
+			`must be a name under a domain this cluster lets Applications serve: *.apps.example.com`))
+
+		app.Spec.Host = "web.apps.example.com"
+		Expect(k8sClient.Create(ctx, app)).To(Succeed())
+	})
+
 	It("rejects derived env prefixes that collide, and accepts them once one is set", func(ctx SpecContext) {
 		ns := namespaceWithBucket(ctx)
 		for _, name := range []string{"a-b", "a.b"} {

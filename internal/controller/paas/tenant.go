@@ -1,0 +1,66 @@
+package paas
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
+)
+
+// The operator writes Deployments, CronJobs and Ingresses with its own permissions, for whoever
+// may write Applications. The rules below keep a tenant from borrowing those permissions. The
+// webhook refuses what breaks them at admission, and the controller checks them again before it
+// writes anything, since webhooks can be off and objects admitted under older rules stay stored.
+
+// EnvProblems lists what spec.env may not hold: a reference to a Secret (the pod would read a
+// Secret its author may not read; credentials come only through linked Buckets), and a name a
+// link or the backup already sets.
+func EnvProblems(path *field.Path, spec *paasv1alpha1.ApplicationSpec) field.ErrorList {
+	reserved := map[string]string{}
+	for i, l := range spec.Buckets {
+		for _, name := range LinkEnvNames(l.EnvPrefixOrDefault()) {
+			if _, taken := reserved[name]; !taken {
+				reserved[name] = fmt.Sprintf("is set by the link to Bucket %s (%s)", l.Name, field.NewPath("spec", "buckets").Index(i))
+			}
+		}
+	}
+	if spec.Backup != nil {
+		for _, name := range BackupEnvNames() {
+			if _, taken := reserved[name]; !taken {
+				reserved[name] = "is set in the backup container (spec.backup)"
+			}
+		}
+	}
+	var errs field.ErrorList
+	for i, e := range spec.Env {
+		if who, ok := reserved[e.Name]; ok {
+			errs = append(errs, field.Invalid(path.Index(i).Child("name"), e.Name, who+"; choose another name"))
+		}
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			errs = append(errs, field.Forbidden(path.Index(i).Child("valueFrom", "secretKeyRef"),
+				"an Application reads Secrets only through its linked Buckets (spec.buckets)"))
+		}
+	}
+	return errs
+}
+
+// HostProblem says why host may not be served, nil when it may. With allowed domains set (the
+// manager's --ingress-domains), a host must be a name under one of them: with apps.example.com,
+// shop.apps.example.com is allowed, and grafana.corp.example and apps.example.com itself are not.
+func HostProblem(path *field.Path, host string, allowedDomains []string) *field.Error {
+	if host == "" || len(allowedDomains) == 0 {
+		return nil
+	}
+	for _, d := range allowedDomains {
+		if strings.HasSuffix(host, "."+d) {
+			return nil
+		}
+	}
+	under := make([]string, len(allowedDomains))
+	for i, d := range allowedDomains {
+		under[i] = "*." + d
+	}
+	return field.Invalid(path, host, "must be a name under a domain this cluster lets Applications serve: "+strings.Join(under, ", "))
+}

@@ -1,0 +1,100 @@
+package paas_test
+
+import (
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
+)
+
+// The operator writes pods and Ingresses with its own permissions for whoever may write
+// Applications. These specs pin that a tenant gets no more through it than a pod or an Ingress
+// of their own could have, with the webhooks off (as this suite runs): the controller is the
+// last line.
+var _ = Describe("An Application written by a tenant", func() {
+	It("runs pods that the API server's restricted Pod Security admission accepts", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		readyContract(ctx, ns, "team")
+		readyBucket(ctx, ns, "photos", "team")
+		app := newApp(ns, "web", func(s *paasv1alpha1.ApplicationSpec) {
+			s.RunAsUser = ptr.To(int64(1000))
+			s.Buckets = []paasv1alpha1.BucketLink{{Name: "photos"}}
+			s.Backup = &paasv1alpha1.Backup{Bucket: "photos", Schedule: "@daily", Command: []string{"backup"}}
+		})
+		Expect(k8s.Create(ctx, app)).To(Succeed())
+		appCondition(ctx, app, paasv1alpha1.BackupScheduledCondition, metav1.ConditionTrue, paasv1alpha1.ReasonScheduled)
+		d := &appsv1.Deployment{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), d)).To(Succeed())
+		cj := &batchv1.CronJob{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-backup"}, cj)).To(Succeed())
+
+		By("creating their pod templates as pods in a namespace that enforces the restricted standard")
+		restricted := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "restricted-",
+			Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}}
+		Expect(k8s.Create(ctx, restricted)).To(Succeed())
+		for name, tpl := range map[string]corev1.PodTemplateSpec{"app": d.Spec.Template, "backup": cj.Spec.JobTemplate.Spec.Template} {
+			Expect(tpl.Spec.AutomountServiceAccountToken).To(Equal(ptr.To(false)), "%s: no service account token", name)
+			Expect(tpl.Spec.SecurityContext.RunAsUser).To(Equal(ptr.To(int64(1000))), "%s: spec.runAsUser", name)
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: restricted.Name, Name: name}, Spec: tpl.Spec}
+			Expect(k8s.Create(ctx, pod)).To(Succeed(), "the %s pod is refused by the restricted standard", name)
+		}
+
+		By("checking that the judge is awake: the same pod without its security context is refused")
+		bare := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: restricted.Name, Name: "bare"}, Spec: *d.Spec.Template.Spec.DeepCopy()}
+		bare.Spec.SecurityContext = nil
+		bare.Spec.Containers[0].SecurityContext = nil
+		err := k8s.Create(ctx, bare)
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want PodSecurity to refuse, got %v", err)
+		Expect(err.Error()).To(ContainSubstring(`violates PodSecurity "restricted`))
+	})
+
+	It("gets no pod that reads a Secret, even when admission let it through", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		app := newApp(ns, "web", func(s *paasv1alpha1.ApplicationSpec) {
+			s.Env = []corev1.EnvVar{{Name: "STOLEN", ValueFrom: secretRef("someone-elses", "password")}}
+		})
+		Expect(k8s.Create(ctx, app)).To(Succeed())
+
+		ready := appCondition(ctx, app, paasv1alpha1.ReadyCondition, metav1.ConditionFalse, paasv1alpha1.ReasonEnvNotAllowed)
+		Expect(ready.Message).To(Equal("The operator refuses to write this for the Application: " +
+			"spec.env[0].valueFrom.secretKeyRef: Forbidden: an Application reads Secrets only through its linked Buckets (spec.buckets)"))
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(app), &appsv1.Deployment{})
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a Deployment was written: %v", err)
+		Eventually(func(g Gomega) {
+			var warned bool
+			for _, e := range namespaceEvents(ctx, ns).Items {
+				warned = warned || (e.Type == corev1.EventTypeWarning && e.Reason == paasv1alpha1.ReasonEnvNotAllowed)
+			}
+			g.Expect(warned).To(BeTrue(), "no EnvNotAllowed warning event")
+		}).Should(Succeed())
+
+		By("running once the env is fixed")
+		updateApp(ctx, app, func(s *paasv1alpha1.ApplicationSpec) { s.Env = []corev1.EnvVar{{Name: "MODE", Value: "demo"}} })
+		appCondition(ctx, app, paasv1alpha1.ReadyCondition, metav1.ConditionFalse, paasv1alpha1.ReasonDeploymentProgressing)
+	})
+
+	It("cannot claim a host outside the allowed domains, and loses the Ingress it had", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		app := newApp(ns, "web", func(s *paasv1alpha1.ApplicationSpec) { s.Host = "web.example.com" })
+		Expect(k8s.Create(ctx, app)).To(Succeed())
+		ing := &networkingv1.Ingress{}
+		Eventually(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(app), ing) }).Should(Succeed())
+
+		updateApp(ctx, app, func(s *paasv1alpha1.ApplicationSpec) { s.Host = "grafana.corp.test" })
+		ready := appCondition(ctx, app, paasv1alpha1.ReadyCondition, metav1.ConditionFalse, paasv1alpha1.ReasonHostNotAllowed)
+		Expect(ready.Message).To(Equal(`The operator refuses to write this for the Application: spec.host: Invalid value: "grafana.corp.test": ` +
+			"must be a name under a domain this cluster lets Applications serve: *.example.com, *.localhost"))
+		gone(ctx, ing)
+		Expect(strings.HasPrefix(app.Status.URL, "http://")).To(BeTrue())
+	})
+})
