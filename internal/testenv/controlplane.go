@@ -43,6 +43,9 @@ func StartControlPlane(opts ControlPlaneOptions) (*envtest.Environment, *rest.Co
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: assets,
 	}
+	// As OpenShift and hardened clusters do: setting blockOwnerDeletion on an owner reference
+	// needs the update verb on the owner's finalizers, which the shipped RBAC must then grant.
+	env.ControlPlane.GetAPIServer().Configure().Append("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
 	if len(opts.WebhookPaths) > 0 {
 		// The webhook server binds 127.0.0.1 like every other test server; envtest picks a free
 		// port and writes certificates for it (env.WebhookInstallOptions.LocalServing*).

@@ -61,12 +61,16 @@ type ApplicationReconciler struct {
 
 // Secrets are read through the manager's cache, which holds only Secrets labelled
 // storage.osm.dev/contract: exactly the Contracts' credentials Secrets the links refer to.
+//
+// Children are written with create, update (CreateOrUpdate) and delete, never patched; setting
+// their owner reference with blockOwnerDeletion needs update on applications/finalizers.
 // +kubebuilder:rbac:groups=paas.osm.dev,resources=applications,verbs=get;list;watch
-// +kubebuilder:rbac:groups=paas.osm.dev,resources=applications/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=paas.osm.dev,resources=applications/status,verbs=patch
+// +kubebuilder:rbac:groups=paas.osm.dev,resources=applications/finalizers,verbs=update
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch

@@ -1,7 +1,9 @@
 package paas_test
 
 import (
+	"slices"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -9,6 +11,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -96,5 +99,33 @@ var _ = Describe("An Application written by a tenant", func() {
 			"must be a name under a domain this cluster lets Applications serve: *.example.com, *.localhost"))
 		gone(ctx, ing)
 		Expect(strings.HasPrefix(app.Status.URL, "http://")).To(BeTrue())
+	})
+})
+
+// The manager runs as its ServiceAccount under the ClusterRole config/rbac ships (see
+// stack.ManagerConfig), and the API server enforces owner-reference permissions as hardened
+// clusters do. This spec shows that a verb taken from that role stops the manager, so the
+// suites above prove the role is enough.
+var _ = Describe("The manager's shipped RBAC", Serial, func() {
+	It("needs update on applications/finalizers to make an Application's children", func(ctx SpecContext) {
+		DeferCleanup(func(ctx SpecContext) { Expect(stk.SetManagerRole(ctx, nil)).To(Succeed()) })
+		Expect(stk.SetManagerRole(ctx, func(role *rbacv1.ClusterRole) {
+			role.Rules = slices.DeleteFunc(role.Rules, func(r rbacv1.PolicyRule) bool {
+				return slices.Contains(r.Resources, "applications/finalizers")
+			})
+		})).To(Succeed())
+
+		ns := newNamespace(ctx)
+		app := newApp(ns, "web")
+		Expect(k8s.Create(ctx, app)).To(Succeed())
+		Consistently(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(app), &appsv1.Deployment{}))
+		}, 3*time.Second).Should(BeTrue(), "the Deployment was made without update on applications/finalizers")
+
+		By("giving the verb back")
+		Expect(stk.SetManagerRole(ctx, nil)).To(Succeed())
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKeyFromObject(app), &appsv1.Deployment{})
+		}, time.Minute).Should(Succeed())
 	})
 })

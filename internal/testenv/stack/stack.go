@@ -83,6 +83,9 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	if s.Client, err = client.New(cfg, client.Options{Scheme: operator.Scheme}); err != nil {
 		return nil, err
 	}
+	if err := s.bindManagerRole(ctx); err != nil {
+		return nil, err
+	}
 	backend, err := s.startS3(ctx, opts.RGW)
 	if err != nil {
 		return nil, err
@@ -107,7 +110,7 @@ func (s *Stack) StartManager() error {
 	if s.manager != nil {
 		return errors.New("the manager is already running")
 	}
-	mgr, err := operator.NewManager(s.Config, s.ManagerOptions)
+	mgr, err := operator.NewManager(ManagerConfig(s.Config), s.ManagerOptions)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,91 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+)
+
+// The manager runs in tests as the ServiceAccount an install gives it (config/default), bound to
+// the ClusterRole generated from the controllers' RBAC markers (config/rbac/role.yaml), never as
+// the envtest administrator: a verb the markers miss fails a test, as it would fail a cluster.
+const (
+	ManagerNamespace      = "object-storage-manager-system"
+	ManagerServiceAccount = "object-storage-manager-controller-manager"
+	managerRoleName       = "object-storage-manager-manager-role"
+)
+
+// ManagerConfig is admin as the manager's ServiceAccount (by impersonation).
+func ManagerConfig(admin *rest.Config) *rest.Config {
+	cfg := rest.CopyConfig(admin)
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + ManagerNamespace + ":" + ManagerServiceAccount,
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + ManagerNamespace, "system:authenticated"},
+	}
+	return cfg
+}
+
+// ShippedManagerRole is the ClusterRole in config/rbac/role.yaml.
+func ShippedManagerRole() (*rbacv1.ClusterRole, error) {
+	root, err := testenv.ModuleRoot()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "config", "rbac", "role.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.UnmarshalStrict(raw, role); err != nil {
+		return nil, fmt.Errorf("config/rbac/role.yaml: %w", err)
+	}
+	return role, nil
+}
+
+// SetManagerRole makes the manager's ClusterRole the shipped one changed by edit (nil: as
+// shipped), so a test can take a verb away and give it back.
+func (s *Stack) SetManagerRole(ctx context.Context, edit func(*rbacv1.ClusterRole)) error {
+	want, err := ShippedManagerRole()
+	if err != nil {
+		return err
+	}
+	if edit != nil {
+		edit(want)
+	}
+	role := &rbacv1.ClusterRole{}
+	err = s.Client.Get(ctx, client.ObjectKey{Name: managerRoleName}, role)
+	switch {
+	case apierrors.IsNotFound(err):
+		role = &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: managerRoleName}, Rules: want.Rules}
+		return s.Client.Create(ctx, role)
+	case err != nil:
+		return err
+	}
+	role.Rules = want.Rules
+	return s.Client.Update(ctx, role)
+}
+
+func (s *Stack) bindManagerRole(ctx context.Context) error {
+	if err := s.SetManagerRole(ctx, nil); err != nil {
+		return fmt.Errorf("installing the manager's ClusterRole: %w", err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "object-storage-manager-manager-rolebinding"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: managerRoleName},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ManagerNamespace, Name: ManagerServiceAccount}},
+	}
+	if err := s.Client.Create(ctx, binding); err != nil {
+		return fmt.Errorf("binding the manager's ClusterRole: %w", err)
+	}
+	return nil
+}
