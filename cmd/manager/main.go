@@ -28,8 +28,10 @@ func main() {
 		"Timeout of one S3 request.")
 	flag.IntVar(&opts.S3MaxAttempts, "s3-max-attempts", 3,
 		"How often the S3 client tries one call before the controller backs off.")
-	flag.StringVar(&opts.MetricsBindAddress, "metrics-bind-address", "0",
-		"Address of the metrics endpoint, for example 127.0.0.1:8080; 0 turns it off.")
+	flag.StringVar(&opts.MetricsBindAddress, "metrics-bind-address", ":8443",
+		"Address of the metrics endpoint; 0 turns it off. Served over HTTPS to callers allowed to get the /metrics URL.")
+	flag.BoolVar(&opts.MetricsInsecure, "metrics-insecure", false,
+		"Serve metrics over plain HTTP to anyone (for a local run only).")
 	flag.StringVar(&opts.HealthProbeBindAddress, "health-probe-bind-address", ":8081",
 		"Address of the health probes; 0 turns them off.")
 	flag.BoolVar(&opts.LeaderElection, "leader-elect", false,

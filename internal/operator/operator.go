@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -32,6 +33,7 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 	paascontroller "github.com/object-storage-manager/object-storage-manager/internal/controller/paas"
 	storagecontroller "github.com/object-storage-manager/object-storage-manager/internal/controller/storage"
+	"github.com/object-storage-manager/object-storage-manager/internal/metrics"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 	osmwebhook "github.com/object-storage-manager/object-storage-manager/internal/webhook"
 	paaswebhook "github.com/object-storage-manager/object-storage-manager/internal/webhook/paas/v1alpha1"
@@ -72,6 +74,10 @@ type Options struct {
 	// MetricsBindAddress, HealthProbeBindAddress: "0" turns a server off.
 	MetricsBindAddress     string
 	HealthProbeBindAddress string
+	// MetricsInsecure serves /metrics over plain HTTP to anyone; by default it is served over
+	// HTTPS to callers the API server authenticates and authorizes (get on the /metrics
+	// non-resource URL), as kubebuilder scaffolds it.
+	MetricsInsecure bool
 	// LeaderElection makes replicas take turns.
 	LeaderElection bool
 	// LeaderElectionNamespace is where the lease lives outside a cluster.
@@ -110,7 +116,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme,
 		Cache:                   CacheOptions(),
-		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		Metrics:                 metricsOptions(opts),
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "object-storage-manager.osm.dev",
@@ -171,13 +177,33 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 			return nil, fmt.Errorf("setting up the paas webhooks: %w", err)
 		}
 	}
+	metrics.ObserveResources(mgr.GetClient())
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err
 	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+	readyz := healthz.Ping
+	if opts.EnableWebhooks {
+		// Not ready until the webhook server serves: a replica that would refuse admission
+		// requests must not get them.
+		readyz = mgr.GetWebhookServer().StartedChecker()
+	}
+	if err := mgr.AddReadyzCheck("readyz", readyz); err != nil {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// metricsOptions serves /metrics behind the API server's authentication and authorization,
+// unless opts.MetricsInsecure.
+func metricsOptions(opts Options) metricsserver.Options {
+	if opts.MetricsInsecure {
+		return metricsserver.Options{BindAddress: opts.MetricsBindAddress}
+	}
+	return metricsserver.Options{
+		BindAddress:    opts.MetricsBindAddress,
+		SecureServing:  true,
+		FilterProvider: filters.WithAuthenticationAndAuthorization,
+	}
 }
 
 // CacheOptions limits the Secret cache to Secrets that carry the operator's label: the manager
@@ -208,7 +234,7 @@ func storeFactory(opts Options) storagecontroller.StoreFactory {
 			SecretAccessKey: secretAccessKey,
 			HTTPClient:      httpClient,
 			MaxAttempts:     opts.S3MaxAttempts,
-			APIOptions:      opts.S3APIOptions,
+			APIOptions:      append([]func(*middleware.Stack) error{metrics.CountS3}, opts.S3APIOptions...),
 		})
 	}
 }
@@ -229,7 +255,7 @@ func NewContractAPIClient(url, tokenFile string, timeout time.Duration) (contrac
 		timeout = 30 * time.Second
 	}
 	return contractapi.NewClientWithResponses(url,
-		contractapi.WithHTTPClient(&http.Client{Timeout: timeout}),
+		contractapi.WithHTTPClient(&http.Client{Timeout: timeout, Transport: metrics.CountContractAPI(nil)}),
 		contractapi.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
 			token, err := readToken(tokenFile)
 			if err != nil {

@@ -23,6 +23,10 @@ const (
 	ManagerNamespace      = "object-storage-manager-system"
 	ManagerServiceAccount = "object-storage-manager-controller-manager"
 	managerRoleName       = "object-storage-manager-manager-role"
+	// metricsAuthRoleName lets the manager ask who scrapes /metrics (config/rbac/metrics_auth_role.yaml).
+	metricsAuthRoleName = "object-storage-manager-metrics-auth-role"
+	// MetricsReaderRoleName may get /metrics (config/rbac/metrics_reader_role.yaml).
+	MetricsReaderRoleName = "object-storage-manager-metrics-reader"
 )
 
 // ManagerConfig is admin as the manager's ServiceAccount (by impersonation).
@@ -36,18 +40,21 @@ func ManagerConfig(admin *rest.Config) *rest.Config {
 }
 
 // ShippedManagerRole is the ClusterRole in config/rbac/role.yaml.
-func ShippedManagerRole() (*rbacv1.ClusterRole, error) {
+func ShippedManagerRole() (*rbacv1.ClusterRole, error) { return shippedClusterRole("role.yaml") }
+
+// shippedClusterRole reads a ClusterRole from config/rbac.
+func shippedClusterRole(file string) (*rbacv1.ClusterRole, error) {
 	root, err := testenv.ModuleRoot()
 	if err != nil {
 		return nil, err
 	}
-	raw, err := os.ReadFile(filepath.Join(root, "config", "rbac", "role.yaml"))
+	raw, err := os.ReadFile(filepath.Join(root, "config", "rbac", file))
 	if err != nil {
 		return nil, err
 	}
 	role := &rbacv1.ClusterRole{}
 	if err := yaml.UnmarshalStrict(raw, role); err != nil {
-		return nil, fmt.Errorf("config/rbac/role.yaml: %w", err)
+		return nil, fmt.Errorf("config/rbac/%s: %w", file, err)
 	}
 	return role, nil
 }
@@ -75,17 +82,39 @@ func (s *Stack) SetManagerRole(ctx context.Context, edit func(*rbacv1.ClusterRol
 	return s.Client.Update(ctx, role)
 }
 
+// bindManagerRole installs the ClusterRoles config/rbac binds to the manager's ServiceAccount,
+// and the metrics reader role for scrapers, as an install does.
 func (s *Stack) bindManagerRole(ctx context.Context) error {
 	if err := s.SetManagerRole(ctx, nil); err != nil {
 		return fmt.Errorf("installing the manager's ClusterRole: %w", err)
 	}
+	for name, file := range map[string]string{metricsAuthRoleName: "metrics_auth_role.yaml", MetricsReaderRoleName: "metrics_reader_role.yaml"} {
+		role, err := shippedClusterRole(file)
+		if err != nil {
+			return err
+		}
+		role.Name = name
+		if err := s.Client.Create(ctx, role); err != nil {
+			return fmt.Errorf("installing ClusterRole %s: %w", name, err)
+		}
+	}
+	for name, role := range map[string]string{"object-storage-manager-manager-rolebinding": managerRoleName, "object-storage-manager-metrics-auth-rolebinding": metricsAuthRoleName} {
+		if err := s.BindClusterRole(ctx, name, role, ManagerNamespace, ManagerServiceAccount); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BindClusterRole binds a ClusterRole to a ServiceAccount.
+func (s *Stack) BindClusterRole(ctx context.Context, name, role, namespace, serviceAccount string) error {
 	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "object-storage-manager-manager-rolebinding"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: managerRoleName},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ManagerNamespace, Name: ManagerServiceAccount}},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: serviceAccount}},
 	}
 	if err := s.Client.Create(ctx, binding); err != nil {
-		return fmt.Errorf("binding the manager's ClusterRole: %w", err)
+		return fmt.Errorf("binding ClusterRole %s: %w", role, err)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -93,16 +94,26 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	if s.ContractAPI, err = startContractAPI(backend, filepath.Join(s.dir, "contract-server")); err != nil {
 		return nil, err
 	}
+	metricsPort, err := testenv.FreePort()
+	if err != nil {
+		return nil, err
+	}
 	s.ManagerOptions = operator.Options{
 		ContractAPIURL:          s.ContractAPI.URL,
 		ContractAPITokenFile:    s.ContractAPI.TokenFile,
 		ContractAPITimeout:      10 * time.Second,
 		MaxConcurrentReconciles: 2,
-		MetricsBindAddress:      "0",
-		HealthProbeBindAddress:  "0",
-		SkipNameValidation:      true,
+		// Served as shipped: HTTPS behind the API server's authentication and authorization.
+		MetricsBindAddress:     net.JoinHostPort("127.0.0.1", strconv.Itoa(metricsPort)),
+		HealthProbeBindAddress: "0",
+		SkipNameValidation:     true,
 	}
 	return s, nil
+}
+
+// MetricsURL is where the running manager serves /metrics.
+func (s *Stack) MetricsURL() string {
+	return "https://" + s.ManagerOptions.MetricsBindAddress + "/metrics"
 }
 
 // StartManager starts the operator's manager with s.ManagerOptions.
