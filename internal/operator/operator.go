@@ -11,7 +11,11 @@ import (
 	"time"
 
 	"github.com/aws/smithy-go/middleware"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
@@ -162,6 +166,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	if err := (&paascontroller.ApplicationReconciler{
 		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder("application-controller"),
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		IngressDomains:          opts.IngressDomains,
@@ -206,16 +211,46 @@ func metricsOptions(opts Options) metricsserver.Options {
 	}
 }
 
-// CacheOptions limits the Secret cache to Secrets that carry the operator's label: the manager
-// never lists or watches the cluster's other Secrets.
+// CacheOptions keeps the manager's cache to what it needs, so a tenant cannot make it hold
+// (and hold in memory) objects the operator did not write:
+//   - Secrets: only those labelled storage.osm.dev/contract, and of those only the ones a
+//     Contract controls keep their data; a tenant can set the label on any Secret of theirs, so
+//     the label alone would let them fill the cache;
+//   - Deployments, Services, Ingresses and CronJobs: only those labelled as the Application
+//     controller's children (app.kubernetes.io/managed-by=object-storage-manager);
+//   - no object keeps its managedFields, which the operator never reads.
 func CacheOptions() cache.Options {
 	labelled, err := labels.NewRequirement(storagev1alpha1.ContractLabel, selection.Exists, nil)
 	utilruntime.Must(err)
+	children := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{paascontroller.LabelManagedBy: paascontroller.ManagedBy})}
 	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}: {Label: labels.NewSelector().Add(*labelled)},
+			&corev1.Secret{}:        {Label: labels.NewSelector().Add(*labelled), Transform: SecretTransform},
+			&appsv1.Deployment{}:    children,
+			&corev1.Service{}:       children,
+			&networkingv1.Ingress{}: children,
+			&batchv1.CronJob{}:      children,
 		},
 	}
+}
+
+// SecretTransform is how a Secret enters the cache: without managedFields, and without its data
+// and annotations unless a Contract controls it (a Contract's credentials Secret). The others
+// keep the metadata the controllers' ownership checks read, so they still see that a Secret of
+// that name exists and is not theirs.
+func SecretTransform(obj any) (any, error) {
+	secret, ok := obj.(*corev1.Secret)
+	if !ok {
+		return obj, nil
+	}
+	secret.ManagedFields = nil
+	if owner := metav1.GetControllerOfNoCopy(secret); owner != nil && owner.Kind == "Contract" &&
+		strings.HasPrefix(owner.APIVersion, storagev1alpha1.GroupVersion.Group+"/") {
+		return secret, nil
+	}
+	secret.Data, secret.StringData, secret.Annotations = nil, nil, nil
+	return secret, nil
 }
 
 // storeFactory opens S3 endpoints with one shared HTTP client, so connections are reused across

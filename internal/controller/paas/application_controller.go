@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -49,6 +50,9 @@ const foreignRetryInterval = time.Minute
 // has a host and a CronJob when it has a backup, with the environment of its linked Buckets.
 type ApplicationReconciler struct {
 	client.Client
+	// APIReader reads from the API server what the cache does not hold: the cache holds only
+	// children carrying the controller's labels (see operator.CacheOptions).
+	APIReader client.Reader
 	// Recorder emits events on the Application.
 	Recorder events.EventRecorder
 	// MaxConcurrentReconciles bounds parallel reconciles; 0 means 1.
@@ -368,6 +372,9 @@ func (r *ApplicationReconciler) apply(ctx context.Context, app *paasv1alpha1.App
 		mutate()
 		return controllerutil.SetControllerReference(app, obj, r.Scheme())
 	})
+	if apierrors.IsAlreadyExists(err) {
+		op, err = r.reclaim(ctx, app, obj, kind, mutate)
+	}
 	var foreign *foreignError
 	switch {
 	case errors.As(err, &foreign):
@@ -386,6 +393,27 @@ func (r *ApplicationReconciler) apply(ctx context.Context, app *paasv1alpha1.App
 			"Updated %s %s to match the Application", kind, obj.GetName())
 	}
 	return nil
+}
+
+// reclaim handles a child the cache does not hold but the API server does: the cache sees only
+// objects labelled as the controller's children, so this is an object of someone else of the
+// same name, or a child whose labels were edited away. The first is reported, the second made
+// whole again.
+func (r *ApplicationReconciler) reclaim(ctx context.Context, app *paasv1alpha1.Application, obj client.Object, kind string, mutate func()) (controllerutil.OperationResult, error) {
+	live := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(client.Object)
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+		return controllerutil.OperationResultNone, err
+	}
+	if !metav1.IsControlledBy(live, app) {
+		return controllerutil.OperationResultNone, &foreignError{kind: kind, name: obj.GetName()}
+	}
+	// mutate writes into obj: start it from the live object.
+	reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(live).Elem())
+	mutate()
+	if err := r.Update(ctx, obj); err != nil {
+		return controllerutil.OperationResultNone, err
+	}
+	return controllerutil.OperationResultUpdated, nil
 }
 
 // deleteOwned deletes obj when it exists and belongs to app; why says, for the event, why it

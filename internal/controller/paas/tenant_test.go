@@ -18,6 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	paascontroller "github.com/object-storage-manager/object-storage-manager/internal/controller/paas"
 )
 
 // The operator writes pods and Ingresses with its own permissions for whoever may write
@@ -99,6 +101,59 @@ var _ = Describe("An Application written by a tenant", func() {
 			"must be a name under a domain this cluster lets Applications serve: *.example.com, *.localhost"))
 		gone(ctx, ing)
 		Expect(strings.HasPrefix(app.Status.URL, "http://")).To(BeTrue())
+	})
+})
+
+var _ = Describe("What a tenant can make the manager cache", func() {
+	It("holds neither their unrelated objects nor the data of Secrets they label as a Contract's", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		readyContract(ctx, ns, "team")
+		theirs := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}, Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}}},
+		}}
+		Expect(k8s.Create(ctx, theirs)).To(Succeed())
+		large := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "forged",
+			Labels: map[string]string{storagev1alpha1.ContractLabel: "team"}},
+			Data: map[string][]byte{"blob": make([]byte, 512<<10)}}
+		Expect(k8s.Create(ctx, large)).To(Succeed())
+
+		By("an Application of the same name is refused the Deployment it does not own")
+		app := newApp(ns, "web")
+		Expect(k8s.Create(ctx, app)).To(Succeed())
+		ready := appCondition(ctx, app, paasv1alpha1.ReadyCondition, metav1.ConditionFalse, paasv1alpha1.ReasonResourceConflict)
+		Expect(ready.Message).To(HavePrefix("Deployment web exists and does not belong to this Application"))
+
+		By("the cache has seen the labelled Secret without its data, and never the Deployment")
+		Eventually(func(g Gomega) {
+			cachedSecret := &corev1.Secret{}
+			g.Expect(cached.Get(ctx, client.ObjectKeyFromObject(large), cachedSecret)).To(Succeed())
+			g.Expect(cachedSecret.Data).To(BeEmpty())
+			g.Expect(cachedSecret.ManagedFields).To(BeEmpty())
+		}).Should(Succeed())
+		err := cached.Get(ctx, client.ObjectKeyFromObject(theirs), &appsv1.Deployment{})
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the cache holds a Deployment the operator did not make: %v", err)
+
+		By("the Contract's own Secret is cached whole, as the controllers need it")
+		own := &corev1.Secret{}
+		Expect(cached.Get(ctx, client.ObjectKey{Namespace: ns, Name: "team-credentials"}, own)).To(Succeed())
+		Expect(own.Data).To(HaveKey(storagev1alpha1.SecretKeySecretAccessKey))
+	})
+
+	It("gets its labels back on a child whose labels were removed", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		app := newApp(ns, "web")
+		Expect(k8s.Create(ctx, app)).To(Succeed())
+		d := &appsv1.Deployment{}
+		Eventually(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(app), d) }).Should(Succeed())
+
+		delete(d.Labels, paascontroller.LabelManagedBy)
+		Expect(k8s.Update(ctx, d)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), d)).To(Succeed())
+			g.Expect(d.Labels).To(HaveKeyWithValue(paascontroller.LabelManagedBy, paascontroller.ManagedBy))
+		}).Should(Succeed())
 	})
 })
 
