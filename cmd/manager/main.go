@@ -38,6 +38,9 @@ func main() {
 		"Use leader election, so only one replica reconciles at a time.")
 	flag.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "",
 		"Namespace of the leader election lease when running outside a cluster.")
+	var watchNamespaces string
+	flag.StringVar(&watchNamespaces, "watch-namespaces", os.Getenv("OSM_WATCH_NAMESPACES"),
+		"Comma-separated namespaces to serve; empty serves all. With a list, the manager needs its role only there (config/namespaced).")
 	var ingressDomains string
 	flag.StringVar(&ingressDomains, "ingress-domains", os.Getenv("OSM_INGRESS_DOMAINS"),
 		"Comma-separated domains an Application's host must be under (apps.example.com allows *.apps.example.com); empty allows any host.")
@@ -59,6 +62,10 @@ func main() {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
 	var err error
+	if opts.WatchNamespaces, err = operator.ParseNamespaces(watchNamespaces); err != nil {
+		log.Error(err, "Invalid --watch-namespaces")
+		os.Exit(2)
+	}
 	if opts.IngressDomains, err = operator.ParseDomains(ingressDomains); err != nil {
 		log.Error(err, "Invalid --ingress-domains")
 		os.Exit(2)

@@ -82,6 +82,9 @@ type Options struct {
 	// HTTPS to callers the API server authenticates and authorizes (get on the /metrics
 	// non-resource URL), as kubebuilder scaffolds it.
 	MetricsInsecure bool
+	// WatchNamespaces limits the manager to these namespaces (empty: all). It then needs their
+	// permissions only there: the ClusterRole bound with a RoleBinding in each (config/namespaced).
+	WatchNamespaces []string
 	// LeaderElection makes replicas take turns.
 	LeaderElection bool
 	// LeaderElectionNamespace is where the lease lives outside a cluster.
@@ -119,7 +122,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme,
-		Cache:                   CacheOptions(),
+		Cache:                   CacheOptions(opts.WatchNamespaces),
 		Metrics:                 metricsOptions(opts),
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
 		LeaderElection:          opts.LeaderElection,
@@ -219,12 +222,22 @@ func metricsOptions(opts Options) metricsserver.Options {
 //   - Deployments, Services, Ingresses and CronJobs: only those labelled as the Application
 //     controller's children (app.kubernetes.io/managed-by=object-storage-manager);
 //   - no object keeps its managedFields, which the operator never reads.
-func CacheOptions() cache.Options {
+//
+// With namespaces, the cache watches only those.
+func CacheOptions(namespaces []string) cache.Options {
 	labelled, err := labels.NewRequirement(storagev1alpha1.ContractLabel, selection.Exists, nil)
 	utilruntime.Must(err)
 	children := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{paascontroller.LabelManagedBy: paascontroller.ManagedBy})}
+	var watched map[string]cache.Config
+	for _, ns := range namespaces {
+		if watched == nil {
+			watched = map[string]cache.Config{}
+		}
+		watched[ns] = cache.Config{}
+	}
 	return cache.Options{
-		DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultNamespaces: watched,
+		DefaultTransform:  cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.Secret{}:        {Label: labels.NewSelector().Add(*labelled), Transform: SecretTransform},
 			&appsv1.Deployment{}:    children,
@@ -311,6 +324,21 @@ func readToken(path string) (string, error) {
 		return "", fmt.Errorf("the contract API token file %s is empty", path)
 	}
 	return token, nil
+}
+
+// ParseNamespaces reads --watch-namespaces: comma-separated namespace names.
+func ParseNamespaces(list string) ([]string, error) {
+	var namespaces []string
+	for _, ns := range strings.Split(list, ",") {
+		if ns = strings.TrimSpace(ns); ns == "" {
+			continue
+		}
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			return nil, fmt.Errorf("%q is not a namespace name: %s", ns, strings.Join(msgs, "; "))
+		}
+		namespaces = append(namespaces, ns)
+	}
+	return namespaces, nil
 }
 
 // ParseDomains reads a comma-separated list of DNS domains, such as --ingress-domains takes:

@@ -65,7 +65,7 @@ type ContractReconciler struct {
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts/finalizers,verbs=update
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile makes the provider's contract and the credentials Secret match the Contract.
@@ -459,8 +459,10 @@ func (r *ContractReconciler) reconcileDelete(ctx context.Context, c *storagev1al
 }
 
 func (r *ContractReconciler) namespaceTerminating(ctx context.Context, name string) (bool, error) {
+	// Read from the API server, not a cache of every Namespace: this is rare (a Secret being
+	// deleted), and get on its own namespace is all a manager limited to some namespaces has.
 	ns := &corev1.Namespace{}
-	if err := r.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
 	return !ns.DeletionTimestamp.IsZero(), nil

@@ -20,9 +20,10 @@ import (
 // the ClusterRole generated from the controllers' RBAC markers (config/rbac/role.yaml), never as
 // the envtest administrator: a verb the markers miss fails a test, as it would fail a cluster.
 const (
-	ManagerNamespace      = "object-storage-manager-system"
-	ManagerServiceAccount = "object-storage-manager-controller-manager"
-	managerRoleName       = "object-storage-manager-manager-role"
+	ManagerNamespace       = "object-storage-manager-system"
+	ManagerServiceAccount  = "object-storage-manager-controller-manager"
+	managerRoleName        = "object-storage-manager-manager-role"
+	managerRoleBindingName = "object-storage-manager-manager-rolebinding"
 	// metricsAuthRoleName lets the manager ask who scrapes /metrics (config/rbac/metrics_auth_role.yaml).
 	metricsAuthRoleName = "object-storage-manager-metrics-auth-role"
 	// MetricsReaderRoleName may get /metrics (config/rbac/metrics_reader_role.yaml).
@@ -98,7 +99,7 @@ func (s *Stack) bindManagerRole(ctx context.Context) error {
 			return fmt.Errorf("installing ClusterRole %s: %w", name, err)
 		}
 	}
-	for name, role := range map[string]string{"object-storage-manager-manager-rolebinding": managerRoleName, "object-storage-manager-metrics-auth-rolebinding": metricsAuthRoleName} {
+	for name, role := range map[string]string{managerRoleBindingName: managerRoleName, "object-storage-manager-metrics-auth-rolebinding": metricsAuthRoleName} {
 		if err := s.BindClusterRole(ctx, name, role, ManagerNamespace, ManagerServiceAccount); err != nil {
 			return err
 		}
@@ -115,6 +116,26 @@ func (s *Stack) BindClusterRole(ctx context.Context, name, role, namespace, serv
 	}
 	if err := s.Client.Create(ctx, binding); err != nil {
 		return fmt.Errorf("binding ClusterRole %s: %w", role, err)
+	}
+	return nil
+}
+
+// LimitManagerTo gives the manager its ClusterRole only in namespaces, as config/namespaced
+// installs it: RoleBindings there instead of the ClusterRoleBinding. Start the manager with
+// WatchNamespaces set to the same namespaces.
+func (s *Stack) LimitManagerTo(ctx context.Context, namespaces ...string) error {
+	if err := s.Client.Delete(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: managerRoleBindingName}}); err != nil {
+		return fmt.Errorf("removing the manager's ClusterRoleBinding: %w", err)
+	}
+	for _, ns := range namespaces {
+		binding := &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "object-storage-manager-manager-rolebinding"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: managerRoleName},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ManagerNamespace, Name: ManagerServiceAccount}},
+		}
+		if err := s.Client.Create(ctx, binding); err != nil {
+			return fmt.Errorf("binding the manager's role in %s: %w", ns, err)
+		}
 	}
 	return nil
 }
