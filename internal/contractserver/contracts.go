@@ -29,7 +29,7 @@ func (s *Server) CreateContract(ctx context.Context, req contractapi.CreateContr
 	}
 	want := toStoredRequest(*req.Body)
 
-	defer s.locks.lock("idempotency/" + key)()
+	defer s.locks.Lock("idempotency/" + key)()
 	rec, err := s.store.byIdempotencyKey(key)
 	switch {
 	case err == nil:
@@ -122,7 +122,7 @@ func (s *Server) GetContract(_ context.Context, req contractapi.GetContractReque
 // CancelContract deletes the account, then records the cancellation; a crash in between is
 // repaired by the next cancel, because deleting a deleted account succeeds.
 func (s *Server) CancelContract(ctx context.Context, req contractapi.CancelContractRequestObject) (contractapi.CancelContractResponseObject, error) {
-	defer s.locks.lock("contract/" + req.Id)()
+	defer s.locks.Lock("contract/" + req.Id)()
 	rec, err := s.visible(req.Id)
 	if err != nil {
 		return nil, err

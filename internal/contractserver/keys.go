@@ -13,7 +13,7 @@ import (
 // AddKey records a pending key, asks the backend for it, then marks it active. The secret is
 // returned once and not stored.
 func (s *Server) AddKey(ctx context.Context, req contractapi.AddKeyRequestObject) (contractapi.AddKeyResponseObject, error) {
-	defer s.locks.lock("contract/" + req.Id)()
+	defer s.locks.Lock("contract/" + req.Id)()
 	rec, err := s.activeContract(req.Id)
 	if err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func (s *Server) AddKey(ctx context.Context, req contractapi.AddKeyRequestObject
 
 // RemoveKey revokes a key at the backend, then forgets it; never the last one.
 func (s *Server) RemoveKey(ctx context.Context, req contractapi.RemoveKeyRequestObject) (contractapi.RemoveKeyResponseObject, error) {
-	defer s.locks.lock("contract/" + req.Id)()
+	defer s.locks.Lock("contract/" + req.Id)()
 	rec, err := s.activeContract(req.Id)
 	if err != nil {
 		return nil, err

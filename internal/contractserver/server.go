@@ -13,6 +13,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
+	"github.com/object-storage-manager/object-storage-manager/internal/keylock"
 )
 
 // DefaultPlans is what a server offers when Config.Plans is empty.
@@ -43,7 +44,7 @@ type Server struct {
 	plans   map[string]Plan
 	limiter *rate.Limiter
 	log     *slog.Logger
-	locks   keyLocks
+	locks   keylock.Map
 	handler http.Handler
 }
 

@@ -1,10 +1,12 @@
-package contractserver
+// Package keylock serialises work on one name (a contract, an idempotency key, a bucket name)
+// without making work on other names wait.
+package keylock
 
 import "sync"
 
-// keyLocks serialises the operations on one contract (or one idempotency key) without making
-// unrelated contracts wait for a slow backend call.
-type keyLocks struct {
+// Map holds one lock per name, for as long as someone holds or waits for it. The zero value is
+// ready to use.
+type Map struct {
 	mu    sync.Mutex
 	locks map[string]*keyLock
 }
@@ -14,8 +16,8 @@ type keyLock struct {
 	users int
 }
 
-// lock locks name and returns its unlock function.
-func (k *keyLocks) lock(name string) func() {
+// Lock locks name and returns its unlock function.
+func (k *Map) Lock(name string) func() {
 	k.mu.Lock()
 	if k.locks == nil {
 		k.locks = map[string]*keyLock{}
