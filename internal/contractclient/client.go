@@ -1,0 +1,113 @@
+// Package contractclient is the operator's view of the provider's contract API: three calls
+// (Buy, Get, Cancel) that return what the reconciler needs and typed errors, built on the client
+// oapi-codegen generates from openapi/contract.yaml. HTTP status codes stop here.
+package contractclient
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
+)
+
+// API is what the Contract controller calls. *Client implements it over HTTP; fake.API in memory.
+type API interface {
+	// Buy buys the contract for idempotencyKey, or returns the one already bought for it, with
+	// its first key pair; created says whether this call bought it.
+	Buy(ctx context.Context, idempotencyKey string, req Request) (c Contract, created bool, err error)
+	// Get reads a contract. A contract the provider does not know is ErrNotFound.
+	Get(ctx context.Context, id string) (Contract, error)
+	// Cancel cancels a contract, never forcing: an account that still owns buckets is
+	// ErrHasBuckets, one the provider does not know ErrNotFound.
+	Cancel(ctx context.Context, id string) error
+}
+
+// Request is what a purchase asks for.
+type Request struct {
+	Plan, Region, DisplayName string
+	// Namespace and Name of the resource asking, for the provider's records.
+	Namespace, Name string
+}
+
+// Contract is a contract as the provider reports it.
+type Contract struct {
+	ID, State, Endpoint, Region, Plan string
+	// Credentials are set only by Buy: the API returns the secret nowhere else.
+	Credentials *Credentials
+}
+
+// Credentials is an S3 key pair. Its secret is never logged nor put in an error.
+type Credentials struct{ AccessKeyID, SecretAccessKey string }
+
+// Cancelled reports whether the provider says the account is gone.
+func (c Contract) Cancelled() bool { return c.State == string(contractapi.Cancelled) }
+
+// Client is API over HTTP.
+type Client struct {
+	gen contractapi.ClientWithResponsesInterface
+}
+
+// New wraps a generated client.
+func New(gen contractapi.ClientWithResponsesInterface) *Client { return &Client{gen: gen} }
+
+var _ API = (*Client)(nil)
+
+// Buy implements API.
+func (c *Client) Buy(ctx context.Context, idempotencyKey string, req Request) (Contract, bool, error) {
+	const op = "creating the contract"
+	body := contractapi.ContractRequest{
+		Plan:        req.Plan,
+		Region:      optional(req.Region),
+		DisplayName: optional(req.DisplayName),
+		Requester:   &contractapi.Requester{Namespace: optional(req.Namespace), Name: optional(req.Name)},
+	}
+	resp, err := c.gen.CreateContractWithResponse(ctx, &contractapi.CreateContractParams{IdempotencyKey: idempotencyKey}, body)
+	if err != nil {
+		return Contract{}, false, &Error{Op: op, Cause: err}
+	}
+	if err := check(op, resp.HTTPResponse, resp.Body); err != nil {
+		return Contract{}, false, err
+	}
+	got := cmp.Or(resp.JSON201, resp.JSON200)
+	if got == nil {
+		return Contract{}, false, &Error{Op: op, Status: resp.StatusCode(), Cause: fmt.Errorf("HTTP %d without a contract in the body", resp.StatusCode())}
+	}
+	out := Contract{ID: got.Id, State: string(got.State), Endpoint: got.Endpoint, Region: got.Region, Plan: got.Plan,
+		Credentials: &Credentials{AccessKeyID: got.Credentials.AccessKeyId, SecretAccessKey: got.Credentials.SecretAccessKey}}
+	return out, resp.JSON201 != nil, nil
+}
+
+// Get implements API.
+func (c *Client) Get(ctx context.Context, id string) (Contract, error) {
+	op := fmt.Sprintf("reading contract %s", id)
+	resp, err := c.gen.GetContractWithResponse(ctx, id)
+	if err != nil {
+		return Contract{}, &Error{Op: op, Cause: err}
+	}
+	if err := check(op, resp.HTTPResponse, resp.Body); err != nil {
+		return Contract{}, err
+	}
+	got := resp.JSON200
+	if got == nil {
+		return Contract{}, &Error{Op: op, Status: resp.StatusCode(), Cause: fmt.Errorf("HTTP %d without a contract in the body", resp.StatusCode())}
+	}
+	return Contract{ID: got.Id, State: string(got.State), Endpoint: got.Endpoint, Region: got.Region, Plan: got.Plan}, nil
+}
+
+// Cancel implements API.
+func (c *Client) Cancel(ctx context.Context, id string) error {
+	op := fmt.Sprintf("cancelling contract %s", id)
+	resp, err := c.gen.CancelContractWithResponse(ctx, id, &contractapi.CancelContractParams{})
+	if err != nil {
+		return &Error{Op: op, Cause: err}
+	}
+	return check(op, resp.HTTPResponse, resp.Body)
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,86 @@
+package contractclient
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestCheckClassifiesTheAPIsAnswers(t *testing.T) {
+	problem := func(status, typ, title, detail string) []byte {
+		return []byte(`{"type":"https://osm.dev/problems/` + typ + `","title":"` + title + `","status":` + status + `,"detail":"` + detail + `"}`)
+	}
+	type classification struct {
+		Retryable, NotFound, HasBuckets bool
+		RetryAfter                      time.Duration
+		Summary                         string
+	}
+	tests := []struct {
+		name   string
+		status int
+		header http.Header
+		body   []byte
+		want   *classification
+	}{
+		{name: "2xx is success", status: 201},
+		{name: "a refusal with a problem body is not retried", status: 422,
+			body: problem("422", "unknown-plan", "Unknown plan.", "plan 'gold' is not offered."),
+			want: &classification{Summary: "Unknown plan: plan 'gold' is not offered (HTTP 422)"}},
+		{name: "the API's own not-found means the contract is unknown", status: 404,
+			body: problem("404", "not-found", "Not found.", "no contract has id x."),
+			want: &classification{NotFound: true, Summary: "Not found: no contract has id x (HTTP 404)"}},
+		{name: "a bare 404 (a proxy, a wrong URL prefix) is not the API's word, and is retried", status: 404,
+			want: &classification{Retryable: true, Summary: "HTTP 404 without the contract API's problem document (is the contract API URL right?)"}},
+		{name: "a 404 whose problem is of another type is not a missing contract", status: 404,
+			body: problem("404", "internal", "Oops.", ""),
+			want: &classification{Retryable: true, Summary: "Oops (HTTP 404)"}},
+		{name: "an account with buckets is told apart", status: 409,
+			body: problem("409", "contract-has-buckets", "Contract has buckets.", "2 buckets."),
+			want: &classification{HasBuckets: true, Summary: "Contract has buckets: 2 buckets (HTTP 409)"}},
+		{name: "an outage is retried after Retry-After", status: 503, header: http.Header{"Retry-After": {"5"}},
+			want: &classification{Retryable: true, RetryAfter: 5 * time.Second, Summary: "HTTP 503"}},
+		{name: "throttling is retried", status: 429, want: &classification{Retryable: true, Summary: "HTTP 429"}},
+		{name: "a rejected token is the operator's to fix, so it is retried", status: 401,
+			want: &classification{Retryable: true, Summary: "HTTP 401"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := &http.Response{StatusCode: tt.status, Header: tt.header}
+			if resp.Header == nil {
+				resp.Header = http.Header{}
+			}
+			err := check("creating the contract", resp, tt.body)
+			if (err != nil) != (tt.want != nil) {
+				t.Fatalf("error = %v, want error %v", err, tt.want != nil)
+			}
+			if err == nil {
+				return
+			}
+			e, ok := AsError(err)
+			if !ok {
+				t.Fatalf("error %T is not an *Error", err)
+			}
+			got := &classification{Retryable: e.Retryable(), NotFound: errors.Is(err, ErrNotFound),
+				HasBuckets: errors.Is(err, ErrHasBuckets), RetryAfter: e.RetryAfter, Summary: e.Summary()}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("classification (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAnUnansweredCallIsRetried(t *testing.T) {
+	e := &Error{Op: "reading contract x", Cause: errors.New("dial tcp 127.0.0.1:1: connect: connection refused")}
+	if !e.Retryable() {
+		t.Error("a call without an answer must be retried")
+	}
+	if errors.Is(e, ErrNotFound) {
+		t.Error("a call without an answer must never read as a missing contract")
+	}
+	if got, want := e.Error(), "reading contract x: dial tcp 127.0.0.1:1: connect: connection refused"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,166 @@
+// Package fake is an in-memory contract API for unit tests of the reconcilers: it keeps
+// contracts as the reference server does (one per idempotency key, the first key pair replayed)
+// and can fail a call before it acts, or act and then lose the answer, which real servers do
+// not do on demand.
+package fake
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
+)
+
+// Op names a call, for Fail and Calls.
+type Op string
+
+const (
+	OpBuy    Op = "Buy"
+	OpGet    Op = "Get"
+	OpCancel Op = "Cancel"
+)
+
+// Failure is what the next call of an operation does instead of answering.
+type Failure struct {
+	// Err is returned.
+	Err error
+	// AfterActing: the call does its work first, so only the answer is lost.
+	AfterActing bool
+}
+
+// API is a contractclient.API in memory. The zero value is ready to use.
+type API struct {
+	mu        sync.Mutex
+	byKey     map[string]string // idempotency key -> contract id
+	contracts map[string]*contractclient.Contract
+	buckets   map[string]int // contract id -> buckets the account owns
+	failures  map[Op][]Failure
+	calls     map[Op]int
+	// Endpoint and Region are what bought contracts report.
+	Endpoint, Region string
+}
+
+var _ contractclient.API = (*API)(nil)
+
+// Fail queues failures for the next calls of op, in order.
+func (a *API) Fail(op Op, f ...Failure) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.failures == nil {
+		a.failures = map[Op][]Failure{}
+	}
+	a.failures[op] = append(a.failures[op], f...)
+}
+
+// Calls reports how often op was called.
+func (a *API) Calls(op Op) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.calls[op]
+}
+
+// Bought reports how many contracts were bought in all.
+func (a *API) Bought() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.contracts)
+}
+
+// Contract returns a copy of the contract with id, and whether it exists.
+func (a *API) Contract(id string) (contractclient.Contract, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.contracts[id]
+	if !ok {
+		return contractclient.Contract{}, false
+	}
+	return *c, true
+}
+
+// SetBuckets says how many buckets a contract's account owns outside the operator's view.
+func (a *API) SetBuckets(id string, n int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.buckets == nil {
+		a.buckets = map[string]int{}
+	}
+	a.buckets[id] = n
+}
+
+// next takes the queued failure for op, counting the call.
+func (a *API) next(op Op) (Failure, bool) {
+	if a.calls == nil {
+		a.calls = map[Op]int{}
+	}
+	a.calls[op]++
+	q := a.failures[op]
+	if len(q) == 0 {
+		return Failure{}, false
+	}
+	a.failures[op] = q[1:]
+	return q[0], true
+}
+
+// Buy implements contractclient.API.
+func (a *API) Buy(_ context.Context, key string, req contractclient.Request) (contractclient.Contract, bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f, failing := a.next(OpBuy)
+	if failing && !f.AfterActing {
+		return contractclient.Contract{}, false, f.Err
+	}
+	if a.byKey == nil {
+		a.byKey, a.contracts = map[string]string{}, map[string]*contractclient.Contract{}
+	}
+	id, replay := a.byKey[key]
+	if !replay {
+		id = fmt.Sprintf("c%d", len(a.contracts)+1)
+		a.byKey[key] = id
+		a.contracts[id] = &contractclient.Contract{ID: id, State: "active", Endpoint: a.Endpoint,
+			Region: a.Region, Plan: req.Plan,
+			Credentials: &contractclient.Credentials{AccessKeyID: "AK" + id, SecretAccessKey: "SK" + id}}
+	}
+	if failing {
+		return contractclient.Contract{}, false, f.Err
+	}
+	return *a.contracts[id], !replay, nil
+}
+
+// Get implements contractclient.API.
+func (a *API) Get(_ context.Context, id string) (contractclient.Contract, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if f, failing := a.next(OpGet); failing {
+		return contractclient.Contract{}, f.Err
+	}
+	c, ok := a.contracts[id]
+	if !ok {
+		return contractclient.Contract{}, contractclient.ErrNotFound
+	}
+	out := *c
+	out.Credentials = nil
+	return out, nil
+}
+
+// Cancel implements contractclient.API.
+func (a *API) Cancel(_ context.Context, id string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f, failing := a.next(OpCancel)
+	if failing && !f.AfterActing {
+		return f.Err
+	}
+	c, ok := a.contracts[id]
+	switch {
+	case !ok:
+		return contractclient.ErrNotFound
+	case a.buckets[id] > 0:
+		return contractclient.ErrHasBuckets
+	}
+	c.State = "cancelled"
+	if failing {
+		return f.Err
+	}
+	return nil
+}
