@@ -24,6 +24,7 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/contractserver"
 	"github.com/object-storage-manager/object-storage-manager/internal/operator"
 	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/testenv/faults"
 )
 
 // Stack is a running operator with everything it talks to.
@@ -50,7 +51,12 @@ type Stack struct {
 type S3Server struct {
 	Endpoint string
 	Region   string
-	stop     func() error
+	// Direct is the server's own endpoint (Endpoint may be a fault proxy in front of it), and
+	// AdminAccessKey and AdminSecretKey its administrator's keys, which see every account's
+	// buckets: what tests check the operator's work against.
+	Direct                         string
+	AdminAccessKey, AdminSecretKey string
+	stop                           func() error
 }
 
 // Options configures Start.
@@ -60,6 +66,9 @@ type Options struct {
 	// RGW runs the contracts on a single-node Ceph RGW instead of versitygw: the
 	// AWS-faithful backend, with group grants and quotas.
 	RGW bool
+	// S3Faults, with versitygw, puts a fault-injecting proxy in front of S3: the endpoint the
+	// contracts hand out (so the operator's calls) goes through it.
+	S3Faults *faults.Injector
 }
 
 // Start brings up the control plane, versitygw and the contract server. The manager is started
@@ -87,7 +96,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	if err := s.bindManagerRole(ctx); err != nil {
 		return nil, err
 	}
-	backend, err := s.startS3(ctx, opts.RGW)
+	backend, err := s.startS3(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -208,6 +217,9 @@ func (a *ContractAPI) SetHook(h Hook) {
 	a.hook = h
 }
 
+// Contracts lists every contract the server has recorded.
+func (a *ContractAPI) Contracts() ([]contractserver.ContractSummary, error) { return a.server.Contracts() }
+
 // Calls returns the requests answered so far that match keep (all when keep is nil).
 func (a *ContractAPI) Calls(keep func(Call) bool) []Call {
 	a.mu.Lock()
@@ -251,13 +263,17 @@ func (s *statusRecorder) WriteHeader(code int) {
 }
 
 // startS3 starts versitygw or Ceph RGW and returns the contract server backend over it.
-func (s *Stack) startS3(ctx context.Context, rgw bool) (contractserver.Backend, error) {
-	if rgw {
+func (s *Stack) startS3(ctx context.Context, opts Options) (contractserver.Backend, error) {
+	if opts.RGW {
+		if opts.S3Faults != nil {
+			return nil, errors.New("S3Faults works with versitygw only")
+		}
 		ceph, err := testenv.StartCeph(ctx, testenv.CephOptions{Dir: filepath.Join(s.dir, "ceph")})
 		if err != nil {
 			return nil, err
 		}
-		s.S3 = S3Server{Endpoint: ceph.Endpoint, Region: ceph.Region, stop: ceph.Stop}
+		s.S3 = S3Server{Endpoint: ceph.Endpoint, Region: ceph.Region, Direct: ceph.Endpoint,
+			AdminAccessKey: ceph.AdminAccessKey, AdminSecretKey: ceph.AdminSecretKey, stop: ceph.Stop}
 		return contractserver.NewRGWBackend(contractserver.RGWConfig{
 			Endpoint:       ceph.Endpoint,
 			Region:         ceph.Region,
@@ -269,9 +285,18 @@ func (s *Stack) startS3(ctx context.Context, rgw bool) (contractserver.Backend, 
 	if err != nil {
 		return nil, err
 	}
-	s.S3 = S3Server{Endpoint: gw.Endpoint, Region: gw.Region, stop: gw.Stop}
+	s.S3 = S3Server{Endpoint: gw.Endpoint, Region: gw.Region, Direct: gw.Endpoint,
+		AdminAccessKey: gw.RootAccessKey, AdminSecretKey: gw.RootSecretKey, stop: gw.Stop}
+	if opts.S3Faults != nil {
+		proxy, err := faults.NewProxy(gw.Endpoint, opts.S3Faults)
+		if err != nil {
+			return nil, err
+		}
+		s.S3.Endpoint = proxy.URL
+		s.S3.stop = func() error { proxy.Close(); return gw.Stop() }
+	}
 	return contractserver.NewVersityGWBackend(contractserver.VersityGWConfig{
-		S3Endpoint:     gw.Endpoint,
+		S3Endpoint:     s.S3.Endpoint,
 		Region:         gw.Region,
 		AdminEndpoint:  gw.AdminEndpoint,
 		AdminAccessKey: gw.RootAccessKey,

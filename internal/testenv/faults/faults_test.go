@@ -1,0 +1,85 @@
+package faults
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+)
+
+func TestS3OperationNamesRequestsAsTheSDKDoes(t *testing.T) {
+	tests := []struct{ method, target, want string }{
+		{"GET", "/", "ListBuckets"},
+		{"HEAD", "/b", "HeadBucket"},
+		{"PUT", "/b", "CreateBucket"},
+		{"DELETE", "/b", "DeleteBucket"},
+		{"PUT", "/b?tagging", "PutBucketTagging"},
+		{"GET", "/b?acl", "GetBucketAcl"},
+		{"DELETE", "/b?policy", "DeleteBucketPolicy"},
+		{"GET", "/b?list-type=2&max-keys=1", "ListObjectsV2"},
+		{"PUT", "/b/some/key", "PutObject"},
+	}
+	for _, tt := range tests {
+		if got := S3Operation(httptest.NewRequest(tt.method, tt.target, nil)); got != tt.want {
+			t.Errorf("S3Operation(%s %s) = %q, want %q", tt.method, tt.target, got, tt.want)
+		}
+	}
+	if got := ContractAPIOperation(httptest.NewRequest("DELETE", "/v1/contracts/abc/keys/AK1", nil)); got != "DELETE /v1/contracts/{id}/keys/{accessKeyId}" {
+		t.Errorf("ContractAPIOperation = %q", got)
+	}
+}
+
+// TestADroppedAnswerWasActedOn pins the fault that leaks: the server did the work, the client
+// saw no answer.
+func TestADroppedAnswerWasActedOn(t *testing.T) {
+	var acted atomic.Int32
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		acted.Add(1)
+		_, _ = io.WriteString(w, "done")
+	}))
+	defer target.Close()
+	inj := &Injector{Rate: 1, Kinds: []Kind{DropAnswer}, Match: func(op string) bool { return op == "CreateBucket" }, Operation: S3Operation}
+	inj.Enable(true)
+	p, err := NewProxy(target.URL, inj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+
+	req, _ := http.NewRequest(http.MethodPut, p.URL+"/b", nil)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("CreateBucket got an answer (%s); want none", resp.Status)
+	}
+	if acted.Load() != 1 {
+		t.Errorf("the server acted %d times, want 1", acted.Load())
+	}
+	resp, err := http.Get(p.URL + "/b?acl")
+	if err != nil {
+		t.Fatalf("an operation that does not match failed: %v", err)
+	}
+	resp.Body.Close()
+	if got := inj.Injected(); got["CreateBucket drop-answer"] != 1 || len(got) != 1 {
+		t.Errorf("Injected() = %v", got)
+	}
+}
+
+func TestNothingIsInjectedUntilEnabled(t *testing.T) {
+	target := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer target.Close()
+	inj := &Injector{Rate: 1, Kinds: []Kind{ServerError}}
+	p, err := NewProxy(target.URL, inj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	resp, err := http.Get(p.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("status %d before Enable, want 200", resp.StatusCode)
+	}
+}
