@@ -35,6 +35,7 @@ import (
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
+	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 	paascontroller "github.com/object-storage-manager/object-storage-manager/internal/controller/paas"
 	storagecontroller "github.com/object-storage-manager/object-storage-manager/internal/controller/storage"
 	"github.com/object-storage-manager/object-storage-manager/internal/metrics"
@@ -143,7 +144,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	if err := (&storagecontroller.ContractReconciler{
 		Client:                  mgr.GetClient(),
-		API:                     api,
+		API:                     contractclient.New(api),
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder("contract-controller"),
 		ResyncPeriod:            opts.ResyncPeriod,
@@ -154,6 +155,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := (&storagecontroller.BucketReconciler{
 		Client:                  mgr.GetClient(),
 		Stores:                  storeFactory(opts),
+		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder("bucket-controller"),
 		ResyncPeriod:            opts.ResyncPeriod,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,

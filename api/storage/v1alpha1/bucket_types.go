@@ -57,7 +57,8 @@ type BucketSpec struct {
 	// change.
 	// +required
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$')",message="must be the name of a Contract in this namespace: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",messageExpression="'contractName cannot change (was ' + oldSelf + ')'"
 	ContractName string `json:"contractName"`
 
@@ -138,6 +139,13 @@ type BucketStatus struct {
 	// bucketName is the name of the bucket that exists at the provider.
 	// +optional
 	BucketName string `json:"bucketName,omitempty"`
+
+	// creatingBucket names the bucket the operator is creating for this resource. It is written
+	// before CreateBucket, so a pass that stops between creating and tagging the bucket is
+	// finished by the next, and a deletion finds the bucket. It lives in status, which only the
+	// operator writes: a user cannot make it adopt someone else's untagged bucket.
+	// +optional
+	CreatingBucket string `json:"creatingBucket,omitempty"`
 
 	// endpoint is the S3 endpoint URL that serves the bucket.
 	// +optional

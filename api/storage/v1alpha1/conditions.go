@@ -57,6 +57,14 @@ const (
 	ReasonS3Rejected = "S3Rejected"
 	// ReasonBucketNotEmpty: deletion is blocked because the bucket still holds objects.
 	ReasonBucketNotEmpty = "BucketNotEmpty"
+	// ReasonInvalidName: the resource's name cannot work (for example a Contract name too long
+	// to label its Secret); nothing was bought or created.
+	ReasonInvalidName = "InvalidName"
+	// ReasonBucketNameConflict: another Bucket in the namespace already manages a bucket of this
+	// name; exactly one may.
+	ReasonBucketNameConflict = "BucketNameConflict"
+	// ReasonContractDeleting: the Bucket's Contract is being deleted, so no bucket is created for it.
+	ReasonContractDeleting = "ContractDeleting"
 	// ReasonDeleting: the resource is being deleted.
 	ReasonDeleting = "Deleting"
 )

@@ -77,6 +77,12 @@ type ContractStatus struct {
 	// +optional
 	SecretName string `json:"secretName,omitempty"`
 
+	// purchaseRequested is set by the operator before it first asks the provider for this
+	// Contract's contract, so that a deletion finds a purchase whose answer was lost. It lives in
+	// status, which only the operator writes: a user cannot make it replay a purchase.
+	// +optional
+	PurchaseRequested bool `json:"purchaseRequested,omitempty"`
+
 	// observedGeneration is the generation of the spec this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
@@ -100,6 +106,7 @@ type ContractStatus struct {
 
 // Contract buys object storage from a provider: an account with credentials on an S3 endpoint.
 // The credentials land in a Secret in the same namespace; everything else is in status.
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="a Contract's name is at most 63 characters: it is the value of the storage.osm.dev/contract label on its Secret"
 type Contract struct {
 	metav1.TypeMeta `json:",inline"`
 

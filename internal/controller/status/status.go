@@ -6,11 +6,15 @@ package status
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
 // SetCondition sets a condition with the generation it describes. The transition time changes
@@ -48,14 +52,16 @@ func Patch(ctx context.Context, c client.Client, before, obj client.Object, befo
 
 // PatchMetadata patches obj's metadata as mutate changes it, on a copy: a patch answers with the
 // stored object, whose status would undo what this pass has computed so far. obj takes the new
-// annotations, labels, finalizers and resource version.
+// annotations, labels, finalizers and resource version. The patch carries obj's resource
+// version: a merge patch replaces a list such as the finalizers whole, and must not drop an
+// entry another writer added since obj was read (it fails with a conflict instead).
 func PatchMetadata(ctx context.Context, c client.Client, obj client.Object, mutate func(client.Object)) error {
 	patched, ok := obj.DeepCopyObject().(client.Object)
 	if !ok {
 		return fmt.Errorf("cannot copy %T", obj)
 	}
 	mutate(patched)
-	if err := c.Patch(ctx, patched, client.MergeFrom(obj)); err != nil {
+	if err := c.Patch(ctx, patched, client.MergeFromWithOptions(obj, client.MergeFromWithOptimisticLock{})); err != nil {
 		return err
 	}
 	obj.SetAnnotations(patched.GetAnnotations())
@@ -63,4 +69,46 @@ func PatchMetadata(ctx context.Context, c client.Client, obj client.Object, muta
 	obj.SetFinalizers(patched.GetFinalizers())
 	obj.SetResourceVersion(patched.GetResourceVersion())
 	return nil
+}
+
+// SetFinalizer adds (present) or removes finalizer, writing only when that changes something.
+func SetFinalizer(ctx context.Context, c client.Client, obj client.Object, finalizer string, present bool) error {
+	if controllerutil.ContainsFinalizer(obj, finalizer) == present {
+		return nil
+	}
+	return PatchMetadata(ctx, c, obj, func(o client.Object) {
+		if present {
+			controllerutil.AddFinalizer(o, finalizer)
+		} else {
+			controllerutil.RemoveFinalizer(o, finalizer)
+		}
+	})
+}
+
+// Record writes one change of status at once, before the external call whose intent it records
+// (a bucket about to be created, a contract about to be bought), as a patch of that change
+// alone on a copy: the rest of what the pass computed still goes in its one write at the end.
+// Status is the place for such records because only the operator writes it.
+func Record(ctx context.Context, c client.Client, obj client.Object, mutate func(client.Object)) error {
+	patched, ok := obj.DeepCopyObject().(client.Object)
+	if !ok {
+		return fmt.Errorf("cannot copy %T", obj)
+	}
+	mutate(patched)
+	if err := c.Status().Patch(ctx, patched, client.MergeFrom(obj)); err != nil {
+		return err
+	}
+	mutate(obj)
+	obj.SetResourceVersion(patched.GetResourceVersion())
+	return nil
+}
+
+// IgnoreConflict turns a conflict into a quiet retry: the object changed while the pass ran,
+// and its new version is on its way through the watch (crossplane-runtime's
+// SilentlyRequeueOnConflict, without the deprecated Requeue).
+func IgnoreConflict(res ctrl.Result, err error) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	return res, err
 }

@@ -2,6 +2,8 @@ package storage
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -21,12 +23,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
+	"github.com/object-storage-manager/object-storage-manager/internal/keylock"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
 
@@ -34,10 +38,6 @@ import (
 // bucket that already exists is adopted only when it carries this resource's tag, so a Bucket
 // deleted with Retain and applied again gets its bucket back, and nothing else does.
 const OwnerTag = "storage.osm.dev/bucket"
-
-// CreatingAnnotation on a Bucket names the bucket it is creating, written just before
-// CreateBucket, so that a pass that stops between creating and tagging is finished by the next.
-const CreatingAnnotation = "storage.osm.dev/creating-bucket"
 
 // OwnerUIDTag records the UID of the resource that made or last adopted the bucket, which tells
 // a genuine adoption from a pass that read its own resource from a cache a step behind.
@@ -77,11 +77,17 @@ type BucketReconciler struct {
 	MaxConcurrentReconciles int
 	// Users are the kinds whose resources keep a Bucket from being deleted.
 	Users []BucketUsers
+	// APIReader reads from the API server directly: who else claims a bucket name is decided
+	// from there, never from a cache a step behind.
+	APIReader client.Reader
+
+	// names serialises the passes that take a bucket name, so that of two Buckets naming the
+	// same bucket exactly one records it (the manager is a single leader).
+	names keylock.Map
 }
 
-// +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets/finalizers,verbs=update
+// +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets/status,verbs=patch
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 
@@ -91,11 +97,9 @@ func (r *BucketReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ c
 	if err := r.Get(ctx, req.NamespacedName, b); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if b.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(b, Finalizer) {
-		patch := client.MergeFrom(b.DeepCopy())
-		controllerutil.AddFinalizer(b, Finalizer)
-		if err := r.Patch(ctx, b, patch); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
+	if b.DeletionTimestamp.IsZero() {
+		if err := status.SetFinalizer(ctx, r.Client, b, Finalizer, true); err != nil {
+			return status.IgnoreConflict(ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err))
 		}
 	}
 
@@ -107,18 +111,25 @@ func (r *BucketReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ c
 	}()
 
 	if !b.DeletionTimestamp.IsZero() {
-		return r.reconcileDelete(ctx, b)
+		return status.IgnoreConflict(r.reconcileDelete(ctx, b))
 	}
-	return r.reconcileNormal(ctx, b)
+	return status.IgnoreConflict(r.reconcileNormal(ctx, b))
 }
 
 func (r *BucketReconciler) reconcileNormal(ctx context.Context, b *storagev1alpha1.Bucket) (ctrl.Result, error) {
 	if _, err := r.updateInUse(ctx, b); err != nil {
 		return ctrl.Result{}, err
 	}
-	store, waiting := r.connect(ctx, b)
+	store, contract, waiting := r.connect(ctx, b)
 	if store == nil {
 		return ctrl.Result{}, waiting
+	}
+	if !contract.DeletionTimestamp.IsZero() && b.Status.BucketName != b.Spec.BucketName {
+		// A bucket made now would outlive the account it is made in.
+		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonContractDeleting, fmt.Sprintf(
+			"Contract %s is being deleted, so no bucket is created for it; it waits for this Bucket: delete this Bucket, or recreate it once a new Contract is Ready",
+			contract.Name))
+		return ctrl.Result{}, nil
 	}
 	// Whether the spec was already applied once as it stands: then the server's current state
 	// is compared with what it showed after that, not only with the spec.
@@ -155,16 +166,16 @@ func (r *BucketReconciler) reconcileNormal(ctx context.Context, b *storagev1alph
 // connect opens the S3 endpoint of the Bucket's Contract, in the Bucket's namespace. When the
 // Contract is missing or not Ready it sets the condition and returns a nil Store; the Contract
 // watch wakes the Bucket when that changes.
-func (r *BucketReconciler) connect(ctx context.Context, b *storagev1alpha1.Bucket) (objectstore.Store, error) {
+func (r *BucketReconciler) connect(ctx context.Context, b *storagev1alpha1.Bucket) (objectstore.Store, *storagev1alpha1.Contract, error) {
 	contract := &storagev1alpha1.Contract{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ContractName}, contract)
 	if apierrors.IsNotFound(err) {
 		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonContractNotFound,
 			fmt.Sprintf("Contract %s does not exist in namespace %s", b.Spec.ContractName, b.Namespace))
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading Contract %q: %w", b.Spec.ContractName, err)
+		return nil, nil, fmt.Errorf("reading Contract %q: %w", b.Spec.ContractName, err)
 	}
 	// Usable, not Ready: a Contract that is deleting, or whose API is briefly down, still has
 	// working credentials, and its Buckets must be able to finish their own deletion.
@@ -175,23 +186,23 @@ func (r *BucketReconciler) connect(ctx context.Context, b *storagev1alpha1.Bucke
 		}
 		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonContractNotReady,
 			fmt.Sprintf("Contract %s is not Ready (%s)", contract.Name, why))
-		return nil, nil
+		return nil, nil, nil
 	}
 	secret := &corev1.Secret{}
 	err = r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: contract.Status.SecretName}, secret)
 	if err != nil || !hasCredentials(secret) {
 		if client.IgnoreNotFound(err) != nil {
-			return nil, fmt.Errorf("reading Secret %q: %w", contract.Status.SecretName, err)
+			return nil, nil, fmt.Errorf("reading Secret %q: %w", contract.Status.SecretName, err)
 		}
 		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonContractNotReady,
 			fmt.Sprintf("Contract %s has no credentials in Secret %s yet", contract.Name, contract.Status.SecretName))
-		return nil, nil
+		return nil, nil, nil
 	}
 	b.Status.Endpoint = contract.Status.Endpoint
 	b.Status.Region = contract.Status.Region
 	return r.Stores(contract.Status.Endpoint, contract.Status.Region,
 		string(secret.Data[storagev1alpha1.SecretKeyAccessKeyID]),
-		string(secret.Data[storagev1alpha1.SecretKeySecretAccessKey])), nil
+		string(secret.Data[storagev1alpha1.SecretKeySecretAccessKey])), contract, nil
 }
 
 // ensureBucket makes sure the bucket exists and is this resource's. A zero result and nil error
@@ -201,6 +212,19 @@ func (r *BucketReconciler) ensureBucket(ctx context.Context, b *storagev1alpha1.
 	if b.Status.BucketName == name {
 		// Made or adopted by an earlier pass; the ACL read notices if it has vanished.
 		return ctrl.Result{}, nil
+	}
+	unlock := r.names.Lock(b.Namespace + "/" + b.Spec.ContractName + "/" + name)
+	defer unlock()
+	if other, err := r.otherClaimant(ctx, b); err != nil || other != "" {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		logf.FromContext(ctx).V(1).Info("Another Bucket holds the bucket name", "bucket", name, "holder", other)
+		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonBucketNameConflict, fmt.Sprintf(
+			"Bucket %s in this namespace already manages bucket %s of Contract %s; exactly one may: choose another bucketName, or delete one of the two",
+			other, name, b.Spec.ContractName))
+		// Nothing this Bucket watches says when the other lets go.
+		return ctrl.Result{RequeueAfter: blockedRetryInterval}, nil
 	}
 	// Look before creating: Ceph RGW answers 200 to a CreateBucket of a bucket that exists.
 	err := store.HeadBucket(ctx, name)
@@ -238,7 +262,8 @@ func (r *BucketReconciler) claim(ctx context.Context, b *storagev1alpha1.Bucket,
 	if err != nil {
 		return r.s3Failed(b, err)
 	}
-	unfinished := tags[OwnerTag] == "" && b.Annotations[CreatingAnnotation] == name
+	unfinished := tags[OwnerTag] == "" && b.Status.CreatingBucket == name
+	logf.FromContext(ctx).V(1).Info("Claiming an existing bucket", "bucket", name, "ownerTag", tags[OwnerTag], "unfinishedCreation", unfinished)
 	if tag := tags[OwnerTag]; tag != ownerTagValue(b) && !unfinished {
 		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonBucketAlreadyExists, fmt.Sprintf(
 			"Bucket %s already exists in the account of Contract %s but was not made for this resource "+
@@ -249,6 +274,7 @@ func (r *BucketReconciler) claim(ctx context.Context, b *storagev1alpha1.Bucket,
 	if tags[OwnerUIDTag] == string(b.UID) && !unfinished {
 		// Made by an earlier pass whose status this pass's cache did not show yet.
 		b.Status.BucketName = name
+		b.Status.CreatingBucket = ""
 		return ctrl.Result{}, nil
 	}
 	tags[OwnerTag], tags[OwnerUIDTag] = ownerTagValue(b), string(b.UID)
@@ -256,6 +282,7 @@ func (r *BucketReconciler) claim(ctx context.Context, b *storagev1alpha1.Bucket,
 		return r.s3Failed(b, err)
 	}
 	b.Status.BucketName = name
+	b.Status.CreatingBucket = ""
 	if unfinished {
 		r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "BucketCreated", "Create",
 			"Finished creating bucket %s in the account of Contract %s", name, b.Spec.ContractName)
@@ -269,14 +296,15 @@ func (r *BucketReconciler) claim(ctx context.Context, b *storagev1alpha1.Bucket,
 func (r *BucketReconciler) createBucket(ctx context.Context, b *storagev1alpha1.Bucket, store objectstore.Store) (ctrl.Result, error) {
 	name := b.Spec.BucketName
 	// Record the intent first: should this pass stop between creating the bucket and tagging
-	// it, the next one knows the untagged bucket is its own.
-	if b.Annotations[CreatingAnnotation] != name {
-		if err := status.PatchMetadata(ctx, r.Client, b, func(o client.Object) {
-			o.SetAnnotations(withAnnotation(o.GetAnnotations(), CreatingAnnotation, name))
+	// it, the next one (or a deletion) knows the untagged bucket is its own.
+	if b.Status.CreatingBucket != name {
+		if err := status.Record(ctx, r.Client, b, func(o client.Object) {
+			o.(*storagev1alpha1.Bucket).Status.CreatingBucket = name
 		}); err != nil {
 			return ctrl.Result{}, fmt.Errorf("recording the creation of bucket %q: %w", name, err)
 		}
 	}
+	logf.FromContext(ctx).V(1).Info("Creating bucket", "bucket", name)
 	err := store.CreateBucket(ctx, name)
 	switch {
 	case errors.Is(err, objectstore.ErrBucketTakenElsewhere):
@@ -292,6 +320,7 @@ func (r *BucketReconciler) createBucket(ctx context.Context, b *storagev1alpha1.
 		return r.s3Failed(b, err)
 	}
 	b.Status.BucketName = name
+	b.Status.CreatingBucket = ""
 	r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "BucketCreated", "Create",
 		"Created bucket %s in the account of Contract %s", name, b.Spec.ContractName)
 	return ctrl.Result{}, nil
@@ -393,6 +422,13 @@ func (r *BucketReconciler) reconcileDelete(ctx context.Context, b *storagev1alph
 			"Deletion waits until nothing uses this Bucket (see the InUse condition)")
 		return ctrl.Result{}, nil
 	}
+	// A creation whose end was never recorded (a lost answer, a failed tag, a crash) is
+	// finished first, so the bucket is deleted or kept like any other, never leaked.
+	if b.Status.BucketName == "" && b.Status.CreatingBucket != "" {
+		if res, err := r.finishCreation(ctx, b); err != nil || !res.IsZero() {
+			return res, err
+		}
+	}
 	if b.Spec.BucketReclaimPolicy == storagev1alpha1.ReclaimPolicyDelete && b.Status.BucketName != "" {
 		if res, err := r.deleteBucket(ctx, b); err != nil || !res.IsZero() {
 			return res, err
@@ -401,12 +437,36 @@ func (r *BucketReconciler) reconcileDelete(ctx context.Context, b *storagev1alph
 		r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "BucketRetained", "Delete",
 			"Left bucket %s in place (bucketReclaimPolicy Retain)", b.Status.BucketName)
 	}
-	patch := client.MergeFrom(b.DeepCopy())
-	controllerutil.RemoveFinalizer(b, Finalizer)
-	if err := r.Patch(ctx, b, patch); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	return ctrl.Result{}, status.SetFinalizer(ctx, r.Client, b, Finalizer, false)
+}
+
+// finishCreation settles, during deletion, a bucket this resource recorded creating but never
+// recorded as made: if it exists and is this resource's (tagged for it, or untagged), it is
+// tagged and recorded, so deletion deletes or keeps it; if it does not exist, nothing was made.
+func (r *BucketReconciler) finishCreation(ctx context.Context, b *storagev1alpha1.Bucket) (ctrl.Result, error) {
+	name := b.Status.CreatingBucket
+	store, _, err := r.connect(ctx, b)
+	if store == nil {
+		if err == nil {
+			ready := meta.FindStatusCondition(b.Status.Conditions, storagev1alpha1.ReadyCondition)
+			r.setBlocked(b, ready.Reason, fmt.Sprintf("Bucket %s may have been created and cannot be checked yet: %s", name, ready.Message))
+			return ctrl.Result{RequeueAfter: blockedRetryInterval}, nil
+		}
+		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, nil
+	switch err := store.HeadBucket(ctx, name); {
+	case errors.Is(err, objectstore.ErrNoSuchBucket), errors.Is(err, objectstore.ErrAccessDenied):
+		b.Status.CreatingBucket = "" // never made, or not in this account
+		return ctrl.Result{}, nil
+	case err != nil:
+		return r.s3Failed(b, err)
+	}
+	res, err := r.claim(ctx, b, store)
+	if errors.Is(err, reconcile.TerminalError(nil)) {
+		b.Status.CreatingBucket = "" // someone else's: left alone
+		return ctrl.Result{}, nil
+	}
+	return res, err
 }
 
 // updateInUse records who uses the Bucket, and reports whether anyone does.
@@ -446,7 +506,7 @@ func (r *BucketReconciler) deleteBucket(ctx context.Context, b *storagev1alpha1.
 			"Bucket %s went with cancelled contract %s", name, contract.Status.ContractID)
 		return ctrl.Result{}, nil
 	}
-	store, err := r.connect(ctx, b)
+	store, _, err := r.connect(ctx, b)
 	if store == nil {
 		if err == nil {
 			ready := meta.FindStatusCondition(b.Status.Conditions, storagev1alpha1.ReadyCondition)
@@ -454,6 +514,19 @@ func (r *BucketReconciler) deleteBucket(ctx context.Context, b *storagev1alpha1.
 		}
 		return ctrl.Result{}, err
 	}
+	// Only a bucket tagged for this resource is ever deleted by it.
+	tags, err := store.BucketTags(ctx, name)
+	switch {
+	case errors.Is(err, objectstore.ErrNoSuchBucket):
+		return ctrl.Result{}, nil
+	case err != nil:
+		return r.s3Failed(b, err)
+	case tags[OwnerTag] != ownerTagValue(b):
+		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, "BucketRetained", "Delete",
+			"Left bucket %s in place: it is tagged for %q, not for this resource", name, tags[OwnerTag])
+		return ctrl.Result{}, nil
+	}
+	logf.FromContext(ctx).V(1).Info("Deleting bucket", "bucket", name)
 	err = store.DeleteBucket(ctx, name)
 	switch {
 	case err == nil, errors.Is(err, objectstore.ErrNoSuchBucket):
@@ -550,6 +623,7 @@ func (r *BucketReconciler) bucketsOfSecret(ctx context.Context, obj client.Objec
 func (r *BucketReconciler) bucketsNamingContract(ctx context.Context, namespace, contract string) []reconcile.Request {
 	names, err := BucketsNaming(ctx, r.Client, namespace, contract)
 	if err != nil {
+		logf.FromContext(ctx).Error(err, "Mapping a Contract to its Buckets", "namespace", namespace, "contract", contract)
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(names))
@@ -559,4 +633,36 @@ func (r *BucketReconciler) bucketsNamingContract(ctx context.Context, namespace,
 	return reqs
 }
 
-func ownerTagValue(b *storagev1alpha1.Bucket) string { return b.Namespace + "/" + b.Name }
+// ownerTagValue is "<namespace>/<name>", or, when that is longer than the 256 characters S3
+// allows in a tag value, a digest of it: the same resource always gets the same value, so a
+// Bucket applied again after Retain still finds its bucket.
+func ownerTagValue(b *storagev1alpha1.Bucket) string {
+	v := b.Namespace + "/" + b.Name
+	if len(v) <= maxTagValue {
+		return v
+	}
+	sum := sha256.Sum256([]byte(v))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// maxTagValue is the longest tag value S3 accepts.
+const maxTagValue = 256
+
+// otherClaimant names another Bucket in the namespace, of the same Contract and bucket name, that
+// has already taken the bucket (made, adopted or being created), or "" when there is none. It
+// reads the API server, not the cache: the record another pass wrote a moment ago decides.
+func (r *BucketReconciler) otherClaimant(ctx context.Context, b *storagev1alpha1.Bucket) (string, error) {
+	var list storagev1alpha1.BucketList
+	if err := r.APIReader.List(ctx, &list, client.InNamespace(b.Namespace)); err != nil {
+		return "", fmt.Errorf("listing Buckets in %s: %w", b.Namespace, err)
+	}
+	for _, o := range list.Items {
+		if o.UID == b.UID || o.Spec.ContractName != b.Spec.ContractName || o.Spec.BucketName != b.Spec.BucketName {
+			continue
+		}
+		if o.Status.BucketName == b.Spec.BucketName || o.Status.CreatingBucket == b.Spec.BucketName {
+			return o.Name, nil
+		}
+	}
+	return "", nil
+}

@@ -484,19 +484,63 @@ var _ = Describe("Bucket", func() {
 	})
 
 	It("finishes a creation an earlier pass could not tag", func(ctx SpecContext) {
-		// As if the manager stopped between CreateBucket and tagging: the bucket exists untagged,
-		// and the Bucket still records that it was creating it.
+		// Tagging fails once the bucket is made: the next pass finds it untagged, and the
+		// Bucket's own record of the creation says it is its own.
 		a := readyAccount(ctx, ns, "crash")
 		b := newBucket(ns, "half-made", "crash")
-		b.Annotations = map[string]string{"storage.osm.dev/creating-bucket": b.Spec.BucketName}
-		_, err := a.s3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(b.Spec.BucketName)})
-		Expect(err).NotTo(HaveOccurred())
-
+		stop := calls.fail(b.Spec.BucketName, "PutBucketTagging", s3Fault{})
 		Expect(k8s.Create(ctx, b)).To(Succeed())
+		Eventually(func(g Gomega) {
+			_, err := a.s3.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(b.Spec.BucketName)})
+			g.Expect(err).NotTo(HaveOccurred())
+		}).Should(Succeed())
+		bucketNotReady(ctx, b, storagev1alpha1.ReasonS3Unavailable)
+		Expect(b.Status.CreatingBucket).To(Equal(b.Spec.BucketName))
+		stop()
+
 		bucketReady(ctx, b)
+		Expect(b.Status.CreatingBucket).To(BeEmpty())
 		tags, err := a.s3.GetBucketTagging(ctx, &s3.GetBucketTaggingInput{Bucket: aws.String(b.Spec.BucketName)})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(tags.TagSet).To(ContainElement(types.Tag{Key: aws.String("storage.osm.dev/bucket"), Value: aws.String(ns + "/half-made")}))
+	})
+
+	It("deletes a bucket whose creation was never recorded as finished, instead of leaking it", func(ctx SpecContext) {
+		a := readyAccount(ctx, ns, "unfinished")
+		b := newBucket(ns, "unfinished", "unfinished", func(s *storagev1alpha1.BucketSpec) {
+			s.BucketReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
+		})
+		stop := calls.fail(b.Spec.BucketName, "PutBucketTagging", s3Fault{})
+		DeferCleanup(stop)
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+		bucketNotReady(ctx, b, storagev1alpha1.ReasonS3Unavailable)
+		Expect(b.Status.BucketName).To(BeEmpty(), "the creation must not be recorded as finished")
+
+		Expect(k8s.Delete(ctx, b)).To(Succeed())
+		stop()
+		gone(ctx, b)
+		_, err := a.s3.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(b.Spec.BucketName)})
+		Expect(objectstore.ErrorCode(err)).To(Equal("NotFound"), "bucket %s leaked", b.Spec.BucketName)
+		Expect(k8s.Delete(ctx, a.contract)).To(Succeed())
+		gone(ctx, a.contract)
+	})
+
+	It("works for the longest names, and finds its bucket again after Retain", func(ctx SpecContext) {
+		long := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "long-" + strings.Repeat("n", 58)}}
+		Expect(k8s.Create(ctx, long)).To(Succeed())
+		readyAccount(ctx, long.Name, "acc")
+		b := newBucket(long.Name, strings.Repeat("b", 253), "acc", func(s *storagev1alpha1.BucketSpec) {
+			s.BucketName = "longest-names-" + ns
+		})
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+		bucketReady(ctx, b)
+
+		Expect(k8s.Delete(ctx, b)).To(Succeed()) // Retain
+		gone(ctx, b)
+		again := newBucket(long.Name, b.Name, "acc", func(s *storagev1alpha1.BucketSpec) { s.BucketName = b.Spec.BucketName })
+		Expect(k8s.Create(ctx, again)).To(Succeed())
+		bucketReady(ctx, again)
+		Expect(eventReasons(ctx, again)).To(ContainElement("BucketAdopted"))
 	})
 
 	It("makes its Contract wait for it on deletion", func(ctx SpecContext) {

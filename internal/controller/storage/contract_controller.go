@@ -1,8 +1,8 @@
 package storage
 
 import (
-	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -13,29 +13,27 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
+	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
 )
 
 // Finalizer keeps a Contract or Bucket until the controller has dealt with the provider side:
 // cancelled or kept the contract, deleted or kept the bucket, and waited for what depends on it.
 const Finalizer = "storage.osm.dev/finalizer"
-
-// PurchaseAnnotation is set on a Contract before its contract is first bought, so a deletion
-// can find a purchase whose answer was lost.
-const PurchaseAnnotation = "storage.osm.dev/purchase"
 
 // cancelRetryInterval is how often a Delete-policy Contract whose account still owns buckets
 // outside Kubernetes asks the provider again.
@@ -46,7 +44,7 @@ const cancelRetryInterval = time.Minute
 type ContractReconciler struct {
 	client.Client
 	// API is the provider's contract API.
-	API contractapi.ClientWithResponsesInterface
+	API contractclient.API
 	// APIReader reads from the API server directly, for what the cache does not hold.
 	APIReader client.Reader
 	// Recorder emits events on the Contract.
@@ -60,8 +58,8 @@ type ContractReconciler struct {
 
 // The manager lists and watches only Secrets labelled storage.osm.dev/contract (see
 // cmd/manager's cache options); RBAC cannot express a label selector, so it grants the verbs.
-// +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts/status,verbs=patch
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts/finalizers,verbs=update
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
@@ -77,11 +75,9 @@ func (r *ContractReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_
 
 	// The finalizer goes on before the provider is called, so nothing is bought that a
 	// deletion could forget.
-	if contract.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(contract, Finalizer) {
-		patch := client.MergeFrom(contract.DeepCopy())
-		controllerutil.AddFinalizer(contract, Finalizer)
-		if err := r.Patch(ctx, contract, patch); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
+	if contract.DeletionTimestamp.IsZero() {
+		if err := status.SetFinalizer(ctx, r.Client, contract, Finalizer, true); err != nil {
+			return status.IgnoreConflict(ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err))
 		}
 	}
 
@@ -93,13 +89,13 @@ func (r *ContractReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_
 	}()
 
 	if !contract.DeletionTimestamp.IsZero() {
-		return r.reconcileDelete(ctx, contract)
+		return status.IgnoreConflict(r.reconcileDelete(ctx, contract))
 	}
-	return r.reconcileNormal(ctx, contract)
+	return status.IgnoreConflict(r.reconcileNormal(ctx, contract))
 }
 
 func (r *ContractReconciler) reconcileNormal(ctx context.Context, c *storagev1alpha1.Contract) (ctrl.Result, error) {
-	if err := r.updateInUse(ctx, c); err != nil {
+	if err := r.updateInUse(ctx, c, false); err != nil {
 		return ctrl.Result{}, err
 	}
 
@@ -161,123 +157,97 @@ func (r *ContractReconciler) removeStaleSecrets(ctx context.Context, c *storagev
 // crash between buying and recording never buys a second contract, and a Secret deleted by hand
 // comes back with the same keys.
 func (r *ContractReconciler) createOrRecover(ctx context.Context, c *storagev1alpha1.Contract, secret *corev1.Secret) (ctrl.Result, error) {
-	const op = "creating the contract"
+	// What cannot work is refused before anything is bought: the name labels the Secret.
+	if errs := validation.IsValidLabelValue(c.Name); len(errs) > 0 {
+		r.setReady(c, metav1.ConditionFalse, storagev1alpha1.ReasonInvalidName, fmt.Sprintf(
+			"Contract name %q cannot label its Secret (%s); nothing was bought: recreate the Contract with a shorter name",
+			c.Name, strings.Join(errs, "; ")))
+		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("contract name %q is not a valid label value", c.Name))
+	}
 	// Record the intent first: should the answer be lost and the Contract then be deleted,
-	// deletion knows there may be a contract to cancel (see contractToCancel).
-	if c.Annotations[PurchaseAnnotation] == "" {
-		if err := status.PatchMetadata(ctx, r.Client, c, func(o client.Object) {
-			o.SetAnnotations(withAnnotation(o.GetAnnotations(), PurchaseAnnotation, "requested"))
+	// deletion knows there may be a contract to cancel or keep (see learnContract).
+	if !c.Status.PurchaseRequested {
+		if err := status.Record(ctx, r.Client, c, func(o client.Object) {
+			o.(*storagev1alpha1.Contract).Status.PurchaseRequested = true
 		}); err != nil {
 			return ctrl.Result{}, fmt.Errorf("recording the purchase: %w", err)
 		}
 	}
-	resp, err := r.buy(ctx, c)
+	logf.FromContext(ctx).V(1).Info("Buying the contract (or replaying the purchase)", "replay", c.Status.ContractID != "")
+	got, created, err := r.API.Buy(ctx, string(c.UID), purchaseRequest(c))
 	if err != nil {
-		return r.apiFailed(c, &apiError{op: op, cause: err})
-	}
-	if err := checkResponse(op, resp.HTTPResponse, resp.Body); err != nil {
 		return r.apiFailed(c, err)
 	}
-	got := cmp.Or(resp.JSON201, resp.JSON200)
-	if got == nil {
-		return ctrl.Result{}, fmt.Errorf("%s: HTTP %d without a contract in the body", op, resp.StatusCode())
-	}
-	if resp.JSON201 != nil {
+	if created {
 		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "ContractCreated", "Create",
-			"Bought contract %s (plan %s) from the provider", got.Id, got.Plan)
+			"Bought contract %s (plan %s) from the provider", got.ID, got.Plan)
 	}
-	c.Status.ContractID = got.Id
-	if got.State == contractapi.Cancelled {
-		return r.cancelled(c, got.Id)
+	c.Status.ContractID = got.ID
+	if got.Cancelled() {
+		return r.cancelled(c, got.ID)
 	}
 
 	if secret == nil {
 		secret = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: c.SecretNameOrDefault()}}
 	}
-	if err := r.writeSecret(ctx, c, secret, got.Endpoint, got.Region, &got.Credentials); err != nil {
+	if err := r.writeSecret(ctx, c, secret, got.Endpoint, got.Region, got.Credentials); err != nil {
 		return r.secretFailed(ctx, c, err)
 	}
-	r.setObserved(c, got.Id, string(got.State), got.Endpoint, got.Region, got.Plan)
+	r.setObserved(c, got)
 	return ctrl.Result{}, nil
 }
 
-// buy asks the provider for the Contract's contract. The Contract's UID is the Idempotency-Key,
-// so asking again returns the contract already bought, with its first key pair.
-func (r *ContractReconciler) buy(ctx context.Context, c *storagev1alpha1.Contract) (*contractapi.CreateContractResponse, error) {
-	body := contractapi.ContractRequest{
-		Plan: c.Spec.Plan,
-		Requester: &contractapi.Requester{
-			Namespace: ptr.To(c.Namespace),
-			Name:      ptr.To(c.Name),
-		},
-	}
-	if c.Spec.Region != "" {
-		body.Region = ptr.To(c.Spec.Region)
-	}
-	if c.Spec.DisplayName != "" {
-		body.DisplayName = ptr.To(c.Spec.DisplayName)
-	}
-	return r.API.CreateContractWithResponse(ctx, &contractapi.CreateContractParams{IdempotencyKey: string(c.UID)}, body)
+// purchaseRequest is what the Contract asks the provider for.
+func purchaseRequest(c *storagev1alpha1.Contract) contractclient.Request {
+	return contractclient.Request{Plan: c.Spec.Plan, Region: c.Spec.Region, DisplayName: c.Spec.DisplayName,
+		Namespace: c.Namespace, Name: c.Name}
 }
 
-// contractToCancel finds the contract a deletion must cancel when none was recorded: a purchase
-// whose answer was lost. Asking again returns it; a refusal means nothing was bought. A zero
-// result and nil error mean c.Status.ContractID is as complete as it gets.
-func (r *ContractReconciler) contractToCancel(ctx context.Context, c *storagev1alpha1.Contract) (ctrl.Result, error) {
-	if c.Status.ContractID != "" || c.Annotations[PurchaseAnnotation] == "" {
-		return ctrl.Result{}, nil
+// learnContract finds the contract a deletion must cancel or keep when none was recorded: a
+// purchase whose answer was lost. Asking again returns it, with its keys; a refusal means
+// nothing was bought. A zero result, nil error and nil contract mean c.Status.ContractID is as
+// complete as it gets.
+func (r *ContractReconciler) learnContract(ctx context.Context, c *storagev1alpha1.Contract) (*contractclient.Contract, ctrl.Result, error) {
+	if c.Status.ContractID != "" || !c.Status.PurchaseRequested {
+		return nil, ctrl.Result{}, nil
 	}
-	const op = "looking up the contract bought for this resource"
-	resp, err := r.buy(ctx, c)
+	got, _, err := r.API.Buy(ctx, string(c.UID), purchaseRequest(c))
 	if err != nil {
-		return r.apiFailed(c, &apiError{op: op, cause: err})
-	}
-	if err := checkResponse(op, resp.HTTPResponse, resp.Body); err != nil {
-		if ae, ok := asAPIError(err); ok && !ae.retryable() {
-			return ctrl.Result{}, nil // refused: nothing was bought
+		if e, ok := contractclient.AsError(err); ok && !e.Retryable() {
+			return nil, ctrl.Result{}, nil // refused: nothing was bought
 		}
-		return r.apiFailed(c, err)
+		res, err := r.apiFailed(c, err)
+		return nil, res, err
 	}
-	if got := cmp.Or(resp.JSON201, resp.JSON200); got != nil {
-		c.Status.ContractID = got.Id
-	}
-	return ctrl.Result{}, nil
+	c.Status.ContractID = got.ID
+	return &got, ctrl.Result{}, nil
 }
 
 // observe reads the contract back and keeps the Secret's endpoint and region in line with it.
 func (r *ContractReconciler) observe(ctx context.Context, c *storagev1alpha1.Contract, secret *corev1.Secret) (ctrl.Result, error) {
-	op := fmt.Sprintf("reading contract %s", c.Status.ContractID)
-	resp, err := r.API.GetContractWithResponse(ctx, c.Status.ContractID)
-	if err != nil {
-		return r.apiFailed(c, &apiError{op: op, cause: err})
-	}
-	if err := checkResponse(op, resp.HTTPResponse, resp.Body); err != nil {
-		if ae, ok := asAPIError(err); ok && ae.status == 404 {
-			return r.cancelled(c, c.Status.ContractID)
-		}
+	got, err := r.API.Get(ctx, c.Status.ContractID)
+	switch {
+	case errors.Is(err, contractclient.ErrNotFound):
+		return r.cancelled(c, c.Status.ContractID)
+	case err != nil:
 		return r.apiFailed(c, err)
-	}
-	got := resp.JSON200
-	if got == nil {
-		return ctrl.Result{}, fmt.Errorf("%s: HTTP %d without a contract in the body", op, resp.StatusCode())
-	}
-	if got.State == contractapi.Cancelled {
-		return r.cancelled(c, got.Id)
+	case got.Cancelled():
+		return r.cancelled(c, got.ID)
 	}
 	if err := r.writeSecret(ctx, c, secret, got.Endpoint, got.Region, nil); err != nil {
 		return r.secretFailed(ctx, c, err)
 	}
-	r.setObserved(c, got.Id, string(got.State), got.Endpoint, got.Region, got.Plan)
+	r.setObserved(c, got)
 	return ctrl.Result{RequeueAfter: r.ResyncPeriod}, nil
 }
 
 // writeSecret creates or updates the credentials Secret; a nil creds keeps the keys it holds.
 // It writes only when something differs.
 func (r *ContractReconciler) writeSecret(ctx context.Context, c *storagev1alpha1.Contract, secret *corev1.Secret,
-	endpoint, region string, creds *contractapi.Credentials) error {
+	endpoint, region string, creds *contractclient.Credentials) error {
 	var keyID, secretKey []byte
 	if creds != nil {
-		keyID, secretKey = []byte(creds.AccessKeyId), []byte(creds.SecretAccessKey)
+		keyID, secretKey = []byte(creds.AccessKeyID), []byte(creds.SecretAccessKey)
 	}
 	isNew := secret.ResourceVersion == ""
 	changed := setSecretData(secret, c.Name, endpoint, region, keyID, secretKey)
@@ -309,15 +279,15 @@ func (r *ContractReconciler) writeSecret(ctx context.Context, c *storagev1alpha1
 	return nil
 }
 
-func (r *ContractReconciler) setObserved(c *storagev1alpha1.Contract, id, state, endpoint, region, plan string) {
-	c.Status.ContractID = id
-	c.Status.State = state
-	c.Status.Endpoint = endpoint
-	c.Status.Region = region
-	c.Status.Plan = plan
+func (r *ContractReconciler) setObserved(c *storagev1alpha1.Contract, got contractclient.Contract) {
+	c.Status.ContractID = got.ID
+	c.Status.State = got.State
+	c.Status.Endpoint = got.Endpoint
+	c.Status.Region = got.Region
+	c.Status.Plan = got.Plan
 	c.Status.SecretName = c.SecretNameOrDefault()
 	r.setReady(c, metav1.ConditionTrue, storagev1alpha1.ReasonAvailable,
-		fmt.Sprintf("Contract %s is %s; its credentials are in Secret %s", id, state, c.Status.SecretName))
+		fmt.Sprintf("Contract %s is %s; its credentials are in Secret %s", got.ID, got.State, c.Status.SecretName))
 }
 
 func (r *ContractReconciler) cancelled(c *storagev1alpha1.Contract, id string) (ctrl.Result, error) {
@@ -353,20 +323,20 @@ func (r *ContractReconciler) secretFailed(ctx context.Context, c *storagev1alpha
 // apiFailed records a failed contract API call. Transient failures are retried with backoff (or
 // after the API's Retry-After); refusals wait for the spec to change.
 func (r *ContractReconciler) apiFailed(c *storagev1alpha1.Contract, err error) (ctrl.Result, error) {
-	ae, ok := asAPIError(err)
+	e, ok := contractclient.AsError(err)
 	if !ok {
 		return ctrl.Result{}, err
 	}
-	if ae.retryable() {
+	if e.Retryable() {
 		r.setReady(c, metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIUnavailable,
-			fmt.Sprintf("The contract API failed while %s: %s; retrying", ae.op, ae.summary()))
-		if ae.retryAfter > 0 {
-			return ctrl.Result{RequeueAfter: ae.retryAfter}, nil
+			fmt.Sprintf("The contract API failed while %s: %s; retrying", e.Op, e.Summary()))
+		if e.RetryAfter > 0 {
+			return ctrl.Result{RequeueAfter: e.RetryAfter}, nil
 		}
 		return ctrl.Result{}, err
 	}
 	r.setReady(c, metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIRejected,
-		fmt.Sprintf("The contract API refused %s: %s", ae.op, ae.summary()))
+		fmt.Sprintf("The contract API refused %s: %s", e.Op, e.Summary()))
 	return ctrl.Result{}, reconcile.TerminalError(err)
 }
 
@@ -385,9 +355,14 @@ func (r *ContractReconciler) setReady(c *storagev1alpha1.Contract, ready metav1.
 	r.Recorder.Eventf(c, nil, eventType, reason, "Reconcile", "%s", message)
 }
 
-// updateInUse records which Buckets name this Contract.
-func (r *ContractReconciler) updateInUse(ctx context.Context, c *storagev1alpha1.Contract) error {
+// updateInUse records which Buckets name this Contract. Before a Contract lets go, it asks the
+// API server itself: a Bucket created a moment ago may not be in the cache yet, and a Contract
+// cancelled under it would leave its bucket with no way to be deleted.
+func (r *ContractReconciler) updateInUse(ctx context.Context, c *storagev1alpha1.Contract, fromAPIServer bool) error {
 	names, err := BucketsNaming(ctx, r.Client, c.Namespace, c.Name)
+	if fromAPIServer {
+		names, err = bucketsNamingUncached(ctx, r.APIReader, c.Namespace, c.Name)
+	}
 	if err != nil {
 		return err
 	}
@@ -405,7 +380,7 @@ func (r *ContractReconciler) reconcileDelete(ctx context.Context, c *storagev1al
 	if !controllerutil.ContainsFinalizer(c, Finalizer) {
 		return ctrl.Result{}, nil
 	}
-	if err := r.updateInUse(ctx, c); err != nil {
+	if err := r.updateInUse(ctx, c, true); err != nil {
 		return ctrl.Result{}, err
 	}
 	if meta.IsStatusConditionTrue(c.Status.Conditions, storagev1alpha1.InUseCondition) {
@@ -415,6 +390,13 @@ func (r *ContractReconciler) reconcileDelete(ctx context.Context, c *storagev1al
 		return ctrl.Result{}, nil
 	}
 
+	// Whatever the policy, first learn a contract whose purchase answer was lost: Delete must
+	// cancel it, and Retain must leave its keys somewhere.
+	learned, res, err := r.learnContract(ctx, c)
+	if err != nil || !res.IsZero() {
+		return res, err
+	}
+
 	secret := &corev1.Secret{}
 	secretErr := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.SecretNameOrDefault()}, secret)
 	if secretErr != nil && !apierrors.IsNotFound(secretErr) {
@@ -422,12 +404,8 @@ func (r *ContractReconciler) reconcileDelete(ctx context.Context, c *storagev1al
 	}
 	ownSecret := secretErr == nil && metav1.IsControlledBy(secret, c)
 
-	if c.Spec.ReclaimPolicy == storagev1alpha1.ReclaimPolicyDelete {
-		if res, err := r.contractToCancel(ctx, c); err != nil || !res.IsZero() {
-			return res, err
-		}
-	}
-	if c.Spec.ReclaimPolicy == storagev1alpha1.ReclaimPolicyDelete && c.Status.ContractID != "" {
+	switch {
+	case c.Spec.ReclaimPolicy == storagev1alpha1.ReclaimPolicyDelete && c.Status.ContractID != "":
 		if res, err := r.cancelAtProvider(ctx, c); err != nil || !res.IsZero() {
 			return res, err
 		}
@@ -440,7 +418,19 @@ func (r *ContractReconciler) reconcileDelete(ctx context.Context, c *storagev1al
 				return ctrl.Result{}, fmt.Errorf("deleting Secret %q: %w", secret.Name, err)
 			}
 		}
-	} else if ownSecret {
+	case learned != nil && !learned.Cancelled() && apierrors.IsNotFound(secretErr):
+		// Retain, and the keys never reached a Secret: write them, unowned, so they outlive
+		// this resource with the contract they open.
+		secret = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: c.SecretNameOrDefault()}}
+		if err := r.writeSecret(ctx, c, secret, learned.Endpoint, learned.Region, learned.Credentials); err != nil {
+			return r.secretFailed(ctx, c, err)
+		}
+		if err := r.releaseSecret(ctx, c, secret, true); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.Recorder.Eventf(c, secret, corev1.EventTypeNormal, "SecretRetained", "Delete",
+			"Contract %s stays at the provider (reclaimPolicy Retain); Secret %s keeps its credentials", c.Status.ContractID, secret.Name)
+	case ownSecret:
 		// Retain keeps the contract running, so its credentials must outlive this resource:
 		// without the owner reference the garbage collector leaves the Secret alone.
 		if err := r.releaseSecret(ctx, c, secret, true); err != nil {
@@ -449,13 +439,7 @@ func (r *ContractReconciler) reconcileDelete(ctx context.Context, c *storagev1al
 		r.Recorder.Eventf(c, secret, corev1.EventTypeNormal, "SecretRetained", "Delete",
 			"Contract %s stays at the provider (reclaimPolicy Retain); Secret %s keeps its credentials", c.Status.ContractID, secret.Name)
 	}
-
-	patch := client.MergeFrom(c.DeepCopy())
-	controllerutil.RemoveFinalizer(c, Finalizer)
-	if err := r.Patch(ctx, c, patch); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{}, status.SetFinalizer(ctx, r.Client, c, Finalizer, false)
 }
 
 func (r *ContractReconciler) namespaceTerminating(ctx context.Context, name string) (bool, error) {
@@ -471,7 +455,7 @@ func (r *ContractReconciler) namespaceTerminating(ctx context.Context, name stri
 // releaseSecret removes this Contract's finalizer from its Secret, and with orphan also its owner
 // reference, so the Secret outlives the Contract.
 func (r *ContractReconciler) releaseSecret(ctx context.Context, c *storagev1alpha1.Contract, secret *corev1.Secret, orphan bool) error {
-	patch := client.MergeFrom(secret.DeepCopy())
+	patch := client.MergeFromWithOptions(secret.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	changed := controllerutil.RemoveFinalizer(secret, Finalizer)
 	if orphan {
 		secret.OwnerReferences = removeOwner(secret.OwnerReferences, c.UID)
@@ -488,31 +472,24 @@ func (r *ContractReconciler) releaseSecret(ctx context.Context, c *storagev1alph
 
 // cancelAtProvider cancels the contract. A zero result and nil error mean it is gone.
 func (r *ContractReconciler) cancelAtProvider(ctx context.Context, c *storagev1alpha1.Contract) (ctrl.Result, error) {
-	op := fmt.Sprintf("cancelling contract %s", c.Status.ContractID)
-	resp, err := r.API.CancelContractWithResponse(ctx, c.Status.ContractID, &contractapi.CancelContractParams{})
-	if err != nil {
-		return r.apiFailed(c, &apiError{op: op, cause: err})
+	logf.FromContext(ctx).V(1).Info("Cancelling the contract", "contractID", c.Status.ContractID)
+	err := r.API.Cancel(ctx, c.Status.ContractID)
+	switch {
+	case err == nil:
+		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "ContractCancelled", "Delete",
+			"Cancelled contract %s at the provider (reclaimPolicy Delete)", c.Status.ContractID)
+		return ctrl.Result{}, nil
+	case errors.Is(err, contractclient.ErrNotFound):
+		return ctrl.Result{}, nil // already gone at the provider: nothing left to cancel
+	case errors.Is(err, contractclient.ErrHasBuckets):
+		// Buckets outside Kubernetes (or retained ones) are the user's data: never forced.
+		r.setReady(c, metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIRejected, fmt.Sprintf(
+			"Contract %s still owns buckets at the provider (retained or made outside Kubernetes); "+
+				"delete them, or set spec.reclaimPolicy to Retain to keep the contract", c.Status.ContractID))
+		return ctrl.Result{RequeueAfter: cancelRetryInterval}, nil
+	default:
+		return r.apiFailed(c, err)
 	}
-	err = checkResponse(op, resp.HTTPResponse, resp.Body)
-	if ae, ok := asAPIError(err); ok {
-		switch {
-		case ae.status == 404:
-			// Already gone at the provider: nothing left to cancel.
-		case ae.hasType(contractapi.ProblemContractHasBuckets):
-			// Buckets outside Kubernetes (or retained ones) are the user's data: never forced.
-			r.setReady(c, metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIRejected, fmt.Sprintf(
-				"Contract %s still owns buckets at the provider (retained or made outside Kubernetes); "+
-					"delete them, or set spec.reclaimPolicy to Retain to keep the contract", c.Status.ContractID))
-			return ctrl.Result{RequeueAfter: cancelRetryInterval}, nil
-		default:
-			return r.apiFailed(c, err)
-		}
-	} else if err != nil {
-		return ctrl.Result{}, err
-	}
-	r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "ContractCancelled", "Delete",
-		"Cancelled contract %s at the provider (reclaimPolicy Delete)", c.Status.ContractID)
-	return ctrl.Result{}, nil
 }
 
 // SetupWithManager registers the controller. It wakes a Contract when its spec changes, when its

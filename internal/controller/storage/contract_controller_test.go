@@ -196,6 +196,67 @@ var _ = Describe("Contract", func() {
 		Expect(providerContract(ctx, boughtID()).State).To(Equal(contractapi.Cancelled))
 	})
 
+	It("keeps the keys of a contract whose purchase was never recorded, when deleted with reclaimPolicy Retain", func(ctx SpecContext) {
+		// The provider sells the contract and the answer is lost; the Contract is deleted with
+		// Retain. The contract lives on, so its keys must too.
+		var mu sync.Mutex
+		var bought string
+		stk.ContractAPI.SetHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) {
+			if r.Method == http.MethodPost && r.URL.Path == "/v1/contracts" {
+				lost := &lostAnswer{}
+				next.ServeHTTP(lost, r)
+				var got contractapi.ContractWithCredentials
+				if json.Unmarshal(lost.body, &got) == nil && got.Id != "" {
+					mu.Lock()
+					bought = got.Id
+					mu.Unlock()
+				}
+				panic(http.ErrAbortHandler)
+			}
+			next.ServeHTTP(w, r)
+		})
+		DeferCleanup(func() { stk.ContractAPI.SetHook(nil) })
+
+		c := newContract(ns, "unrecorded-retain")
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		Eventually(func() string { mu.Lock(); defer mu.Unlock(); return bought }).ShouldNot(BeEmpty())
+		Expect(k8s.Delete(ctx, c)).To(Succeed())
+		Consistently(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(c), c) }, 2*time.Second).
+			Should(Succeed(), "deletion must wait while it cannot learn what was bought")
+		stk.ContractAPI.SetHook(nil)
+		gone(ctx, c)
+
+		secret := &corev1.Secret{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: c.SecretNameOrDefault()}, secret)).To(Succeed(),
+			"the retained contract's keys are nowhere")
+		Expect(secret.OwnerReferences).To(BeEmpty())
+		Expect(secret.Data).To(HaveKey("AWS_SECRET_ACCESS_KEY"))
+		mu.Lock()
+		defer mu.Unlock()
+		Expect(providerContract(ctx, bought).State).To(Equal(contractapi.Active))
+		Expect(providerContract(ctx, bought).AccessKeys).To(ContainElement(HaveField("AccessKeyId", string(secret.Data["AWS_ACCESS_KEY_ID"]))))
+	})
+
+	It("does not take a bare 404 (a proxy, a wrong URL) for a cancelled contract", func(ctx SpecContext) {
+		c := newContract(ns, "proxied")
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		contractReady(ctx, c)
+		stk.ContractAPI.SetHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) {
+			if r.Method == http.MethodGet {
+				http.NotFound(w, r)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+		DeferCleanup(func() { stk.ContractAPI.SetHook(nil) })
+
+		cond := contractNotReady(ctx, c, storagev1alpha1.ReasonContractAPIUnavailable)
+		Expect(cond.Message).To(ContainSubstring("is the contract API URL right?"))
+		Expect(c.Status.State).To(Equal("active"))
+		stk.ContractAPI.SetHook(nil)
+		contractReady(ctx, c)
+	})
+
 	It("recreates a Secret deleted by hand, with the same keys", func(ctx SpecContext) {
 		c := newContract(ns, "lost-secret")
 		Expect(k8s.Create(ctx, c)).To(Succeed())

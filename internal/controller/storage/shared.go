@@ -38,6 +38,23 @@ func BucketsNaming(ctx context.Context, reader client.Reader, namespace, contrac
 	return names, nil
 }
 
+// bucketsNamingUncached is BucketsNaming for a reader without the index, such as the API server
+// itself: it lists the namespace and filters.
+func bucketsNamingUncached(ctx context.Context, reader client.Reader, namespace, contract string) ([]string, error) {
+	var list storagev1alpha1.BucketList
+	if err := reader.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+		return nil, fmt.Errorf("listing Buckets in %q: %w", namespace, err)
+	}
+	var names []string
+	for _, b := range list.Items {
+		if b.Spec.ContractName == contract {
+			names = append(names, b.Name)
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
 func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun

@@ -38,9 +38,27 @@ func (r Reader) Get(_ context.Context, key client.ObjectKey, obj client.Object, 
 	return apierrors.NewNotFound(schema.GroupResource{Resource: resource}, key.Name)
 }
 
-// List is not needed by the validators, so it refuses.
-func (r Reader) List(context.Context, client.ObjectList, ...client.ListOption) error {
-	return errors.New("webhooktest.Reader does not list")
+// List returns the Objects of the list's item type, in the namespace the options name (all
+// namespaces when none); other options are not supported.
+func (r Reader) List(_ context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if r.Err != nil {
+		return r.Err
+	}
+	o := (&client.ListOptions{}).ApplyOptions(opts)
+	if o.LabelSelector != nil || o.FieldSelector != nil {
+		return errors.New("webhooktest.Reader lists by namespace only")
+	}
+	items := reflect.ValueOf(list).Elem().FieldByName("Items")
+	if !items.IsValid() {
+		return fmt.Errorf("webhooktest.Reader cannot list into %T", list)
+	}
+	for _, obj := range r.Objects {
+		v := reflect.ValueOf(obj.DeepCopyObject()).Elem()
+		if v.Type() == items.Type().Elem() && (o.Namespace == "" || obj.GetNamespace() == o.Namespace) {
+			items.Set(reflect.Append(items, v))
+		}
+	}
+	return nil
 }
 
 // Causes renders the field errors of err as the API server returns them, one "field: message"

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -69,14 +70,42 @@ var bucketGroupKind = storagev1alpha1.GroupVersion.WithKind("Bucket").GroupKind(
 // namespace.
 func (v *BucketValidator) ValidateCreate(ctx context.Context, b *storagev1alpha1.Bucket) (admission.Warnings, error) {
 	errs := validateBucketSpec(&b.Spec, nil)
-	contractErr, err := v.checkContract(ctx, b)
-	if err != nil {
-		return nil, err
+	for _, e := range errs {
+		if e.Field == "spec.contractName" {
+			// A malformed name is not looked up: the answer would be the lookup's own error.
+			return nil, invalid(bucketGroupKind, b.Name, errs)
+		}
 	}
-	if contractErr != nil {
-		errs = append(errs, contractErr)
+	for _, check := range []func(context.Context, *storagev1alpha1.Bucket) (*field.Error, error){v.checkContract, v.checkBucketNameFree} {
+		fieldErr, err := check(ctx, b)
+		if err != nil {
+			return nil, err
+		}
+		if fieldErr != nil {
+			errs = append(errs, fieldErr)
+		}
 	}
 	return nil, invalid(bucketGroupKind, b.Name, errs)
+}
+
+// checkBucketNameFree returns a field error when another Bucket in the namespace already names
+// the same bucket of the same Contract: two resources would fight over one bucket, so exactly
+// one may. (Two created at the same instant can both pass here; the controller then lets only
+// the first to record the bucket have it.)
+func (v *BucketValidator) checkBucketNameFree(ctx context.Context, b *storagev1alpha1.Bucket) (*field.Error, error) {
+	var list storagev1alpha1.BucketList
+	if err := v.Reader.List(ctx, &list, client.InNamespace(b.Namespace)); err != nil {
+		logf.FromContext(ctx).Error(err, "Listing the Buckets of the namespace")
+		return nil, apierrors.NewInternalError(fmt.Errorf("listing Buckets in %q: %w", b.Namespace, err))
+	}
+	for _, o := range list.Items {
+		if o.Name != b.Name && o.DeletionTimestamp == nil &&
+			o.Spec.ContractName == b.Spec.ContractName && o.Spec.BucketName == b.Spec.BucketName {
+			return field.Invalid(field.NewPath("spec", "bucketName"), b.Spec.BucketName, fmt.Sprintf(
+				"Bucket %s in this namespace already manages this bucket of Contract %s, and exactly one may", o.Name, b.Spec.ContractName)), nil
+		}
+	}
+	return nil, nil
 }
 
 // ValidateUpdate refuses changes to bucketName and contractName and checks the fields that
@@ -132,6 +161,12 @@ func validateBucketSpec(spec, old *storagev1alpha1.BucketSpec) field.ErrorList {
 	if spec.ContractName == "" && old == nil {
 		errs = append(errs, field.Required(specPath.Child("contractName"), "name the Contract whose account owns the bucket"))
 	}
+	if spec.ContractName != "" && (old == nil || spec.ContractName != old.ContractName) {
+		for _, msg := range validation.IsDNS1123Subdomain(spec.ContractName) {
+			errs = append(errs, field.Invalid(specPath.Child("contractName"), spec.ContractName,
+				msg+" (the name of a Contract in this namespace)"))
+		}
+	}
 
 	grantLists := []struct {
 		name       string
@@ -149,11 +184,19 @@ func validateBucketSpec(spec, old *storagev1alpha1.BucketSpec) field.ErrorList {
 			grantLists[i].old = oldLists[i]
 		}
 	}
+	total, oldTotal := 0, 0
 	for _, l := range grantLists {
+		total, oldTotal = total+len(l.value), oldTotal+len(l.old)
 		if old != nil && apiequality.Semantic.DeepEqual(l.value, l.old) {
 			continue
 		}
 		errs = append(errs, validateGrantees(specPath.Child(l.name), l.value)...)
+	}
+	// The owner's own FULL_CONTROL grant counts towards S3's limit of 100 grants per ACL.
+	if total > maxGrants-1 && total > oldTotal {
+		errs = append(errs, field.Invalid(specPath, fmt.Sprintf("%d grants", total), fmt.Sprintf(
+			"grantRead, grantWrite, grantReadAcp, grantWriteAcp and fullControl hold at most %d grants together: "+
+				"S3 allows %d per bucket, one of them the owner's own", maxGrants-1, maxGrants)))
 	}
 
 	if old == nil || !apiequality.Semantic.DeepEqual(spec.Policy, old.Policy) || spec.BucketName != old.BucketName {
@@ -163,6 +206,9 @@ func validateBucketSpec(spec, old *storagev1alpha1.BucketSpec) field.ErrorList {
 	}
 	return errs
 }
+
+// maxGrants is how many grants S3 accepts in one ACL.
+const maxGrants = 100
 
 // GroupURIs are the predefined S3 groups a grant of type url may name.
 var GroupURIs = []string{

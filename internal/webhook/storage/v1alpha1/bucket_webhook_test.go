@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -27,6 +28,15 @@ func validBucket() *storagev1alpha1.Bucket {
 			ContractName: "team-a",
 		},
 	}
+}
+
+// manyGrantees returns n distinct canonical-id grantees.
+func manyGrantees(n int) []storagev1alpha1.Grantee {
+	out := make([]storagev1alpha1.Grantee, n)
+	for i := range out {
+		out[i] = grantee(id, fmt.Sprintf("user-%d", i))
+	}
+	return out
 }
 
 func policy(s string) *runtime.RawExtension { return &runtime.RawExtension{Raw: []byte(s)} }
@@ -75,6 +85,8 @@ func TestBucketDefault(t *testing.T) {
 func TestBucketValidateCreate(t *testing.T) {
 	deleting := metav1.Now()
 	reader := readerWith(
+		validBucket(), // the same bucket, already managed by Bucket "data"
+		&storagev1alpha1.Contract{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "team-a-2"}},
 		&storagev1alpha1.Contract{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "team-b"}},
 		&storagev1alpha1.Contract{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "going", DeletionTimestamp: &deleting, Finalizers: []string{"x"}}},
 	)
@@ -243,6 +255,30 @@ func TestBucketValidateCreate(t *testing.T) {
 			b.Spec.Policy = policy(strings.Replace(p, `"Sid":""`, `"Sid":"`+strings.Repeat("x", MaxPolicyBytes-len(p)+1)+`"`, 1))
 		}, want: []string{
 			`spec.policy: Too long: may not be more than 20480 bytes`,
+		}},
+
+		{name: "a second Bucket for a bucket another Bucket of the namespace manages", modify: func(b *storagev1alpha1.Bucket) {
+			b.Name = "copy"
+		}, want: []string{
+			`spec.bucketName: Invalid value: "team-a-data": Bucket data in this namespace already manages this bucket of Contract team-a, and exactly one may`,
+		}},
+		{name: "the same bucket name under another Contract is another endpoint's concern", modify: func(b *storagev1alpha1.Bucket) {
+			b.Name, b.Spec.ContractName = "copy", "team-a-2"
+		}},
+		{name: "a contractName that is no object name is refused before any lookup", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.ContractName = "other/acc"
+		}, want: []string{
+			`spec.contractName: Invalid value: "other/acc": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*') (the name of a Contract in this namespace)`,
+		}},
+		{name: "99 grants fit beside the owner's own", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.GrantRead = manyGrantees(50)
+			b.Spec.FullControl = manyGrantees(49)
+		}},
+		{name: "100 grants do not", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.GrantRead = manyGrantees(50)
+			b.Spec.FullControl = manyGrantees(50)
+		}, want: []string{
+			`spec: Invalid value: "100 grants": grantRead, grantWrite, grantReadAcp, grantWriteAcp and fullControl hold at most 99 grants together: S3 allows 100 per bucket, one of them the owner's own`,
 		}},
 
 		// Every problem at once, in field order.

@@ -3,6 +3,8 @@ package v1alpha1
 import (
 	"context"
 	"crypto/tls"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -66,6 +68,12 @@ var _ = Describe("Contract admission", func() {
 		Expect(got.Spec.SecretName).To(Equal(got.Name + "-credentials"))
 	})
 
+	It("refuses a name too long to label its Secret, before anything is bought", func(ctx SpecContext) {
+		err := k8sClient.Create(ctx, newContract(ns, strings.Repeat("a", 64)))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
+		Expect(err.Error()).To(ContainSubstring("a Contract's name is at most 63 characters: it is the value of the storage.osm.dev/contract label on its Secret"))
+	})
+
 	It("refuses a secretName no Secret can have", func(ctx SpecContext) {
 		c := newContract(ns, "bad-secret")
 		c.Spec.SecretName = "Team_A"
@@ -119,6 +127,20 @@ var _ = Describe("Bucket admission", func() {
 		Expect(err).To(HaveOccurred())
 		Expect(err.Error()).To(Equal(`admission webhook "vbucket-v1alpha1.osm.dev" denied the request: Bucket.storage.osm.dev "x" is invalid: spec.bucketName: Invalid value: "Bad_Name": must contain only lowercase letters, digits, dots (.) and hyphens (-), not 'B', '_', 'N'; must start and end with a lowercase letter or digit`))
 		Expect(kubectlMessage(err)).To(Equal(`The Bucket "x" is invalid: spec.bucketName: Invalid value: "Bad_Name": must contain only lowercase letters, digits, dots (.) and hyphens (-), not 'B', '_', 'N'; must start and end with a lowercase letter or digit`))
+	})
+
+	It("refuses a contractName that is no object name with a 422 and the field path, before any lookup", func(ctx SpecContext) {
+		err := k8sClient.Create(ctx, newBucket(ns, "data", "team-a-data", "other/acc"))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
+		Expect(kubectlMessage(err)).To(Equal(`The Bucket "data" is invalid: spec.contractName: Invalid value: "other/acc": ` +
+			`must be the name of a Contract in this namespace: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit`))
+	})
+
+	It("refuses a second Bucket for a bucket another Bucket manages", func(ctx SpecContext) {
+		Expect(k8sClient.Create(ctx, newBucket(ns, "data", "team-a-data", "team-a"))).To(Succeed())
+		err := k8sClient.Create(ctx, newBucket(ns, "copy", "team-a-data", "team-a"))
+		Expect(kubectlMessage(err)).To(Equal(`The Bucket "copy" is invalid: spec.bucketName: Invalid value: "team-a-data": ` +
+			`Bucket data in this namespace already manages this bucket of Contract team-a, and exactly one may`))
 	})
 
 	It("refuses a Bucket naming a missing Contract", func(ctx SpecContext) {

@@ -1,0 +1,299 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	fakeclient "sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
+	fakeapi "github.com/object-storage-manager/object-storage-manager/internal/contractclient/fake"
+	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
+	fakes3 "github.com/object-storage-manager/object-storage-manager/internal/objectstore/fake"
+)
+
+// These tests walk the branches real servers do not produce on demand (lost answers, stale
+// caches, names no admission let through), with the reconcilers over fakes: the API server is
+// controller-runtime's fake client, the contract API and S3 are in memory.
+
+var errLost = errors.New("injected: the answer was lost")
+
+func testScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := storagev1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// fakeCluster is an API server holding objs, with the index the controllers query.
+func fakeCluster(t *testing.T, objs ...client.Object) client.Client {
+	return fakeclient.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(objs...).
+		WithStatusSubresource(&storagev1alpha1.Contract{}, &storagev1alpha1.Bucket{}).
+		WithIndex(&storagev1alpha1.Bucket{}, bucketContractField, func(o client.Object) []string {
+			return []string{o.(*storagev1alpha1.Bucket).Spec.ContractName}
+		}).Build()
+}
+
+func contractReconciler(c client.Client, api contractclient.API) *ContractReconciler {
+	return &ContractReconciler{Client: c, APIReader: c, API: api, Recorder: events.NewFakeRecorder(100), ResyncPeriod: time.Hour}
+}
+
+func bucketReconciler(c client.Client, store *fakes3.Store) *BucketReconciler {
+	return &BucketReconciler{Client: c, APIReader: c, Recorder: events.NewFakeRecorder(100), ResyncPeriod: time.Hour,
+		Stores: func(string, string, string, string) objectstore.Store { return store }}
+}
+
+func reconcileOnce(t *testing.T, r interface {
+	Reconcile(context.Context, ctrl.Request) (ctrl.Result, error)
+}, obj client.Object) error {
+	t.Helper()
+	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
+	return err
+}
+
+func readyOf(t *testing.T, c client.Client, obj client.Object, conds func() []metav1.Condition) metav1.Condition {
+	t.Helper()
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+		t.Fatalf("reading %s: %v", obj.GetName(), err)
+	}
+	ready := meta.FindStatusCondition(conds(), storagev1alpha1.ReadyCondition)
+	if ready == nil {
+		t.Fatalf("%s has no Ready condition", obj.GetName())
+	}
+	return *ready
+}
+
+// deleting marks obj as deleted, as the API server does for an object with finalizers.
+func deleting(t *testing.T, c client.Client, obj client.Object) {
+	t.Helper()
+	if err := c.Delete(context.Background(), obj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func activeContract(name string) *storagev1alpha1.Contract {
+	return &storagev1alpha1.Contract{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name), Finalizers: []string{Finalizer}},
+		Spec:       storagev1alpha1.ContractSpec{Plan: "standard", ReclaimPolicy: storagev1alpha1.ReclaimPolicyDelete},
+		Status: storagev1alpha1.ContractStatus{ContractID: "c1", State: "active", Endpoint: "http://s3.test",
+			Region: "us-east-1", SecretName: name + "-credentials"},
+	}
+}
+
+func credentials(contract string) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: contract + "-credentials", Labels: map[string]string{storagev1alpha1.ContractLabel: contract}},
+		Data: map[string][]byte{storagev1alpha1.SecretKeyAccessKeyID: []byte("AK"), storagev1alpha1.SecretKeySecretAccessKey: []byte("SK")},
+	}
+}
+
+func newTestBucket(name, bucketName string, policy storagev1alpha1.ReclaimPolicy) *storagev1alpha1.Bucket {
+	return &storagev1alpha1.Bucket{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name)},
+		Spec:       storagev1alpha1.BucketSpec{BucketName: bucketName, ContractName: "acc", BucketReclaimPolicy: policy},
+	}
+}
+
+func TestAContractNameThatCannotLabelItsSecretBuysNothing(t *testing.T) {
+	c := activeContract(strings.Repeat("a", 64))
+	c.Status = storagev1alpha1.ContractStatus{}
+	cluster := fakeCluster(t, c)
+	api := &fakeapi.API{}
+	r := contractReconciler(cluster, api)
+
+	for range 3 {
+		_ = reconcileOnce(t, r, c)
+	}
+	if ready := readyOf(t, cluster, c, func() []metav1.Condition { return c.Status.Conditions }); ready.Reason != storagev1alpha1.ReasonInvalidName {
+		t.Errorf("Ready = %s: %s, want reason %s", ready.Reason, ready.Message, storagev1alpha1.ReasonInvalidName)
+	}
+	if n := api.Calls(fakeapi.OpBuy); n != 0 {
+		t.Errorf("the contract API was asked to buy %d times, want 0", n)
+	}
+}
+
+func TestABare404IsNotACancelledContract(t *testing.T) {
+	c := activeContract("acc")
+	cluster := fakeCluster(t, c, credentials("acc"))
+	api := &fakeapi.API{}
+	api.Fail(fakeapi.OpGet, fakeapi.Failure{Err: &contractclient.Error{Op: "reading contract c1", Status: 404}})
+	r := contractReconciler(cluster, api)
+
+	_ = reconcileOnce(t, r, c)
+	ready := readyOf(t, cluster, c, func() []metav1.Condition { return c.Status.Conditions })
+	if ready.Reason != storagev1alpha1.ReasonContractAPIUnavailable || c.Status.State != "active" {
+		t.Errorf("after a bare 404: state %q, Ready %s: %s; want state active, reason %s",
+			c.Status.State, ready.Reason, ready.Message, storagev1alpha1.ReasonContractAPIUnavailable)
+	}
+}
+
+func TestAContractWaitsForABucketItsCacheHasNotSeen(t *testing.T) {
+	c := activeContract("acc")
+	cache := fakeCluster(t, c, credentials("acc"))
+	apiServer := fakeCluster(t, c.DeepCopy(), newTestBucket("new", "ns-new", storagev1alpha1.ReclaimPolicyDelete))
+	api := &fakeapi.API{}
+	r := contractReconciler(cache, api)
+	r.APIReader = apiServer
+	deleting(t, cache, c)
+
+	_ = reconcileOnce(t, r, c)
+	if n := api.Calls(fakeapi.OpCancel); n != 0 {
+		t.Errorf("the contract was cancelled (%d calls) while a Bucket the cache had not seen named it", n)
+	}
+	if err := cache.Get(context.Background(), client.ObjectKeyFromObject(c), c); err != nil {
+		t.Fatalf("the Contract is gone: %v", err)
+	}
+	if !meta.IsStatusConditionTrue(c.Status.Conditions, storagev1alpha1.InUseCondition) {
+		t.Errorf("InUse = %v, want True", meta.FindStatusCondition(c.Status.Conditions, storagev1alpha1.InUseCondition))
+	}
+}
+
+func TestRetainWithALostPurchaseAnswerKeepsTheKeys(t *testing.T) {
+	c := activeContract("acc")
+	c.Spec.ReclaimPolicy = storagev1alpha1.ReclaimPolicyRetain
+	c.Status = storagev1alpha1.ContractStatus{}
+	cluster := fakeCluster(t, c)
+	api := &fakeapi.API{Endpoint: "http://s3.test", Region: "us-east-1"}
+	api.Fail(fakeapi.OpBuy, fakeapi.Failure{Err: &contractclient.Error{Op: "creating the contract", Cause: errLost}, AfterActing: true})
+	r := contractReconciler(cluster, api)
+
+	_ = reconcileOnce(t, r, c) // bought, answer lost
+	deleting(t, cluster, c)
+	if err := reconcileOnce(t, r, c); err != nil {
+		t.Fatalf("deleting: %v", err)
+	}
+
+	secret := &corev1.Secret{}
+	if err := cluster.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "acc-credentials"}, secret); err != nil {
+		t.Fatalf("the retained contract's keys are nowhere: %v", err)
+	}
+	if got := string(secret.Data[storagev1alpha1.SecretKeyAccessKeyID]); got != "AKc1" {
+		t.Errorf("Secret holds key %q, want the contract's AKc1", got)
+	}
+	if len(secret.OwnerReferences) != 0 || len(secret.Finalizers) != 0 {
+		t.Errorf("the Secret must outlive the Contract: owners %v, finalizers %v", secret.OwnerReferences, secret.Finalizers)
+	}
+	if got, _ := api.Contract("c1"); got.Cancelled() || api.Bought() != 1 {
+		t.Errorf("contract state %q, %d bought; want one, active", got.State, api.Bought())
+	}
+}
+
+func TestNoBucketIsMadeForAContractBeingDeleted(t *testing.T) {
+	c := activeContract("acc")
+	b := newTestBucket("late", "ns-late", storagev1alpha1.ReclaimPolicyDelete)
+	cluster := fakeCluster(t, c, credentials("acc"), b)
+	deleting(t, cluster, c)
+	store := &fakes3.Store{Owner: "me"}
+
+	_ = reconcileOnce(t, bucketReconciler(cluster, store), b)
+	if ready := readyOf(t, cluster, b, func() []metav1.Condition { return b.Status.Conditions }); ready.Reason != storagev1alpha1.ReasonContractDeleting {
+		t.Errorf("Ready = %s: %s, want %s", ready.Reason, ready.Message, storagev1alpha1.ReasonContractDeleting)
+	}
+	if store.Bucket("ns-late") != nil {
+		t.Error("a bucket was made in an account that is being cancelled")
+	}
+}
+
+func TestOfTwoBucketsForOneBucketNameOnlyTheFirstToRecordItTakesIt(t *testing.T) {
+	first := newTestBucket("first", "shared", storagev1alpha1.ReclaimPolicyDelete)
+	first.Status.CreatingBucket = "shared"
+	second := newTestBucket("second", "shared", storagev1alpha1.ReclaimPolicyDelete)
+	cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), first, second)
+	store := &fakes3.Store{Owner: "me"}
+
+	_ = reconcileOnce(t, bucketReconciler(cluster, store), second)
+	ready := readyOf(t, cluster, second, func() []metav1.Condition { return second.Status.Conditions })
+	if ready.Reason != storagev1alpha1.ReasonBucketNameConflict {
+		t.Errorf("Ready = %s: %s, want %s", ready.Reason, ready.Message, storagev1alpha1.ReasonBucketNameConflict)
+	}
+	if store.Bucket("shared") != nil || second.Status.CreatingBucket != "" {
+		t.Errorf("the second Bucket took the name: calls %v, record %q", store.Calls(), second.Status.CreatingBucket)
+	}
+}
+
+func TestAUserCannotMakeTheOperatorAdoptAnUntaggedBucket(t *testing.T) {
+	b := newTestBucket("thief", "victim", storagev1alpha1.ReclaimPolicyDelete)
+	// What an older operator recorded in an annotation, which any user with update can write.
+	b.Annotations = map[string]string{"storage.osm.dev/creating-bucket": "victim"}
+	cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), b)
+	store := &fakes3.Store{Owner: "me", Buckets: map[string]*fakes3.Bucket{"victim": {}}}
+
+	_ = reconcileOnce(t, bucketReconciler(cluster, store), b)
+	ready := readyOf(t, cluster, b, func() []metav1.Condition { return b.Status.Conditions })
+	if ready.Reason != storagev1alpha1.ReasonBucketAlreadyExists {
+		t.Errorf("Ready = %s: %s, want %s", ready.Reason, ready.Message, storagev1alpha1.ReasonBucketAlreadyExists)
+	}
+	if tags := store.Bucket("victim").Tags; len(tags) > 0 {
+		t.Errorf("the untagged bucket was taken over: tags %v", tags)
+	}
+}
+
+func TestAnUnrecordedCreationIsDeletedNotLeaked(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		fail func(*fakes3.Store)
+	}{
+		{"the CreateBucket answer was lost", func(s *fakes3.Store) {
+			s.Fail("CreateBucket", fakes3.Failure{Err: errLost, AfterActing: true})
+		}},
+		{"tagging failed", func(s *fakes3.Store) { s.Fail("PutBucketTags", fakes3.Failure{Err: errLost}) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
+			cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), b)
+			store := &fakes3.Store{Owner: "me"}
+			tt.fail(store)
+			r := bucketReconciler(cluster, store)
+
+			if err := reconcileOnce(t, r, b); err == nil {
+				t.Fatal("the first pass succeeded despite the fault")
+			}
+			if store.Bucket("ns-data") == nil {
+				t.Fatal("the fault left no bucket: nothing to test")
+			}
+			deleting(t, cluster, b)
+			for range 2 {
+				_ = reconcileOnce(t, r, b)
+			}
+			if store.Bucket("ns-data") != nil {
+				t.Errorf("bucket ns-data leaked (calls %v)", store.Calls())
+			}
+			if err := cluster.Get(context.Background(), client.ObjectKeyFromObject(b), b); err == nil {
+				t.Errorf("the Bucket is still there: %v", b.Status.Conditions)
+			}
+		})
+	}
+}
+
+func TestOwnerTagValueFitsS3(t *testing.T) {
+	long := &storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: strings.Repeat("n", 63), Name: strings.Repeat("b", 253)}}
+	short := &storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "photos"}}
+	if got := ownerTagValue(short); got != "team-a/photos" {
+		t.Errorf("ownerTagValue(team-a/photos) = %q, want it as it is", got)
+	}
+	got := ownerTagValue(long)
+	if len(got) > maxTagValue || !strings.HasPrefix(got, "sha256:") {
+		t.Errorf("ownerTagValue of a 317-character name = %q (%d characters), want a digest within %d", got, len(got), maxTagValue)
+	}
+	if ownerTagValue(long.DeepCopy()) != got {
+		t.Error("the same resource must always get the same tag, so it can adopt its bucket after Retain")
+	}
+}
