@@ -10,7 +10,7 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 )
 
-// authenticate refuses requests without the bearer token, before anything else runs.
+// authenticate refuses requests without the bearer token, before any handler runs.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	want := []byte("Bearer " + s.token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

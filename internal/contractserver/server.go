@@ -122,7 +122,8 @@ func (s *Server) routes() http.Handler {
 		BaseRouter:       mux,
 		ErrorHandlerFunc: badRequest,
 	})
-	return s.authenticate(s.rateLimit(api))
+	// The limiter comes first, so a flood of unauthenticated requests costs no token compare.
+	return s.rateLimit(s.authenticate(api))
 }
 
 // drain lets a client reuse its connection after an early error answer.
