@@ -43,10 +43,6 @@ func run(log *slog.Logger, args []string) error {
 	if err != nil {
 		return err
 	}
-	token, err := os.ReadFile(opts.tokenFile)
-	if err != nil {
-		return fmt.Errorf("reading token file: %w", err)
-	}
 	plans, err := parsePlans(opts.plans)
 	if err != nil {
 		return err
@@ -56,7 +52,7 @@ func run(log *slog.Logger, args []string) error {
 		return err
 	}
 	srv, err := contractserver.New(contractserver.Config{
-		Token:             strings.TrimSpace(string(token)),
+		TokenFile:         opts.tokenFile,
 		DataDir:           opts.dataDir,
 		Backend:           backend,
 		Plans:             plans,
@@ -126,7 +122,7 @@ func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("contract-server", flag.ContinueOnError)
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8090", "address to serve the API on")
-	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token clients must send (required)")
+	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token clients must send, re-read when it changes (required)")
 	fs.StringVar(&o.dataDir, "data-dir", "", "directory for the contract records (required)")
 	fs.StringVar(&o.backend, "backend", "versitygw", "storage backend: versitygw or rgw")
 	fs.StringVar(&o.s3Endpoint, "s3-endpoint", "", "S3 endpoint URL handed to clients (required)")

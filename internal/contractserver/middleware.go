@@ -12,10 +12,9 @@ import (
 
 // authenticate refuses requests without the bearer token, before any handler runs.
 func (s *Server) authenticate(next http.Handler) http.Handler {
-	want := []byte("Bearer " + s.token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
+		if subtle.ConstantTimeCompare(got, s.token.header()) != 1 {
 			drain(r)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="contract-api"`)
 			detail := "the bearer token is wrong"

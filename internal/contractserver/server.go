@@ -20,8 +20,11 @@ var DefaultPlans = []Plan{{Name: "standard"}}
 
 // Config configures a Server.
 type Config struct {
-	// Token is the bearer token every request must carry.
+	// Token is the bearer token every request must carry. Give it or TokenFile.
 	Token string
+	// TokenFile holds the bearer token, surrounding whitespace ignored. It is looked at again
+	// at most once a second and re-read when it changed, so the token can be rotated in place.
+	TokenFile string
 	// DataDir holds the contract records (contracts.db); created if missing.
 	DataDir string
 	// Backend makes the accounts.
@@ -37,7 +40,7 @@ type Config struct {
 
 // Server serves the contract API. It is safe for concurrent use.
 type Server struct {
-	token   string
+	token   *bearerToken
 	store   *store
 	backend Backend
 	plans   map[string]Plan
@@ -49,9 +52,6 @@ type Server struct {
 
 // New opens the record store in cfg.DataDir and returns a server ready to serve.
 func New(cfg Config) (*Server, error) {
-	if cfg.Token == "" {
-		return nil, errors.New("a bearer token is required")
-	}
 	if cfg.DataDir == "" {
 		return nil, errors.New("a data directory is required")
 	}
@@ -81,12 +81,16 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	token, err := newBearerToken(cfg.Token, cfg.TokenFile, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
 	st, err := openStore(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{
-		token:   cfg.Token,
+		token:   token,
 		store:   st,
 		backend: cfg.Backend,
 		plans:   plans,

@@ -58,10 +58,11 @@ type testServer struct {
 	client contractapi.ClientWithResponsesInterface
 }
 
-// startServer runs New(cfg) behind httptest; cfg.Token and cfg.DataDir get test defaults.
+// startServer runs New(cfg) behind httptest; cfg.Token (without a TokenFile) and cfg.DataDir
+// get test defaults.
 func startServer(t *testing.T, cfg Config) *testServer {
 	t.Helper()
-	if cfg.Token == "" {
+	if cfg.Token == "" && cfg.TokenFile == "" {
 		cfg.Token = testToken
 	}
 	if cfg.DataDir == "" {
