@@ -28,6 +28,7 @@ type options struct {
 	s3Endpoint, s3Region                                 string
 	adminEndpoint, adminAccessKey, adminSecretKey, plans string
 	rateLimit                                            float64
+	maxRequestBytes                                      int64
 }
 
 func main() {
@@ -56,6 +57,7 @@ func run(log *slog.Logger, args []string) error {
 		DataDir:           opts.dataDir,
 		Backend:           backend,
 		Plans:             plans,
+		MaxRequestBytes:   opts.maxRequestBytes,
 		RequestsPerSecond: opts.rateLimit,
 		Burst:             max(1, int(opts.rateLimit)),
 		Logger:            log,
@@ -132,6 +134,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.adminSecretKey, "admin-secret-key", "", "backend admin secret key (required; prefer CONTRACT_SERVER_ADMIN_SECRET_KEY)")
 	fs.StringVar(&o.plans, "plans", "standard", "plans offered, comma-separated, each NAME or NAME=QUOTA (e.g. standard,small=1Gi)")
 	fs.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second before answering 429; 0 for no limit")
+	fs.Int64Var(&o.maxRequestBytes, "max-request-bytes", contractserver.DefaultMaxRequestBytes, "largest request body accepted; larger ones are answered 413")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

@@ -47,5 +47,14 @@ func (s *Server) rateLimit(next http.Handler) http.Handler {
 	})
 }
 
+// limitBody caps the body the handlers may read; reading past the cap fails with
+// *http.MaxBytesError, which routes answers 413.
+func (s *Server) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+		next.ServeHTTP(w, r)
+	})
+}
+
 // now is the server's clock, in UTC and rounded to the second the API shows.
 func now() time.Time { return time.Now().UTC().Truncate(time.Second) }

@@ -15,6 +15,10 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 )
 
+// DefaultMaxRequestBytes is far above any valid request (a create request is a few hundred
+// bytes) and small enough that a flood of large bodies costs little memory.
+const DefaultMaxRequestBytes = 64 << 10
+
 // DefaultPlans is what a server offers when Config.Plans is empty.
 var DefaultPlans = []Plan{{Name: "standard"}}
 
@@ -34,6 +38,9 @@ type Config struct {
 	// RequestsPerSecond and Burst limit the request rate (429 beyond); 0 means no limit.
 	RequestsPerSecond float64
 	Burst             int
+	// MaxRequestBytes caps a request body; a larger one is answered 413. 0 means
+	// DefaultMaxRequestBytes.
+	MaxRequestBytes int64
 	// Logger receives the server's log; slog.Default() when nil. Secrets never reach it.
 	Logger *slog.Logger
 }
@@ -45,6 +52,7 @@ type Server struct {
 	backend Backend
 	plans   map[string]Plan
 	limiter *rate.Limiter
+	maxBody int64
 	log     *slog.Logger
 	locks   keyLocks
 	handler http.Handler
@@ -96,6 +104,9 @@ func New(cfg Config) (*Server, error) {
 		plans:   plans,
 		log:     cfg.Logger,
 	}
+	if s.maxBody = cfg.MaxRequestBytes; s.maxBody <= 0 {
+		s.maxBody = DefaultMaxRequestBytes
+	}
 	if cfg.RequestsPerSecond > 0 {
 		s.limiter = rate.NewLimiter(rate.Limit(cfg.RequestsPerSecond), max(cfg.Burst, 1))
 	}
@@ -112,6 +123,11 @@ func (s *Server) Close() error { return s.store.close() }
 func (s *Server) routes() http.Handler {
 	writeErr := func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(w, r, s.log, err) }
 	badRequest := func(w http.ResponseWriter, r *http.Request, err error) {
+		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+			writeErr(w, r, newProblem(contractapi.ProblemInvalidRequest, http.StatusRequestEntityTooLarge,
+				"the request body is larger than the %d bytes this server accepts", tooLarge.Limit))
+			return
+		}
 		writeErr(w, r, newProblem(contractapi.ProblemInvalidRequest, http.StatusBadRequest, "%s", err.Error()))
 	}
 	strict := contractapi.NewStrictHandlerWithOptions(s, nil, contractapi.StrictHTTPServerOptions{
@@ -127,7 +143,7 @@ func (s *Server) routes() http.Handler {
 		ErrorHandlerFunc: badRequest,
 	})
 	// The limiter comes first, so a flood of unauthenticated requests costs no token compare.
-	return s.rateLimit(s.authenticate(api))
+	return s.rateLimit(s.authenticate(s.limitBody(api)))
 }
 
 // drain lets a client reuse its connection after an early error answer.
