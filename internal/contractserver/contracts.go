@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 )
@@ -20,13 +21,10 @@ var _ contractapi.StrictServerInterface = (*Server)(nil)
 // account, so a crash in between is finished by the next request with the same key instead of
 // making a second account.
 func (s *Server) CreateContract(ctx context.Context, req contractapi.CreateContractRequestObject) (contractapi.CreateContractResponseObject, error) {
+	if err := validateCreate(req); err != nil {
+		return nil, err
+	}
 	key := req.Params.IdempotencyKey
-	if len(key) == 0 || len(key) > 128 {
-		return nil, newProblem(contractapi.ProblemInvalidRequest, http.StatusBadRequest, "Idempotency-Key must be 1 to 128 characters")
-	}
-	if req.Body == nil || req.Body.Plan == "" {
-		return nil, newProblem(contractapi.ProblemInvalidRequest, http.StatusBadRequest, "plan is required")
-	}
 	want := toStoredRequest(*req.Body)
 
 	defer s.locks.lock("idempotency/" + key)()
@@ -57,6 +55,25 @@ func (s *Server) CreateContract(ctx context.Context, req contractapi.CreateContr
 	}
 	s.log.Info("Contract created", "contract", rec.ID, "plan", rec.Request.Plan, "accessKeyId", rec.FirstKey.AccessKeyID)
 	return contractapi.CreateContract201JSONResponse(s.withCredentials(rec)), nil
+}
+
+// validateCreate enforces what openapi/contract.yaml says of a create request that the
+// generated code does not check: the lengths, and that plan is present.
+func validateCreate(req contractapi.CreateContractRequestObject) error {
+	invalid := func(format string, args ...any) error {
+		return newProblem(contractapi.ProblemInvalidRequest, http.StatusBadRequest, format, args...)
+	}
+	// JSON Schema counts characters, not bytes.
+	if n := utf8.RuneCountInString(req.Params.IdempotencyKey); n < 1 || n > 128 {
+		return invalid("Idempotency-Key must be 1 to 128 characters")
+	}
+	if req.Body == nil || req.Body.Plan == "" {
+		return invalid("plan is required")
+	}
+	if d := req.Body.DisplayName; d != nil && utf8.RuneCountInString(*d) > 256 {
+		return invalid("displayName must be at most 256 characters")
+	}
+	return nil
 }
 
 // newRecord validates the request against the offer and builds the record to store.
