@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -25,6 +26,7 @@ import (
 
 type options struct {
 	listen, tokenFile, dataDir, backend                  string
+	tlsCertFile, tlsKeyFile                              string
 	s3Endpoint, s3Region                                 string
 	adminEndpoint, adminAccessKey, adminSecretKey, plans string
 	rateLimit                                            float64
@@ -33,13 +35,16 @@ type options struct {
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	if err := run(log, os.Args[1:]); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, log, os.Args[1:]); err != nil {
 		log.Error("Contract server failed", "error", err)
 		os.Exit(1)
 	}
 }
 
-func run(log *slog.Logger, args []string) error {
+// run serves until ctx is done.
+func run(ctx context.Context, log *slog.Logger, args []string) error {
 	opts, err := parseFlags(args)
 	if err != nil {
 		return err
@@ -67,18 +72,36 @@ func run(log *slog.Logger, args []string) error {
 	}
 	defer func() { _ = srv.Close() }()
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+	scheme := "http"
+	if opts.tlsCertFile != "" {
+		certs, err := newCertReloader(opts.tlsCertFile, opts.tlsKeyFile, log)
+		if err != nil {
+			return err
+		}
+		hs.TLSConfig = &tls.Config{GetCertificate: certs.getCertificate, MinVersion: tls.VersionTLS12}
+		scheme = "https"
+	}
 	lis, err := net.Listen("tcp", opts.listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", opts.listen, err)
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	log.Info("Serving the contract API", "address", lis.Addr().String(), "backend", backend.Kind(),
+	log.Info("Serving the contract API", "address", lis.Addr().String(), "scheme", scheme, "backend", backend.Kind(),
 		"s3Endpoint", backend.Endpoint(), "region", backend.Region(), "dataDir", opts.dataDir, "plans", opts.plans)
 
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(lis) }()
+	go func() {
+		if hs.TLSConfig != nil {
+			errc <- hs.ServeTLS(lis, "", "")
+			return
+		}
+		errc <- hs.Serve(lis)
+	}()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serving: %w", err)
@@ -134,6 +157,8 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.adminSecretKey, "admin-secret-key", "", "backend admin secret key (required; prefer CONTRACT_SERVER_ADMIN_SECRET_KEY)")
 	fs.StringVar(&o.plans, "plans", "standard", "plans offered, comma-separated, each NAME or NAME=QUOTA (e.g. standard,small=1Gi)")
 	fs.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second before answering 429; 0 for no limit")
+	fs.StringVar(&o.tlsCertFile, "tls-cert-file", "", "serve HTTPS with this PEM certificate (chain), re-read when it changes; needs --tls-private-key-file")
+	fs.StringVar(&o.tlsKeyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file")
 	fs.Int64Var(&o.maxRequestBytes, "max-request-bytes", contractserver.DefaultMaxRequestBytes, "largest request body accepted; larger ones are answered 413")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -159,6 +184,9 @@ func parseFlags(args []string) (options, error) {
 		if v == "" {
 			return o, fmt.Errorf("--%s is required", name)
 		}
+	}
+	if (o.tlsCertFile == "") != (o.tlsKeyFile == "") {
+		return o, fmt.Errorf("--tls-cert-file and --tls-private-key-file go together: give both or neither")
 	}
 	return o, nil
 }
