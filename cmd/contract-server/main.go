@@ -26,7 +26,7 @@ import (
 
 type options struct {
 	listen, tokenFile, dataDir, backend                  string
-	tlsCertFile, tlsKeyFile                              string
+	tlsCertFile, tlsKeyFile, encryptionKeyFile           string
 	s3Endpoint, s3Region                                 string
 	adminEndpoint, adminAccessKey, adminSecretKey, plans string
 	rateLimit                                            float64
@@ -49,6 +49,10 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 	if err != nil {
 		return err
 	}
+	key, err := readEncryptionKey(opts.encryptionKeyFile, opts.dataDir)
+	if err != nil {
+		return err
+	}
 	plans, err := parsePlans(opts.plans)
 	if err != nil {
 		return err
@@ -60,6 +64,7 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 	srv, err := contractserver.New(contractserver.Config{
 		TokenFile:         opts.tokenFile,
 		DataDir:           opts.dataDir,
+		EncryptionKey:     key,
 		Backend:           backend,
 		Plans:             plans,
 		MaxRequestBytes:   opts.maxRequestBytes,
@@ -149,6 +154,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8090", "address to serve the API on")
 	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token clients must send, re-read when it changes (required)")
 	fs.StringVar(&o.dataDir, "data-dir", "", "directory for the contract records (required)")
+	fs.StringVar(&o.encryptionKeyFile, "encryption-key-file", "", "file holding 64 hex characters (openssl rand -hex 32) that encrypt the stored secret keys; keep it outside --data-dir (required)")
 	fs.StringVar(&o.backend, "backend", "versitygw", "storage backend: versitygw or rgw")
 	fs.StringVar(&o.s3Endpoint, "s3-endpoint", "", "S3 endpoint URL handed to clients (required)")
 	fs.StringVar(&o.s3Region, "s3-region", "us-east-1", "region clients sign S3 requests for")
@@ -180,7 +186,7 @@ func parseFlags(args []string) (options, error) {
 	if envErr != nil {
 		return o, envErr
 	}
-	for name, v := range map[string]string{"token-file": o.tokenFile, "data-dir": o.dataDir} {
+	for name, v := range map[string]string{"token-file": o.tokenFile, "data-dir": o.dataDir, "encryption-key-file": o.encryptionKeyFile} {
 		if v == "" {
 			return o, fmt.Errorf("--%s is required", name)
 		}

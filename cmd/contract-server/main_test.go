@@ -77,7 +77,7 @@ func TestServesHTTPSAndFollowsCertificateRotation(t *testing.T) {
 }
 
 func TestParseFlagsTLSGoTogether(t *testing.T) {
-	base := []string{"--token-file=t", "--data-dir=d"}
+	base := []string{"--token-file=t", "--data-dir=d", "--encryption-key-file=k"}
 	for _, extra := range [][]string{{"--tls-cert-file=c"}, {"--tls-private-key-file=k"}} {
 		if _, err := parseFlags(append(base, extra...)); err == nil || !strings.Contains(err.Error(), "both or neither") {
 			t.Errorf("parseFlags(%v): %v, want an error saying both or neither", extra, err)
@@ -94,6 +94,10 @@ func startRun(t *testing.T, logs *syncBuffer, extraArgs ...string) string {
 	if err := os.WriteFile(tokenFile, []byte("test-token\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	keyFile := filepath.Join(dir, "encryption.key")
+	if err := os.WriteFile(keyFile, []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +105,7 @@ func startRun(t *testing.T, logs *syncBuffer, extraArgs ...string) string {
 	addr := l.Addr().String()
 	_ = l.Close()
 	args := append([]string{
-		"--listen=" + addr, "--token-file=" + tokenFile, "--data-dir=" + filepath.Join(dir, "data"),
+		"--listen=" + addr, "--token-file=" + tokenFile, "--data-dir=" + filepath.Join(dir, "data"), "--encryption-key-file=" + keyFile,
 		"--s3-endpoint=http://127.0.0.1:1", "--admin-endpoint=http://127.0.0.1:1",
 		"--admin-access-key=root", "--admin-secret-key=root-secret",
 	}, extraArgs...)

@@ -31,6 +31,10 @@ type Config struct {
 	TokenFile string
 	// DataDir holds the contract records (contracts.db); created if missing.
 	DataDir string
+	// EncryptionKey (EncryptionKeySize random bytes) seals the first secret key of each
+	// contract in DataDir. Keep it outside DataDir: a copy of the records without it yields no
+	// usable secret. Records written before encryption are sealed when New opens them.
+	EncryptionKey []byte
 	// Backend makes the accounts.
 	Backend Backend
 	// Plans offered; DefaultPlans when empty.
@@ -49,6 +53,7 @@ type Config struct {
 type Server struct {
 	token   *bearerToken
 	store   *store
+	secrets *secretBox
 	backend Backend
 	plans   map[string]Plan
 	limiter *rate.Limiter
@@ -93,13 +98,21 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := openStore(cfg.DataDir)
+	box, err := newSecretBox(cfg.EncryptionKey)
 	if err != nil {
 		return nil, err
+	}
+	st, sealed, err := openStore(cfg.DataDir, box)
+	if err != nil {
+		return nil, err
+	}
+	if sealed > 0 {
+		cfg.Logger.Info("Sealed the secret keys of contracts written before encryption", "contracts", sealed)
 	}
 	s := &Server{
 		token:   token,
 		store:   st,
+		secrets: box,
 		backend: cfg.Backend,
 		plans:   plans,
 		log:     cfg.Logger,

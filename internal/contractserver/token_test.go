@@ -2,6 +2,7 @@ package contractserver
 
 import (
 	"bytes"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -113,7 +114,7 @@ func TestNewNeedsOneToken(t *testing.T) {
 		"both":         {Token: "t", TokenFile: file},
 		"missing file": {TokenFile: file},
 	} {
-		cfg.DataDir, cfg.Backend = t.TempDir(), &fakeBackend{}
+		cfg.DataDir, cfg.Backend, cfg.EncryptionKey = t.TempDir(), &fakeBackend{}, testEncryptionKey
 		if _, err := New(cfg); err == nil {
 			t.Errorf("%s: New accepted it", name)
 		}
@@ -121,7 +122,9 @@ func TestNewNeedsOneToken(t *testing.T) {
 	if err := os.WriteFile(file, []byte("\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New(Config{TokenFile: file, DataDir: t.TempDir(), Backend: &fakeBackend{}}); err == nil || !strings.Contains(err.Error(), "empty") {
+	if _, err := New(Config{TokenFile: file, DataDir: t.TempDir(), EncryptionKey: testEncryptionKey, Backend: &fakeBackend{}}); err == nil || !strings.Contains(err.Error(), "empty") {
 		t.Errorf("New with an empty token file: %v, want an error saying it is empty", err)
 	}
 }
+
+func slogTo(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
