@@ -4,6 +4,14 @@
 // Every flag can also be set through the environment: --admin-secret-key is
 // CONTRACT_SERVER_ADMIN_SECRET_KEY, and so on. Prefer the environment for secrets, which a
 // process listing would otherwise show.
+//
+// Hardening (README "Contract server hardening"):
+//   - --tls-cert-file and --tls-private-key-file serve HTTPS, re-reading renewed files;
+//   - --token-file is re-read when it changes, keeping the last good token;
+//   - --rate-limit applies before authentication;
+//   - --max-request-bytes caps request bodies (413);
+//   - --encryption-key-file (required, 64 hex characters, outside --data-dir) encrypts the
+//     stored first secret keys; records written before it are encrypted at start.
 package main
 
 import (

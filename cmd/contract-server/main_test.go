@@ -202,3 +202,18 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+func TestParseFlagsReadsNewFlagsFromTheEnvironment(t *testing.T) {
+	t.Setenv("CONTRACT_SERVER_ENCRYPTION_KEY_FILE", "/etc/osm/key")
+	t.Setenv("CONTRACT_SERVER_TLS_CERT_FILE", "/etc/osm/tls.crt")
+	t.Setenv("CONTRACT_SERVER_TLS_PRIVATE_KEY_FILE", "/etc/osm/tls.key")
+	t.Setenv("CONTRACT_SERVER_MAX_REQUEST_BYTES", "1024")
+	o, err := parseFlags([]string{"--token-file=t", "--data-dir=d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.encryptionKeyFile != "/etc/osm/key" || o.tlsCertFile != "/etc/osm/tls.crt" || o.tlsKeyFile != "/etc/osm/tls.key" || o.maxRequestBytes != 1024 {
+		t.Errorf("parseFlags from the environment: key %q, cert %q, private key %q, max %d",
+			o.encryptionKeyFile, o.tlsCertFile, o.tlsKeyFile, o.maxRequestBytes)
+	}
+}
