@@ -118,7 +118,7 @@ func openStore(dir string, box *secretBox) (*store, int, error) {
 	path := filepath.Join(dir, "contracts.db")
 	sealed, err := sealPlainSecrets(path, box)
 	if err != nil {
-		return nil, 0, fmt.Errorf("sealing the secret keys in %q: %w", path, err)
+		return nil, 0, err
 	}
 	db, err := openBolt(path)
 	if err != nil {
@@ -193,9 +193,12 @@ func sealPlainSecrets(path string, box *secretBox) (int, error) {
 		}
 		return err
 	})
-	if err != nil || sealed == 0 {
+	if err != nil {
 		_ = os.Remove(tmp)
-		return 0, err
+		return 0, fmt.Errorf("encrypting the secret keys in %q: %w", path, err)
+	}
+	if sealed == 0 {
+		return 0, nil
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return 0, err
