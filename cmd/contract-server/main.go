@@ -4,10 +4,19 @@
 // Every flag can also be set through the environment: --admin-secret-key is
 // CONTRACT_SERVER_ADMIN_SECRET_KEY, and so on. Prefer the environment for secrets, which a
 // process listing would otherwise show.
+//
+// Hardening (README "Contract server hardening"):
+//   - --tls-cert-file and --tls-private-key-file serve HTTPS, re-reading renewed files;
+//   - --token-file is re-read when it changes, keeping the last good token;
+//   - --rate-limit applies before authentication;
+//   - --max-request-bytes caps request bodies (413);
+//   - --encryption-key-file (required, 64 hex characters, outside --data-dir) encrypts the
+//     stored first secret keys; records written before it are encrypted at start.
 package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -25,27 +34,32 @@ import (
 
 type options struct {
 	listen, tokenFile, dataDir, backend                  string
+	tlsCertFile, tlsKeyFile, encryptionKeyFile           string
 	s3Endpoint, s3Region                                 string
 	adminEndpoint, adminAccessKey, adminSecretKey, plans string
 	rateLimit                                            float64
+	maxRequestBytes                                      int64
 }
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	if err := run(log, os.Args[1:]); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, log, os.Args[1:]); err != nil {
 		log.Error("Contract server failed", "error", err)
 		os.Exit(1)
 	}
 }
 
-func run(log *slog.Logger, args []string) error {
+// run serves until ctx is done.
+func run(ctx context.Context, log *slog.Logger, args []string) error {
 	opts, err := parseFlags(args)
 	if err != nil {
 		return err
 	}
-	token, err := os.ReadFile(opts.tokenFile)
+	key, err := readEncryptionKey(opts.encryptionKeyFile, opts.dataDir)
 	if err != nil {
-		return fmt.Errorf("reading token file: %w", err)
+		return err
 	}
 	plans, err := parsePlans(opts.plans)
 	if err != nil {
@@ -56,10 +70,12 @@ func run(log *slog.Logger, args []string) error {
 		return err
 	}
 	srv, err := contractserver.New(contractserver.Config{
-		Token:             strings.TrimSpace(string(token)),
+		TokenFile:         opts.tokenFile,
 		DataDir:           opts.dataDir,
+		EncryptionKey:     key,
 		Backend:           backend,
 		Plans:             plans,
+		MaxRequestBytes:   opts.maxRequestBytes,
 		RequestsPerSecond: opts.rateLimit,
 		Burst:             max(1, int(opts.rateLimit)),
 		Logger:            log,
@@ -69,18 +85,36 @@ func run(log *slog.Logger, args []string) error {
 	}
 	defer func() { _ = srv.Close() }()
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+	scheme := "http"
+	if opts.tlsCertFile != "" {
+		certs, err := newCertReloader(opts.tlsCertFile, opts.tlsKeyFile, log)
+		if err != nil {
+			return err
+		}
+		hs.TLSConfig = &tls.Config{GetCertificate: certs.getCertificate, MinVersion: tls.VersionTLS12}
+		scheme = "https"
+	}
 	lis, err := net.Listen("tcp", opts.listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", opts.listen, err)
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	log.Info("Serving the contract API", "address", lis.Addr().String(), "backend", backend.Kind(),
+	log.Info("Serving the contract API", "address", lis.Addr().String(), "scheme", scheme, "backend", backend.Kind(),
 		"s3Endpoint", backend.Endpoint(), "region", backend.Region(), "dataDir", opts.dataDir, "plans", opts.plans)
 
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(lis) }()
+	go func() {
+		if hs.TLSConfig != nil {
+			errc <- hs.ServeTLS(lis, "", "")
+			return
+		}
+		errc <- hs.Serve(lis)
+	}()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serving: %w", err)
@@ -126,8 +160,9 @@ func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("contract-server", flag.ContinueOnError)
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8090", "address to serve the API on")
-	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token clients must send (required)")
+	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token clients must send, re-read when it changes (required)")
 	fs.StringVar(&o.dataDir, "data-dir", "", "directory for the contract records (required)")
+	fs.StringVar(&o.encryptionKeyFile, "encryption-key-file", "", "file holding 64 hex characters (openssl rand -hex 32) that encrypt the stored secret keys; keep it outside --data-dir (required)")
 	fs.StringVar(&o.backend, "backend", "versitygw", "storage backend: versitygw or rgw")
 	fs.StringVar(&o.s3Endpoint, "s3-endpoint", "", "S3 endpoint URL handed to clients (required)")
 	fs.StringVar(&o.s3Region, "s3-region", "us-east-1", "region clients sign S3 requests for")
@@ -136,6 +171,9 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.adminSecretKey, "admin-secret-key", "", "backend admin secret key (required; prefer CONTRACT_SERVER_ADMIN_SECRET_KEY)")
 	fs.StringVar(&o.plans, "plans", "standard", "plans offered, comma-separated, each NAME or NAME=QUOTA (e.g. standard,small=1Gi)")
 	fs.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second before answering 429; 0 for no limit")
+	fs.StringVar(&o.tlsCertFile, "tls-cert-file", "", "serve HTTPS with this PEM certificate (chain), re-read when it changes; needs --tls-private-key-file")
+	fs.StringVar(&o.tlsKeyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file")
+	fs.Int64Var(&o.maxRequestBytes, "max-request-bytes", contractserver.DefaultMaxRequestBytes, "largest request body accepted; larger ones are answered 413")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -156,10 +194,13 @@ func parseFlags(args []string) (options, error) {
 	if envErr != nil {
 		return o, envErr
 	}
-	for name, v := range map[string]string{"token-file": o.tokenFile, "data-dir": o.dataDir} {
+	for name, v := range map[string]string{"token-file": o.tokenFile, "data-dir": o.dataDir, "encryption-key-file": o.encryptionKeyFile} {
 		if v == "" {
 			return o, fmt.Errorf("--%s is required", name)
 		}
+	}
+	if (o.tlsCertFile == "") != (o.tlsKeyFile == "") {
+		return o, fmt.Errorf("--tls-cert-file and --tls-private-key-file go together: give both or neither")
 	}
 	return o, nil
 }

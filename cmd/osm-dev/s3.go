@@ -51,8 +51,15 @@ func (e *environment) startContractServer(ctx context.Context) error {
 	if _, err := readOrCreate(tokenFile, func() string { return testenv.RandomHex(24) }); err != nil {
 		return err
 	}
+	// The key that encrypts the stored secrets lives beside the data directory, not in it, as
+	// it must in production: a copy of the records alone yields no secret.
+	keyFile := e.path("contract-server-encryption.key")
+	if _, err := readOrCreate(keyFile, func() string { return testenv.RandomHex(32) }); err != nil {
+		return err
+	}
 	addr := hostPort(e.opts.contractAPIPort)
-	args := append([]string{"--listen=" + addr, "--token-file=" + tokenFile, "--data-dir=" + e.path("contract-server")}, e.backendArgs...)
+	args := append([]string{"--listen=" + addr, "--token-file=" + tokenFile, "--data-dir=" + e.path("contract-server"),
+		"--encryption-key-file=" + keyFile}, e.backendArgs...)
 	p, err := e.start("contract-server", e.path("bin", "contract-server"), args, e.backendEnv)
 	if err != nil {
 		return err

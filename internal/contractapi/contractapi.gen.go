@@ -242,7 +242,8 @@ type Problem struct {
 	// Type The stable identifier of an error. Clients branch on it; a value unknown to a client is
 	// handled by its HTTP status alone.
 	// - `unauthorized` (401): the bearer token is missing or wrong.
-	// - `invalid-request` (400): malformed JSON, a missing or invalid field or header.
+	// - `invalid-request` (400): malformed JSON, a missing or invalid field or header; (413) a body
+	//   larger than the server accepts.
 	// - `not-found` (404): no such contract, or no such key on it.
 	// - `unknown-plan` (422): the plan is not offered.
 	// - `unsupported-region` (422): the region is not served.
@@ -259,19 +260,20 @@ type Problem struct {
 
 // ProblemType The stable identifier of an error. Clients branch on it; a value unknown to a client is
 // handled by its HTTP status alone.
-// - `unauthorized` (401): the bearer token is missing or wrong.
-// - `invalid-request` (400): malformed JSON, a missing or invalid field or header.
-// - `not-found` (404): no such contract, or no such key on it.
-// - `unknown-plan` (422): the plan is not offered.
-// - `unsupported-region` (422): the region is not served.
-// - `idempotency-key-reuse` (422): the Idempotency-Key was used before with another plan or region.
-// - `contract-has-buckets` (409): cancelling needs `force=true` while the account owns buckets.
-// - `last-key` (409): the only key pair of a contract cannot be revoked.
-// - `contract-cancelled` (409): the contract is cancelled; keys can no longer change.
-// - `not-supported` (501): the provider's backend cannot do this.
-// - `rate-limited` (429): too many requests; see Retry-After.
-// - `backend-unavailable` (503): the storage system is unreachable or failing; see Retry-After.
-// - `internal` (500): an unexpected server failure.
+//   - `unauthorized` (401): the bearer token is missing or wrong.
+//   - `invalid-request` (400): malformed JSON, a missing or invalid field or header; (413) a body
+//     larger than the server accepts.
+//   - `not-found` (404): no such contract, or no such key on it.
+//   - `unknown-plan` (422): the plan is not offered.
+//   - `unsupported-region` (422): the region is not served.
+//   - `idempotency-key-reuse` (422): the Idempotency-Key was used before with another plan or region.
+//   - `contract-has-buckets` (409): cancelling needs `force=true` while the account owns buckets.
+//   - `last-key` (409): the only key pair of a contract cannot be revoked.
+//   - `contract-cancelled` (409): the contract is cancelled; keys can no longer change.
+//   - `not-supported` (501): the provider's backend cannot do this.
+//   - `rate-limited` (429): too many requests; see Retry-After.
+//   - `backend-unavailable` (503): the storage system is unreachable or failing; see Retry-After.
+//   - `internal` (500): an unexpected server failure.
 type ProblemType string
 
 // Requester The Kubernetes resource that asked for the contract. Informational, for the provider's records.
@@ -974,6 +976,8 @@ type CreateContractResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -1008,6 +1012,11 @@ func (r CreateContractResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r CreateContractResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateContractResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
@@ -1588,6 +1597,13 @@ func ParseCreateContractResponse(rsp *http.Response) (*CreateContractResponse, e
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem
@@ -2422,6 +2438,20 @@ func (response CreateContract401ApplicationProblemPlusJSONResponse) VisitCreateC
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateContract413ApplicationProblemPlusJSONResponse Problem
+
+func (response CreateContract413ApplicationProblemPlusJSONResponse) VisitCreateContractResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 )
@@ -20,13 +21,10 @@ var _ contractapi.StrictServerInterface = (*Server)(nil)
 // account, so a crash in between is finished by the next request with the same key instead of
 // making a second account.
 func (s *Server) CreateContract(ctx context.Context, req contractapi.CreateContractRequestObject) (contractapi.CreateContractResponseObject, error) {
+	if err := validateCreate(req); err != nil {
+		return nil, err
+	}
 	key := req.Params.IdempotencyKey
-	if len(key) == 0 || len(key) > 128 {
-		return nil, newProblem(contractapi.ProblemInvalidRequest, http.StatusBadRequest, "Idempotency-Key must be 1 to 128 characters")
-	}
-	if req.Body == nil || req.Body.Plan == "" {
-		return nil, newProblem(contractapi.ProblemInvalidRequest, http.StatusBadRequest, "plan is required")
-	}
 	want := toStoredRequest(*req.Body)
 
 	defer s.locks.Lock("idempotency/" + key)()
@@ -38,7 +36,11 @@ func (s *Server) CreateContract(ctx context.Context, req contractapi.CreateContr
 				"Idempotency-Key %q was used for contract %s with a different request", key, rec.ID)
 		}
 		if rec.State != stateProvisioning {
-			return contractapi.CreateContract200JSONResponse(s.withCredentials(rec)), nil
+			c, err := s.withCredentials(rec)
+			if err != nil {
+				return nil, err
+			}
+			return contractapi.CreateContract200JSONResponse(c), nil
 		}
 		// An earlier attempt recorded the contract but did not finish: finish it now.
 	case errors.Is(err, errRecordNotFound):
@@ -55,8 +57,31 @@ func (s *Server) CreateContract(ctx context.Context, req contractapi.CreateContr
 	if rec, err = s.provision(ctx, rec); err != nil {
 		return nil, err
 	}
+	c, err := s.withCredentials(rec)
+	if err != nil {
+		return nil, err
+	}
 	s.log.Info("Contract created", "contract", rec.ID, "plan", rec.Request.Plan, "accessKeyId", rec.FirstKey.AccessKeyID)
-	return contractapi.CreateContract201JSONResponse(s.withCredentials(rec)), nil
+	return contractapi.CreateContract201JSONResponse(c), nil
+}
+
+// validateCreate enforces what openapi/contract.yaml says of a create request that the
+// generated code does not check: the lengths, and that plan is present.
+func validateCreate(req contractapi.CreateContractRequestObject) error {
+	invalid := func(format string, args ...any) error {
+		return newProblem(contractapi.ProblemInvalidRequest, http.StatusBadRequest, format, args...)
+	}
+	// JSON Schema counts characters, not bytes.
+	if n := utf8.RuneCountInString(req.Params.IdempotencyKey); n < 1 || n > 128 {
+		return invalid("Idempotency-Key must be 1 to 128 characters")
+	}
+	if req.Body == nil || req.Body.Plan == "" {
+		return invalid("plan is required")
+	}
+	if d := req.Body.DisplayName; d != nil && utf8.RuneCountInString(*d) > 256 {
+		return invalid("displayName must be at most 256 characters")
+	}
+	return nil
 }
 
 // newRecord validates the request against the offer and builds the record to store.
@@ -81,7 +106,7 @@ func (s *Server) newRecord(key string, req storedRequest) (*record, error) {
 		Endpoint:       s.backend.Endpoint(),
 		Region:         region,
 		QuotaBytes:     plan.QuotaBytes,
-		FirstKey:       first,
+		FirstKey:       storedFirstKey{AccessKeyID: first.AccessKeyID, SealedSecret: s.secrets.seal(id, first.SecretAccessKey)},
 		Keys:           []storedKey{{AccessKeyID: first.AccessKeyID, State: keyPending, CreatedAt: created}},
 		CreatedAt:      created,
 	}, nil
@@ -91,11 +116,15 @@ func (s *Server) newRecord(key string, req storedRequest) (*record, error) {
 func (s *Server) provision(ctx context.Context, rec *record) (*record, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), backendTimeout)
 	defer cancel()
+	first, err := s.firstKey(rec)
+	if err != nil {
+		return nil, err
+	}
 	plan := Plan{Name: rec.Request.Plan, QuotaBytes: rec.QuotaBytes}
-	if err := s.backend.CreateAccount(ctx, rec.ID, rec.FirstKey, plan); err != nil {
+	if err := s.backend.CreateAccount(ctx, rec.ID, first, plan); err != nil {
 		return nil, backendProblem("creating the account", fmt.Errorf("creating account for contract %s: %w", rec.ID, err))
 	}
-	rec, err := s.store.update(rec.ID, func(r *record) error {
+	rec, err = s.store.update(rec.ID, func(r *record) error {
 		r.State = stateActive
 		for i := range r.Keys {
 			if r.Keys[i].AccessKeyID == r.FirstKey.AccessKeyID {
@@ -196,7 +225,25 @@ func toContract(rec *record) contractapi.Contract {
 	return c
 }
 
-func (s *Server) withCredentials(rec *record) contractapi.ContractWithCredentials {
+// firstKey opens the recorded first key pair of a contract. A secret that does not open means
+// the server runs with another encryption key than the one that sealed it: say so, since
+// repeating the request cannot help.
+func (s *Server) firstKey(rec *record) (Credentials, error) {
+	secret, err := s.secrets.open(rec.ID, rec.FirstKey.SealedSecret)
+	if err != nil {
+		p := newProblem(contractapi.ProblemInternal, http.StatusInternalServerError,
+			"the server cannot decrypt the stored secret key of contract %s: its encryption key has changed", rec.ID)
+		p.cause = fmt.Errorf("opening the first secret key of contract %s: %w", rec.ID, err)
+		return Credentials{}, p
+	}
+	return Credentials{AccessKeyID: rec.FirstKey.AccessKeyID, SecretAccessKey: secret}, nil
+}
+
+func (s *Server) withCredentials(rec *record) (contractapi.ContractWithCredentials, error) {
+	first, err := s.firstKey(rec)
+	if err != nil {
+		return contractapi.ContractWithCredentials{}, err
+	}
 	c := toContract(rec)
 	return contractapi.ContractWithCredentials{
 		Id:          c.Id,
@@ -211,8 +258,8 @@ func (s *Server) withCredentials(rec *record) contractapi.ContractWithCredential
 		CancelledAt: c.CancelledAt,
 		AccessKeys:  c.AccessKeys,
 		Credentials: contractapi.Credentials{
-			AccessKeyId:     rec.FirstKey.AccessKeyID,
-			SecretAccessKey: rec.FirstKey.SecretAccessKey,
+			AccessKeyId:     first.AccessKeyID,
+			SecretAccessKey: first.SecretAccessKey,
 		},
-	}
+	}, nil
 }

@@ -446,7 +446,7 @@ func TestRateLimit(t *testing.T) {
 
 func TestNewRefusesQuotasOnVersityGW(t *testing.T) {
 	gw := startGateway(t, testenv.VersityGWOptions{})
-	_, err := New(Config{Token: testToken, DataDir: t.TempDir(), Backend: gatewayBackend(t, gw), Plans: []Plan{{Name: "small", QuotaBytes: 1 << 30}}})
+	_, err := New(Config{Token: testToken, DataDir: t.TempDir(), EncryptionKey: testEncryptionKey, Backend: gatewayBackend(t, gw), Plans: []Plan{{Name: "small", QuotaBytes: 1 << 30}}})
 	if err == nil {
 		t.Fatal("New accepted a plan with a quota for versitygw, which cannot enforce it")
 	}

@@ -10,12 +10,11 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 )
 
-// authenticate refuses requests without the bearer token, before anything else runs.
+// authenticate refuses requests without the bearer token, before any handler runs.
 func (s *Server) authenticate(next http.Handler) http.Handler {
-	want := []byte("Bearer " + s.token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
+		if subtle.ConstantTimeCompare(got, s.token.header()) != 1 {
 			drain(r)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="contract-api"`)
 			detail := "the bearer token is wrong"
@@ -44,6 +43,15 @@ func (s *Server) rateLimit(next http.Handler) http.Handler {
 			writeProblem(w, r, s.log, p)
 			return
 		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitBody caps the body the handlers may read; reading past the cap fails with
+// *http.MaxBytesError, which routes answers 413.
+func (s *Server) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
 		next.ServeHTTP(w, r)
 	})
 }

@@ -16,15 +16,26 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/keylock"
 )
 
+// DefaultMaxRequestBytes is far above any valid request (a create request is a few hundred
+// bytes) and small enough that a flood of large bodies costs little memory.
+const DefaultMaxRequestBytes = 64 << 10
+
 // DefaultPlans is what a server offers when Config.Plans is empty.
 var DefaultPlans = []Plan{{Name: "standard"}}
 
 // Config configures a Server.
 type Config struct {
-	// Token is the bearer token every request must carry.
+	// Token is the bearer token every request must carry. Give it or TokenFile.
 	Token string
+	// TokenFile holds the bearer token, surrounding whitespace ignored. It is looked at again
+	// at most once a second and re-read when it changed, so the token can be rotated in place.
+	TokenFile string
 	// DataDir holds the contract records (contracts.db); created if missing.
 	DataDir string
+	// EncryptionKey (EncryptionKeySize random bytes) seals the first secret key of each
+	// contract in DataDir. Keep it outside DataDir: a copy of the records without it yields no
+	// usable secret. Records written before encryption are sealed when New opens them.
+	EncryptionKey []byte
 	// Backend makes the accounts.
 	Backend Backend
 	// Plans offered; DefaultPlans when empty.
@@ -32,17 +43,22 @@ type Config struct {
 	// RequestsPerSecond and Burst limit the request rate (429 beyond); 0 means no limit.
 	RequestsPerSecond float64
 	Burst             int
+	// MaxRequestBytes caps a request body; a larger one is answered 413. 0 means
+	// DefaultMaxRequestBytes.
+	MaxRequestBytes int64
 	// Logger receives the server's log; slog.Default() when nil. Secrets never reach it.
 	Logger *slog.Logger
 }
 
 // Server serves the contract API. It is safe for concurrent use.
 type Server struct {
-	token   string
+	token   *bearerToken
 	store   *store
+	secrets *secretBox
 	backend Backend
 	plans   map[string]Plan
 	limiter *rate.Limiter
+	maxBody int64
 	log     *slog.Logger
 	locks   keylock.Map
 	handler http.Handler
@@ -50,9 +66,6 @@ type Server struct {
 
 // New opens the record store in cfg.DataDir and returns a server ready to serve.
 func New(cfg Config) (*Server, error) {
-	if cfg.Token == "" {
-		return nil, errors.New("a bearer token is required")
-	}
 	if cfg.DataDir == "" {
 		return nil, errors.New("a data directory is required")
 	}
@@ -82,16 +95,31 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	st, err := openStore(cfg.DataDir)
+	token, err := newBearerToken(cfg.Token, cfg.TokenFile, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
+	box, err := newSecretBox(cfg.EncryptionKey)
+	if err != nil {
+		return nil, err
+	}
+	st, sealed, err := openStore(cfg.DataDir, box)
+	if err != nil {
+		return nil, err
+	}
+	if sealed > 0 {
+		cfg.Logger.Info("Sealed the secret keys of contracts written before encryption", "contracts", sealed)
+	}
 	s := &Server{
-		token:   cfg.Token,
+		token:   token,
 		store:   st,
+		secrets: box,
 		backend: cfg.Backend,
 		plans:   plans,
 		log:     cfg.Logger,
+	}
+	if s.maxBody = cfg.MaxRequestBytes; s.maxBody <= 0 {
+		s.maxBody = DefaultMaxRequestBytes
 	}
 	if cfg.RequestsPerSecond > 0 {
 		s.limiter = rate.NewLimiter(rate.Limit(cfg.RequestsPerSecond), max(cfg.Burst, 1))
@@ -109,6 +137,11 @@ func (s *Server) Close() error { return s.store.close() }
 func (s *Server) routes() http.Handler {
 	writeErr := func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(w, r, s.log, err) }
 	badRequest := func(w http.ResponseWriter, r *http.Request, err error) {
+		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+			writeErr(w, r, newProblem(contractapi.ProblemInvalidRequest, http.StatusRequestEntityTooLarge,
+				"the request body is larger than the %d bytes this server accepts", tooLarge.Limit))
+			return
+		}
 		writeErr(w, r, newProblem(contractapi.ProblemInvalidRequest, http.StatusBadRequest, "%s", err.Error()))
 	}
 	strict := contractapi.NewStrictHandlerWithOptions(s, nil, contractapi.StrictHTTPServerOptions{
@@ -123,7 +156,8 @@ func (s *Server) routes() http.Handler {
 		BaseRouter:       mux,
 		ErrorHandlerFunc: badRequest,
 	})
-	return s.authenticate(s.rateLimit(api))
+	// The limiter comes first, so a flood of unauthenticated requests costs no token compare.
+	return s.rateLimit(s.authenticate(s.limitBody(api)))
 }
 
 // drain lets a client reuse its connection after an early error answer.

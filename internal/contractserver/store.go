@@ -34,19 +34,19 @@ var (
 var errRecordNotFound = errors.New("record not found")
 
 // record is a contract as stored. It keeps the request it was created from (to recognise an
-// idempotent replay) and the first secret (so a replay can return it again).
+// idempotent replay) and the first secret, sealed (so a replay can return it again).
 type record struct {
-	ID             string        `json:"id"`
-	IdempotencyKey string        `json:"idempotencyKey"`
-	Request        storedRequest `json:"request"`
-	State          string        `json:"state"`
-	Endpoint       string        `json:"endpoint"`
-	Region         string        `json:"region"`
-	QuotaBytes     int64         `json:"quotaBytes,omitempty"`
-	FirstKey       Credentials   `json:"firstKey"`
-	Keys           []storedKey   `json:"keys"`
-	CreatedAt      time.Time     `json:"createdAt"`
-	CancelledAt    *time.Time    `json:"cancelledAt,omitempty"`
+	ID             string         `json:"id"`
+	IdempotencyKey string         `json:"idempotencyKey"`
+	Request        storedRequest  `json:"request"`
+	State          string         `json:"state"`
+	Endpoint       string         `json:"endpoint"`
+	Region         string         `json:"region"`
+	QuotaBytes     int64          `json:"quotaBytes,omitempty"`
+	FirstKey       storedFirstKey `json:"firstKey"`
+	Keys           []storedKey    `json:"keys"`
+	CreatedAt      time.Time      `json:"createdAt"`
+	CancelledAt    *time.Time     `json:"cancelledAt,omitempty"`
 }
 
 // storedRequest is the create request as sent.
@@ -77,6 +77,16 @@ func ptrEqual(a, b *string) bool {
 	return *a == *b
 }
 
+// storedFirstKey is the first key pair as stored: the secret sealed by a secretBox. The JSON
+// names are the ones records have always used.
+type storedFirstKey struct {
+	AccessKeyID  string `json:"AccessKeyID"`
+	SealedSecret []byte `json:"sealedSecret,omitempty"`
+	// PlainSecret is the secret as records written before encryption held it; openStore seals
+	// it, so no other code sees it set.
+	PlainSecret string `json:"SecretAccessKey,omitempty"`
+}
+
 type storedKey struct {
 	AccessKeyID string    `json:"accessKeyId"`
 	State       string    `json:"state"`
@@ -99,15 +109,20 @@ type store struct {
 	db *bolt.DB
 }
 
-func openStore(dir string) (*store, error) {
+// openStore opens the records in dir, first sealing the secrets of records written before
+// encryption; it returns how many it sealed.
+func openStore(dir string, box *secretBox) (*store, int, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating data dir %q: %w", dir, err)
+		return nil, 0, fmt.Errorf("creating data dir %q: %w", dir, err)
 	}
 	path := filepath.Join(dir, "contracts.db")
-	// The timeout turns a second server on the same directory into an error instead of a hang.
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	sealed, err := sealPlainSecrets(path, box)
 	if err != nil {
-		return nil, fmt.Errorf("opening %q: %w", path, err)
+		return nil, 0, err
+	}
+	db, err := openBolt(path)
+	if err != nil {
+		return nil, 0, err
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bucketContracts, bucketIdempotency} {
@@ -119,9 +134,115 @@ func openStore(dir string) (*store, error) {
 	})
 	if err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("initialising %q: %w", path, err)
+		return nil, 0, fmt.Errorf("initialising %q: %w", path, err)
 	}
-	return &store{db: db}, nil
+	return &store{db: db}, sealed, nil
+}
+
+func openBolt(path string) (*bolt.DB, error) {
+	// The timeout turns a second server on the same directory into an error instead of a hang.
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("opening %q: %w", path, err)
+	}
+	return db, nil
+}
+
+// sealPlainSecrets rewrites the file at path when records written before encryption hold their
+// secret in the clear: into a new file with every secret sealed, renamed over the old one.
+// Sealing in place would leave the plaintext in the old pages bbolt frees but does not erase;
+// and a crash leaves either file whole, the old one to be sealed again at the next start.
+func sealPlainSecrets(path string, box *secretBox) (int, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	src, err := openBolt(path)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = src.Close() }()
+	tmp := path + ".sealing"
+	_ = os.Remove(tmp) // left by a crash during an earlier attempt
+	sealed := 0
+	err = src.View(func(stx *bolt.Tx) error {
+		contracts := stx.Bucket(bucketContracts)
+		if contracts == nil {
+			return nil
+		}
+		err := contracts.ForEach(func(_, v []byte) error {
+			var rec record
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return err
+			}
+			if rec.FirstKey.PlainSecret != "" {
+				sealed++
+			}
+			return nil
+		})
+		if err != nil || sealed == 0 {
+			return err
+		}
+		dst, err := bolt.Open(tmp, 0o600, nil)
+		if err != nil {
+			return err
+		}
+		// The source transaction stays open until dst commits: Put keeps references to its pages.
+		err = dst.Update(func(dtx *bolt.Tx) error { return copySealed(stx, dtx, box) })
+		if cerr := dst.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
+	if err != nil {
+		_ = os.Remove(tmp)
+		return 0, fmt.Errorf("encrypting the secret keys in %q: %w", path, err)
+	}
+	if sealed == 0 {
+		return 0, nil
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return 0, err
+	}
+	return sealed, syncDir(filepath.Dir(path))
+}
+
+// copySealed copies every bucket of src into dst, sealing the plaintext secrets on the way.
+func copySealed(src, dst *bolt.Tx, box *secretBox) error {
+	return src.ForEach(func(name []byte, b *bolt.Bucket) error {
+		out, err := dst.CreateBucket(name)
+		if err != nil {
+			return err
+		}
+		return b.ForEach(func(k, v []byte) error {
+			if v == nil {
+				return fmt.Errorf("unexpected nested bucket %q in %q", k, name)
+			}
+			if string(name) != string(bucketContracts) {
+				return out.Put(k, v)
+			}
+			var rec record
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("decoding contract %q: %w", k, err)
+			}
+			if fk := &rec.FirstKey; fk.PlainSecret != "" {
+				fk.SealedSecret, fk.PlainSecret = box.seal(rec.ID, fk.PlainSecret), ""
+			}
+			data, err := json.Marshal(&rec)
+			if err != nil {
+				return err
+			}
+			return out.Put(k, data)
+		})
+	})
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = d.Close() }()
+	return d.Sync()
 }
 
 func (s *store) close() error { return s.db.Close() }

@@ -22,6 +22,9 @@ import (
 
 const testToken = "test-token"
 
+// testEncryptionKey seals the secrets of every test server, so a restarted one reads them.
+var testEncryptionKey = randomBytes(EncryptionKeySize)
+
 // startGateway starts a versitygw for one test, stopped and removed when the test ends.
 func startGateway(t *testing.T, opts testenv.VersityGWOptions) *testenv.VersityGW {
 	t.Helper()
@@ -58,14 +61,18 @@ type testServer struct {
 	client contractapi.ClientWithResponsesInterface
 }
 
-// startServer runs New(cfg) behind httptest; cfg.Token and cfg.DataDir get test defaults.
+// startServer runs New(cfg) behind httptest; cfg.Token (without a TokenFile), cfg.DataDir and
+// cfg.EncryptionKey get test defaults.
 func startServer(t *testing.T, cfg Config) *testServer {
 	t.Helper()
-	if cfg.Token == "" {
+	if cfg.Token == "" && cfg.TokenFile == "" {
 		cfg.Token = testToken
 	}
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
+	}
+	if cfg.EncryptionKey == nil {
+		cfg.EncryptionKey = testEncryptionKey
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -6,6 +6,7 @@ package stack
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -313,11 +314,15 @@ func startContractAPI(backend contractserver.Backend, dir string) (*ContractAPI,
 	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
 		return nil, err
 	}
+	// The stack keeps one server for its life, so a key in memory seals its secrets.
+	key := make([]byte, contractserver.EncryptionKeySize)
+	_, _ = rand.Read(key)
 	server, err := contractserver.New(contractserver.Config{
-		Token:   token,
-		DataDir: dir,
-		Backend: backend,
-		Logger:  slog.New(slog.NewTextHandler(logFile(filepath.Join(dir, "server.log")), nil)),
+		Token:         token,
+		DataDir:       dir,
+		EncryptionKey: key,
+		Backend:       backend,
+		Logger:        slog.New(slog.NewTextHandler(logFile(filepath.Join(dir, "server.log")), nil)),
 	})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The server serves HTTPS with the files given, and picks up a renewed certificate without a
+// restart; a broken renewal keeps the last good certificate.
+func TestServesHTTPSAndFollowsCertificateRotation(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	roots := x509.NewCertPool()
+	roots.AddCert(writeCert(t, certFile, keyFile, 1))
+	var logs syncBuffer
+	addr := startRun(t, &logs, "--tls-cert-file="+certFile, "--tls-private-key-file="+keyFile)
+
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig:   &tls.Config{RootCAs: roots},
+		DisableKeepAlives: true, // a handshake per request, so each sees the current certificate
+	}}
+	serial := func() int64 {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://"+addr+"/v1/contracts/none", nil)
+		req.Header.Set("Authorization", "Bearer test-token")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("GET over HTTPS: %v", err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Fatalf("GET over HTTPS: %s, want the 404 of an unknown contract", resp.Status)
+		}
+		return resp.TLS.PeerCertificates[0].SerialNumber.Int64()
+	}
+	if got := serial(); got != 1 {
+		t.Fatalf("serving certificate %d, want 1", got)
+	}
+	if resp, err := http.Get("http://" + addr + "/v1/contracts/none"); err == nil {
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("plain HTTP: %s, want Go's 400 for HTTP on an HTTPS port", resp.Status)
+		}
+	}
+
+	roots.AddCert(writeCert(t, certFile, keyFile, 2))
+	waitFor(t, "the renewed certificate", func() bool { return serial() == 2 })
+
+	if err := os.WriteFile(certFile, []byte("half written"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(certRecheck + 100*time.Millisecond)
+	if got := serial(); got != 2 {
+		t.Errorf("after a broken renewal: certificate %d, want the last good one, 2", got)
+	}
+	if !strings.Contains(logs.String(), "Keeping the last TLS certificate") {
+		t.Errorf("the broken renewal was not logged:\n%s", logs.String())
+	}
+}
+
+func TestParseFlagsTLSGoTogether(t *testing.T) {
+	base := []string{"--token-file=t", "--data-dir=d", "--encryption-key-file=k"}
+	for _, extra := range [][]string{{"--tls-cert-file=c"}, {"--tls-private-key-file=k"}} {
+		if _, err := parseFlags(append(base, extra...)); err == nil || !strings.Contains(err.Error(), "both or neither") {
+			t.Errorf("parseFlags(%v): %v, want an error saying both or neither", extra, err)
+		}
+	}
+}
+
+// startRun runs the command on a free 127.0.0.1 port over a versitygw backend it never calls,
+// until the test ends, and returns the address once it answers.
+func startRun(t *testing.T, logs *syncBuffer, extraArgs ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("test-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(dir, "encryption.key")
+	if err := os.WriteFile(keyFile, []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	args := append([]string{
+		"--listen=" + addr, "--token-file=" + tokenFile, "--data-dir=" + filepath.Join(dir, "data"), "--encryption-key-file=" + keyFile,
+		"--s3-endpoint=http://127.0.0.1:1", "--admin-endpoint=http://127.0.0.1:1",
+		"--admin-access-key=root", "--admin-secret-key=root-secret",
+	}, extraArgs...)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, slog.New(slog.NewTextHandler(logs, nil)), args) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	})
+	waitFor(t, "the server to listen", func() bool {
+		select {
+		case err := <-done:
+			done <- err // for the cleanup
+			t.Fatalf("run ended: %v\n%s", err, logs.String())
+		default:
+		}
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			_ = c.Close()
+		}
+		return err == nil
+	})
+	return addr
+}
+
+// writeCert writes a self-signed certificate for 127.0.0.1 with this serial, and its key.
+func writeCert(t *testing.T, certFile, keyFile string, serial int64) *x509.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(serial),
+		Subject:               pkix.Name{CommonName: fmt.Sprintf("contract-server %d", serial)},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The key first: a reader that sees the new certificate with the old key fails and retries.
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a log destination the server's goroutines and the test can share.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestParseFlagsReadsNewFlagsFromTheEnvironment(t *testing.T) {
+	t.Setenv("CONTRACT_SERVER_ENCRYPTION_KEY_FILE", "/etc/osm/key")
+	t.Setenv("CONTRACT_SERVER_TLS_CERT_FILE", "/etc/osm/tls.crt")
+	t.Setenv("CONTRACT_SERVER_TLS_PRIVATE_KEY_FILE", "/etc/osm/tls.key")
+	t.Setenv("CONTRACT_SERVER_MAX_REQUEST_BYTES", "1024")
+	o, err := parseFlags([]string{"--token-file=t", "--data-dir=d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.encryptionKeyFile != "/etc/osm/key" || o.tlsCertFile != "/etc/osm/tls.crt" || o.tlsKeyFile != "/etc/osm/tls.key" || o.maxRequestBytes != 1024 {
+		t.Errorf("parseFlags from the environment: key %q, cert %q, private key %q, max %d",
+			o.encryptionKeyFile, o.tlsCertFile, o.tlsKeyFile, o.maxRequestBytes)
+	}
+}
