@@ -67,6 +67,19 @@ test: deps tools manifests generate ## Run every test: unit, envtest + real S3, 
 test-e2e: tools ## Run only the kubectl end-to-end suite against a fresh osm-dev (make test runs it too).
 	PATH="$(BIN_DIR):$$PATH" go test ./test/e2e/ -count=1 -timeout 20m -v
 
+# Size of the fault suite at full scale: make test-faults N=1000 RATE=0.2 RESTARTS=5
+N ?= 1000
+RATE ?= 0.2
+RESTARTS ?= 5
+CONTRACTS ?= 10
+
+.PHONY: test-faults
+test-faults: tools ## Run the fault suite at full size (N buckets, RATE of calls failed, RESTARTS of the manager); prints one figure line.
+	@# Run in the package directory, so the figure line is printed as it comes (the manager's
+	@# log is shown only if the test fails).
+	cd test/faults && PATH="$(BIN_DIR):$$PATH" OSM_FAULTS_N=$(N) OSM_FAULTS_RATE=$(RATE) OSM_FAULTS_RESTARTS=$(RESTARTS) \
+		OSM_FAULTS_CONTRACTS=$(CONTRACTS) go test -count=1 -timeout 120m -run TestNothingLeaksDuplicatesOrWedgesUnderFaults
+
 .PHONY: bench
 bench: ## Run the benchmarks of the steady-state hot path (ACL and policy comparison per resync).
 	go test ./internal/objectstore/ -run='^$$' -bench=. -benchmem -count=5

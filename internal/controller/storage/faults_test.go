@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	fakeclient "sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -98,9 +99,12 @@ func activeContract(name string) *storagev1alpha1.Contract {
 	}
 }
 
+// credentials is the Secret the Contract named contract wrote.
 func credentials(contract string) *corev1.Secret {
 	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: contract + "-credentials", Labels: map[string]string{storagev1alpha1.ContractLabel: contract}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: contract + "-credentials", Labels: map[string]string{storagev1alpha1.ContractLabel: contract},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: storagev1alpha1.GroupVersion.String(), Kind: "Contract",
+				Name: contract, UID: types.UID("uid-" + contract), Controller: ptr.To(true)}}},
 		Data: map[string][]byte{storagev1alpha1.SecretKeyAccessKeyID: []byte("AK"), storagev1alpha1.SecretKeySecretAccessKey: []byte("SK")},
 	}
 }

@@ -1,0 +1,454 @@
+// Package faults is the fault suite: the whole operator over real servers, with faults injected
+// in front of S3 and the contract API and the manager restarted mid-burst, and then the promise
+// checked against the servers themselves, not the operator's status: nothing leaked, nothing
+// made twice, no credentials lost, everything settled.
+//
+//	go test ./test/faults/                        # small, in make test
+//	make test-faults N=1000                       # full size; prints the figure line
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/testenv/faults"
+	"github.com/object-storage-manager/object-storage-manager/internal/testenv/stack"
+)
+
+// size is the scenario's scale, from the environment (make test-faults sets it).
+type size struct {
+	buckets, contracts, restarts int
+	rate                         float64
+}
+
+func sizeFromEnv(t *testing.T) size {
+	sz := size{buckets: 12, contracts: 3, restarts: 3, rate: 0.2}
+	for name, dst := range map[string]*int{"OSM_FAULTS_N": &sz.buckets, "OSM_FAULTS_CONTRACTS": &sz.contracts, "OSM_FAULTS_RESTARTS": &sz.restarts} {
+		if v := os.Getenv(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				t.Fatalf("%s=%q: want a positive number", name, v)
+			}
+			*dst = n
+		}
+	}
+	if v := os.Getenv("OSM_FAULTS_RATE"); v != "" {
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || r < 0 || r >= 1 {
+			t.Fatalf("OSM_FAULTS_RATE=%q: want a rate in [0, 1)", v)
+		}
+		sz.rate = r
+	}
+	return sz
+}
+
+// The bound on calls the suite holds the operator to: retries under faults may cost more calls,
+// never an unbounded number.
+const (
+	maxS3CallsPerBucket         = 80
+	maxContractCallsPerContract = 60
+)
+
+func TestNothingLeaksDuplicatesOrWedgesUnderFaults(t *testing.T) {
+	logf.SetLogger(zap.New(zap.WriteTo(testWriter{t}), zap.Level(zapcore.ErrorLevel)))
+	sz := sizeFromEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(120+sz.buckets)*time.Second)
+	defer cancel()
+
+	s3Faults := &faults.Injector{Rate: sz.rate, Operation: faults.S3Operation, Seed: 1}
+	apiFaults := &faults.Injector{Rate: sz.rate, Operation: faults.ContractAPIOperation, Seed: 2}
+	stk, err := stack.Start(ctx, stack.Options{S3Faults: s3Faults})
+	if err != nil {
+		t.Fatalf("starting the stack: %v", err)
+	}
+	t.Cleanup(stk.Stop)
+	stk.ContractAPI.SetHook(apiFaults.Serve)
+	stk.ManagerOptions.MaxConcurrentReconciles = 4
+	stk.ManagerOptions.ResyncPeriod = 5 * time.Second
+	stk.ManagerOptions.S3Timeout = 5 * time.Second
+	if err := stk.StartManager(); err != nil {
+		t.Fatal(err)
+	}
+	k8s := stk.Client
+	sc := &scenario{t: t, ctx: ctx, stk: stk, k8s: k8s, size: sz}
+	sc.ns = sc.namespace()
+
+	start := time.Now()
+	s3Faults.Enable(true)
+	apiFaults.Enable(true)
+	restarts := sc.restartDuring(func() {
+		sc.createContracts()
+		sc.createBuckets()
+		sc.waitReady()
+	})
+	sc.checkReadyBucketsExist()
+	t.Logf("burst: %d Buckets Ready in %s with %d restarts", sz.buckets, time.Since(start).Round(time.Second), restarts)
+
+	sc.deleteBuckets()
+	sc.createBuckets() // the Retain ones find their buckets again
+	sc.waitReady()
+	sc.checkReadyBucketsExist()
+	restarts += sc.restartDuring(func() {
+		sc.deleteBuckets()
+		sc.deleteContracts()
+	})
+	settled := time.Since(start)
+	s3Faults.Enable(false)
+	apiFaults.Enable(false)
+
+	leaked := sc.checkBuckets()
+	duplicated, left := sc.checkContracts()
+	lost := sc.checkRetainedSecrets()
+	s3n, s3total := s3Faults.Total()
+	apin, apitotal := apiFaults.Total()
+	if s3total > maxS3CallsPerBucket*sz.buckets*3 || apitotal > maxContractCallsPerContract*sz.contracts {
+		t.Errorf("retries beyond the bound: %d S3 requests for %d Buckets (bound %d a Bucket over three lives), %d contract API requests for %d Contracts (bound %d each)",
+			s3total, sz.buckets, maxS3CallsPerBucket, apitotal, sz.contracts, maxContractCallsPerContract)
+	}
+	t.Logf("faults injected: S3 %s; contract API %s", s3Faults.Summary(), apiFaults.Summary())
+	line := fmt.Sprintf("faults: %d buckets, %.0f%% injected (%d faults), %d restarts: %d leaked, %d duplicated, %d lost secrets, all settled in %.0f s",
+		sz.buckets, sz.rate*100, s3n+apin, restarts, leaked, duplicated+left, lost, settled.Seconds())
+	fmt.Println(line)
+	t.Log(line)
+}
+
+type scenario struct {
+	t    *testing.T
+	ctx  context.Context
+	stk  *stack.Stack
+	k8s  client.Client
+	size size
+	ns   string
+	// contracts and buckets are what the scenario made, by name.
+	contracts []*storagev1alpha1.Contract
+	buckets   []*storagev1alpha1.Bucket
+}
+
+func (sc *scenario) namespace() string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "faults-"}}
+	if err := sc.k8s.Create(sc.ctx, ns); err != nil {
+		sc.t.Fatal(err)
+	}
+	return ns.Name
+}
+
+// retained reports whether Contract i keeps its contract; only those have Retain Buckets, so
+// a Delete Contract never waits on buckets its account keeps on purpose.
+func retained(i int) bool { return i%2 == 1 }
+
+func (sc *scenario) createContracts() {
+	for i := range sc.size.contracts {
+		c := &storagev1alpha1.Contract{
+			ObjectMeta: metav1.ObjectMeta{Namespace: sc.ns, Name: fmt.Sprintf("acc-%d", i)},
+			Spec:       storagev1alpha1.ContractSpec{Plan: "standard", ReclaimPolicy: storagev1alpha1.ReclaimPolicyDelete},
+		}
+		if retained(i) {
+			c.Spec.ReclaimPolicy = storagev1alpha1.ReclaimPolicyRetain
+		}
+		sc.create(c)
+		sc.contracts = append(sc.contracts, c)
+	}
+}
+
+// createBuckets makes the Buckets, mixed: reclaim policies, canned ACLs and grants.
+func (sc *scenario) createBuckets() {
+	sc.buckets = nil
+	for i := range sc.size.buckets {
+		contract := i % sc.size.contracts
+		b := &storagev1alpha1.Bucket{
+			ObjectMeta: metav1.ObjectMeta{Namespace: sc.ns, Name: fmt.Sprintf("b-%d", i)},
+			Spec: storagev1alpha1.BucketSpec{
+				BucketName:          fmt.Sprintf("%s-b-%d", sc.ns, i),
+				ContractName:        sc.contracts[contract].Name,
+				BucketReclaimPolicy: storagev1alpha1.ReclaimPolicyDelete,
+			},
+		}
+		if retained(contract) && i%4 < 2 {
+			b.Spec.BucketReclaimPolicy = storagev1alpha1.ReclaimPolicyRetain
+		}
+		switch i % 3 {
+		case 1:
+			b.Spec.CannedACL = storagev1alpha1.CannedACLPublicRead
+		case 2:
+			b.Spec.CannedACL = storagev1alpha1.CannedACLPrivate
+		}
+		sc.create(b)
+		sc.buckets = append(sc.buckets, b)
+	}
+}
+
+// create retries what the API server refuses for a moment (the webhook-free stack refuses
+// nothing else).
+func (sc *scenario) create(obj client.Object) {
+	sc.t.Helper()
+	if err := sc.k8s.Create(sc.ctx, obj); err != nil {
+		sc.t.Fatalf("creating %s: %v", obj.GetName(), err)
+	}
+}
+
+// restartDuring runs work while the manager is stopped and started again at random moments,
+// up to the scenario's number of restarts, and returns how many happened.
+func (sc *scenario) restartDuring(work func()) int {
+	done := make(chan struct{})
+	count := make(chan int)
+	go func() {
+		rng := rand.New(rand.NewPCG(3, 4))
+		n := 0
+		defer func() { count <- n }()
+		for n < sc.size.restarts {
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Duration(300+rng.IntN(2500)) * time.Millisecond):
+			}
+			if err := sc.stk.StopManager(); err != nil && !errors.Is(err, context.Canceled) {
+				sc.t.Errorf("stopping the manager: %v", err)
+			}
+			if err := sc.stk.StartManager(); err != nil {
+				sc.t.Errorf("starting the manager again: %v", err)
+				return
+			}
+			n++
+		}
+	}()
+	work()
+	close(done)
+	return <-count
+}
+
+// waitReady waits until every Bucket and Contract is Ready.
+func (sc *scenario) waitReady() {
+	sc.t.Helper()
+	sc.waitFor("every resource Ready", func() (string, bool) {
+		for _, obj := range sc.objects() {
+			if err := sc.k8s.Get(sc.ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+				return fmt.Sprintf("%s: %v", obj.GetName(), err), false
+			}
+			if c := meta.FindStatusCondition(conditions(obj), storagev1alpha1.ReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
+				return fmt.Sprintf("%s %s not Ready: %v", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), c), false
+			}
+		}
+		return "", true
+	})
+}
+
+func (sc *scenario) objects() []client.Object {
+	var out []client.Object
+	for _, c := range sc.contracts {
+		out = append(out, c)
+	}
+	for _, b := range sc.buckets {
+		out = append(out, b)
+	}
+	return out
+}
+
+func conditions(obj client.Object) []metav1.Condition {
+	switch o := obj.(type) {
+	case *storagev1alpha1.Contract:
+		return o.Status.Conditions
+	case *storagev1alpha1.Bucket:
+		return o.Status.Conditions
+	}
+	return nil
+}
+
+func (sc *scenario) deleteBuckets() {
+	sc.t.Helper()
+	for _, b := range sc.buckets {
+		if err := sc.k8s.Delete(sc.ctx, b); client.IgnoreNotFound(err) != nil {
+			sc.t.Fatal(err)
+		}
+	}
+	sc.waitGone(sc.buckets)
+}
+
+func (sc *scenario) deleteContracts() {
+	sc.t.Helper()
+	for _, c := range sc.contracts {
+		if err := sc.k8s.Delete(sc.ctx, c); client.IgnoreNotFound(err) != nil {
+			sc.t.Fatal(err)
+		}
+	}
+	sc.waitGone(sc.contracts)
+}
+
+func waitGoneOf[T client.Object](sc *scenario, objs []T) {
+	sc.waitFor("every resource gone", func() (string, bool) {
+		for _, obj := range objs {
+			err := sc.k8s.Get(sc.ctx, client.ObjectKeyFromObject(obj), obj)
+			if err == nil {
+				return fmt.Sprintf("%s still there: %v", obj.GetName(), conditions(obj)), false
+			}
+			if !apierrors.IsNotFound(err) {
+				return err.Error(), false
+			}
+		}
+		return "", true
+	})
+}
+
+func (sc *scenario) waitGone(objs any) {
+	switch o := objs.(type) {
+	case []*storagev1alpha1.Bucket:
+		waitGoneOf(sc, o)
+	case []*storagev1alpha1.Contract:
+		waitGoneOf(sc, o)
+	}
+}
+
+// waitFor polls until check is true; past the deadline it fails with what check last said, so
+// a wedge names what it waits on.
+func (sc *scenario) waitFor(what string, check func() (why string, ok bool)) {
+	sc.t.Helper()
+	var why string
+	for {
+		var ok bool
+		if why, ok = check(); ok {
+			return
+		}
+		select {
+		case <-sc.ctx.Done():
+			sc.t.Fatalf("%s: not settled before the deadline: %s", what, why)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// admin is an S3 client with the server's administrator keys, which sees every account.
+func (sc *scenario) admin() *s3.Client {
+	return testenv.NewS3Client(sc.stk.S3.Direct, sc.stk.S3.Region, sc.stk.S3.AdminAccessKey, sc.stk.S3.AdminSecretKey)
+}
+
+// checkReadyBucketsExist: no Bucket is Ready without its bucket.
+func (sc *scenario) checkReadyBucketsExist() {
+	sc.t.Helper()
+	for _, b := range sc.buckets {
+		if _, err := sc.admin().HeadBucket(sc.ctx, &s3.HeadBucketInput{Bucket: aws.String(b.Spec.BucketName)}); err != nil {
+			sc.t.Errorf("Bucket %s is Ready, but its bucket %s is not on the server: %v", b.Name, b.Spec.BucketName, err)
+		}
+	}
+}
+
+// checkBuckets: every bucket left on the server is one a Retain Bucket kept on purpose, tagged
+// for it; it returns how many others there are (leaked).
+func (sc *scenario) checkBuckets() int {
+	sc.t.Helper()
+	out, err := sc.admin().ListBuckets(sc.ctx, &s3.ListBucketsInput{})
+	if err != nil {
+		sc.t.Fatalf("listing the server's buckets: %v", err)
+	}
+	var kept []string
+	for _, b := range sc.buckets {
+		if b.Spec.BucketReclaimPolicy == storagev1alpha1.ReclaimPolicyRetain {
+			kept = append(kept, b.Spec.BucketName)
+		}
+	}
+	leaked := 0
+	var found []string
+	for _, bucket := range out.Buckets {
+		name := aws.ToString(bucket.Name)
+		if !strings.HasPrefix(name, sc.ns+"-") {
+			continue // another scenario's, or the server's own
+		}
+		found = append(found, name)
+		if !slices.Contains(kept, name) {
+			leaked++
+			sc.t.Errorf("bucket %s leaked: no Bucket keeps it", name)
+			continue
+		}
+		tags, err := sc.admin().GetBucketTagging(sc.ctx, &s3.GetBucketTaggingInput{Bucket: aws.String(name)})
+		if err != nil || !slices.ContainsFunc(tags.TagSet, func(t types.Tag) bool {
+			return aws.ToString(t.Key) == "storage.osm.dev/bucket" && aws.ToString(t.Value) == sc.ns+"/b-"+strings.TrimPrefix(name, sc.ns+"-b-")
+		}) {
+			sc.t.Errorf("retained bucket %s is not tagged for its Bucket (%v)", name, err)
+		}
+	}
+	for _, name := range kept {
+		if !slices.Contains(found, name) {
+			sc.t.Errorf("retained bucket %s is gone", name)
+		}
+	}
+	return leaked
+}
+
+// checkContracts: one contract per Contract, never two; the Delete ones cancelled, the Retain
+// ones active. It returns how many Contracts were sold more than one, and how many contracts
+// were left active that should not be.
+func (sc *scenario) checkContracts() (duplicated, left int) {
+	sc.t.Helper()
+	all, err := sc.stk.ContractAPI.Contracts()
+	if err != nil {
+		sc.t.Fatal(err)
+	}
+	for i, c := range sc.contracts {
+		var mine []string
+		for _, rec := range all {
+			if rec.IdempotencyKey == string(c.UID) {
+				mine = append(mine, rec.ID+" "+rec.State)
+			}
+		}
+		switch {
+		case len(mine) != 1:
+			duplicated++
+			sc.t.Errorf("Contract %s was sold %d contracts: %v", c.Name, len(mine), mine)
+		case retained(i) && !strings.HasSuffix(mine[0], " active"):
+			sc.t.Errorf("Retain Contract %s: contract %s, want it active", c.Name, mine[0])
+		case !retained(i) && !strings.HasSuffix(mine[0], " cancelled"):
+			left++
+			sc.t.Errorf("Delete Contract %s is gone but its contract is %s", c.Name, mine[0])
+		}
+	}
+	return duplicated, left
+}
+
+// checkRetainedSecrets: the keys of every retained contract are still in a Secret, and work.
+func (sc *scenario) checkRetainedSecrets() (lost int) {
+	sc.t.Helper()
+	for i, c := range sc.contracts {
+		if !retained(i) {
+			continue
+		}
+		secret := &corev1.Secret{}
+		err := sc.k8s.Get(sc.ctx, client.ObjectKey{Namespace: sc.ns, Name: c.SecretNameOrDefault()}, secret)
+		if err == nil {
+			s3c := testenv.NewS3Client(sc.stk.S3.Direct, sc.stk.S3.Region,
+				string(secret.Data[storagev1alpha1.SecretKeyAccessKeyID]), string(secret.Data[storagev1alpha1.SecretKeySecretAccessKey]))
+			_, err = s3c.ListBuckets(sc.ctx, &s3.ListBucketsInput{})
+		}
+		if err != nil {
+			lost++
+			sc.t.Errorf("the keys of retained Contract %s are lost: %v", c.Name, err)
+		}
+	}
+	return lost
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
