@@ -54,4 +54,8 @@ const (
 	// ReasonResourceConflict: an object the Application needs (Deployment, Service, Ingress,
 	// CronJob) exists with its name and belongs to something else; it is never taken over.
 	ReasonResourceConflict = "ResourceConflict"
+	// ReasonChildRejected: the API server refused a child the spec describes (for example an
+	// environment variable name or resource requests it does not accept); the message is its own.
+	// Nothing is retried until the spec changes.
+	ReasonChildRejected = "ChildRejected"
 )

@@ -450,6 +450,12 @@ func getOwned[T client.Object](ctx context.Context, c client.Reader, app *paasv1
 // childFailed records a failed write of a child. An object of the child's name that belongs to
 // someone else is left alone and reported; anything else is retried with backoff.
 func (r *ApplicationReconciler) childFailed(app *paasv1alpha1.Application, err error) (ctrl.Result, error) {
+	if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+		// Retrying the same object gets the same answer: say it, and wait for the spec.
+		r.setReady(app, condition{metav1.ConditionFalse, paasv1alpha1.ReasonChildRejected,
+			"The API server refused a child of this Application: " + apiMessage(err)})
+		return ctrl.Result{}, reconcile.TerminalError(err)
+	}
 	var foreign *foreignError
 	if !errors.As(err, &foreign) {
 		return ctrl.Result{}, err
@@ -457,6 +463,15 @@ func (r *ApplicationReconciler) childFailed(app *paasv1alpha1.Application, err e
 	r.setReady(app, condition{metav1.ConditionFalse, paasv1alpha1.ReasonResourceConflict,
 		foreign.Error() + "; delete it or give the Application another name"})
 	return ctrl.Result{RequeueAfter: foreignRetryInterval}, nil
+}
+
+// apiMessage is the API server's own account of a refusal, without the wrapping of the call.
+func apiMessage(err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return status.Status().Message
+	}
+	return err.Error()
 }
 
 // setReady sets the Ready condition and, when its reason changes, emits an event that says so:
@@ -471,6 +486,7 @@ func (r *ApplicationReconciler) setReady(app *paasv1alpha1.Application, c condit
 	}
 	eventType := corev1.EventTypeNormal
 	if c.Reason == paasv1alpha1.ReasonResourceConflict || c.Reason == paasv1alpha1.ReasonEnvNotAllowed ||
+		c.Reason == paasv1alpha1.ReasonChildRejected ||
 		c.Reason == paasv1alpha1.ReasonHostNotAllowed ||
 		(c.Status == metav1.ConditionFalse && wasReady && c.Reason != paasv1alpha1.ReasonDeploymentProgressing) {
 		eventType = corev1.EventTypeWarning

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
@@ -35,6 +36,9 @@ func EnvProblems(path *field.Path, spec *paasv1alpha1.ApplicationSpec) field.Err
 	}
 	var errs field.ErrorList
 	for i, e := range spec.Env {
+		for _, msg := range validation.IsEnvVarName(e.Name) {
+			errs = append(errs, field.Invalid(path.Index(i).Child("name"), e.Name, msg))
+		}
 		if who, ok := reserved[e.Name]; ok {
 			errs = append(errs, field.Invalid(path.Index(i).Child("name"), e.Name, who+"; choose another name"))
 		}

@@ -1,6 +1,7 @@
 package paas_test
 
 import (
+	"k8s.io/apimachinery/pkg/api/resource"
 	"slices"
 	"strings"
 	"time"
@@ -85,6 +86,25 @@ var _ = Describe("An Application written by a tenant", func() {
 
 		By("running once the env is fixed")
 		updateApp(ctx, app, func(s *paasv1alpha1.ApplicationSpec) { s.Env = []corev1.EnvVar{{Name: "MODE", Value: "demo"}} })
+		appCondition(ctx, app, paasv1alpha1.ReadyCondition, metav1.ConditionFalse, paasv1alpha1.ReasonDeploymentProgressing)
+	})
+
+	It("says what the API server refused in a child, instead of retrying it in silence", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		app := newApp(ns, "greedy", func(s *paasv1alpha1.ApplicationSpec) {
+			s.Resources = corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+			}
+		})
+		Expect(k8s.Create(ctx, app)).To(Succeed()) // no webhooks here: as if admitted under older rules
+
+		ready := appCondition(ctx, app, paasv1alpha1.ReadyCondition, metav1.ConditionFalse, paasv1alpha1.ReasonChildRejected)
+		Expect(ready.Message).To(HavePrefix("The API server refused a child of this Application: "))
+		Expect(ready.Message).To(ContainSubstring("must be less than or equal to cpu limit"))
+
+		By("running once the spec is fixed")
+		updateApp(ctx, app, func(s *paasv1alpha1.ApplicationSpec) { s.Resources = corev1.ResourceRequirements{} })
 		appCondition(ctx, app, paasv1alpha1.ReadyCondition, metav1.ConditionFalse, paasv1alpha1.ReasonDeploymentProgressing)
 	})
 

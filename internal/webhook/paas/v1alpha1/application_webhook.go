@@ -6,7 +6,10 @@ package v1alpha1
 import (
 	"context"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/distribution/reference"
@@ -178,6 +181,7 @@ func validateSpec(app *paasv1alpha1.Application, allowedDomains []string) field.
 	if spec.Host != "" {
 		errs = append(errs, validateHost(specPath.Child("host"), spec.Host)...)
 	}
+	errs = append(errs, validateResources(specPath.Child("resources"), spec.Resources)...)
 
 	errs = append(errs, validateLinks(specPath.Child("buckets"), spec.Buckets)...)
 	if spec.Backup != nil {
@@ -187,6 +191,20 @@ func validateSpec(app *paasv1alpha1.Application, allowedDomains []string) field.
 	errs = append(errs, paascontroller.EnvProblems(specPath.Child("env"), spec)...)
 	if err := paascontroller.HostProblem(specPath.Child("host"), spec.Host, allowedDomains); err != nil {
 		errs = append(errs, err)
+	}
+	return errs
+}
+
+// validateResources refuses requests above their limits, which the API server would refuse in
+// the Deployment, after the Application had been admitted.
+func validateResources(path *field.Path, r corev1.ResourceRequirements) field.ErrorList {
+	var errs field.ErrorList
+	for _, name := range slices.Sorted(maps.Keys(r.Requests)) {
+		request := r.Requests[name]
+		if limit, ok := r.Limits[name]; ok && request.Cmp(limit) > 0 {
+			errs = append(errs, field.Invalid(path.Child("requests").Key(string(name)), request.String(),
+				fmt.Sprintf("must be less than or equal to the %s limit (%s)", name, limit.String())))
+		}
 	}
 	return errs
 }

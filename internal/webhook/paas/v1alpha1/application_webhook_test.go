@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"context"
 	"errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"strings"
 	"testing"
 
@@ -105,6 +106,21 @@ func TestApplicationValidateCreate(t *testing.T) {
 		}},
 		{name: "no links, no backup", modify: func(a *paasv1alpha1.Application) { a.Spec.Buckets, a.Spec.Backup = nil, nil }},
 		{name: "generateName", modify: func(a *paasv1alpha1.Application) { a.Name, a.GenerateName = "", "9-" }},
+
+		// what the API server would refuse in the children
+		{name: "an env name the API refuses", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Env = []corev1.EnvVar{{Name: "1=BAD", Value: "x"}}
+		}, want: []string{
+			`spec.env[0].name: Invalid value: "1=BAD": a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')`,
+		}},
+		{name: "requests above limits", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Resources = corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+			}
+		}, want: []string{
+			`spec.resources.requests[cpu]: Invalid value: "2": must be less than or equal to the cpu limit (500m)`,
+		}},
 
 		// name
 		{name: "name not a DNS-1035 label", modify: func(a *paasv1alpha1.Application) { a.Name = "1web" }, want: []string{
