@@ -467,9 +467,9 @@ func (r *ApplicationReconciler) childFailed(app *paasv1alpha1.Application, err e
 
 // apiMessage is the API server's own account of a refusal, without the wrapping of the call.
 func apiMessage(err error) string {
-	var status apierrors.APIStatus
-	if errors.As(err, &status) {
-		return status.Status().Message
+	var apiStatus apierrors.APIStatus
+	if errors.As(err, &apiStatus) {
+		return apiStatus.Status().Message
 	}
 	return err.Error()
 }

@@ -61,12 +61,3 @@ func plural(n int, noun string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
-
-// withAnnotation returns annotations with key set to value.
-func withAnnotation(annotations map[string]string, key, value string) map[string]string {
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	annotations[key] = value
-	return annotations
-}

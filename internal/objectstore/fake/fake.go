@@ -125,10 +125,10 @@ func (s *Store) HeadBucket(_ context.Context, name string) error {
 // CreateBucket implements objectstore.Store.
 func (s *Store) CreateBucket(_ context.Context, name string) error {
 	return s.call("CreateBucket", func() error {
-		switch _, err := s.bucket(name); {
-		case err == nil:
+		switch _, err := s.bucket(name); err {
+		case nil:
 			return &smithy.GenericAPIError{Code: "BucketAlreadyOwnedByYou", Message: "you already own it"}
-		case err == objectstore.ErrAccessDenied:
+		case objectstore.ErrAccessDenied:
 			return objectstore.ErrBucketTakenElsewhere
 		}
 		s.Buckets[name] = &Bucket{ACL: objectstore.ACL{Owner: s.Owner, Grants: []objectstore.Grant{{

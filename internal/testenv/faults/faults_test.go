@@ -49,7 +49,7 @@ func TestADroppedAnswerWasActedOn(t *testing.T) {
 
 	req, _ := http.NewRequest(http.MethodPut, p.URL+"/b", nil)
 	if resp, err := http.DefaultClient.Do(req); err == nil {
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		t.Fatalf("CreateBucket got an answer (%s); want none", resp.Status)
 	}
 	if acted.Load() != 1 {
@@ -59,7 +59,7 @@ func TestADroppedAnswerWasActedOn(t *testing.T) {
 	if err != nil {
 		t.Fatalf("an operation that does not match failed: %v", err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if got := inj.Injected(); got["CreateBucket drop-answer"] != 1 || len(got) != 1 {
 		t.Errorf("Injected() = %v", got)
 	}
@@ -78,7 +78,7 @@ func TestNothingIsInjectedUntilEnabled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("status %d before Enable, want 200", resp.StatusCode)
 	}

@@ -219,7 +219,9 @@ func (a *ContractAPI) SetHook(h Hook) {
 }
 
 // Contracts lists every contract the server has recorded.
-func (a *ContractAPI) Contracts() ([]contractserver.ContractSummary, error) { return a.server.Contracts() }
+func (a *ContractAPI) Contracts() ([]contractserver.ContractSummary, error) {
+	return a.server.Contracts()
+}
 
 // Calls returns the requests answered so far that match keep (all when keep is nil).
 func (a *ContractAPI) Calls(keep func(Call) bool) []Call {

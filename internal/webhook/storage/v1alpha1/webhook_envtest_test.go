@@ -3,12 +3,12 @@ package v1alpha1
 import (
 	"context"
 	"crypto/tls"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
