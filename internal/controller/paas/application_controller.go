@@ -35,6 +35,7 @@ import (
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/application"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
 	storagecontroller "github.com/object-storage-manager/object-storage-manager/internal/controller/storage"
 )
@@ -122,9 +123,9 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 	setCondition(&app.Status.Conditions, app.Generation, paasv1alpha1.BucketsReadyCondition, buckets)
 
 	// What the operator must not write for a tenant, whatever admission let through.
-	envRefused := refusal(paasv1alpha1.ReasonEnvNotAllowed, EnvProblems(field.NewPath("spec", "env"), &app.Spec))
+	envRefused := refusal(paasv1alpha1.ReasonEnvNotAllowed, application.EnvProblems(field.NewPath("spec", "env"), &app.Spec))
 	var hostRefused *condition
-	if err := HostProblem(field.NewPath("spec", "host"), app.Spec.Host, r.IngressDomains); err != nil {
+	if err := application.HostProblem(field.NewPath("spec", "host"), app.Spec.Host, r.IngressDomains); err != nil {
 		hostRefused = refusal(paasv1alpha1.ReasonHostNotAllowed, field.ErrorList{err})
 	}
 
@@ -312,7 +313,7 @@ func (r *ApplicationReconciler) syncDeployment(ctx context.Context, app *paasv1a
 // syncCronJob brings the backup CronJob in line with spec.backup, or deletes it when there is
 // no backup. blocked says why an existing CronJob could not be brought up to date.
 func (r *ApplicationReconciler) syncCronJob(ctx context.Context, app *paasv1alpha1.Application, links []resolvedLink, usable bool, envRefused *condition) (*batchv1.CronJob, *condition, error) {
-	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: BackupCronJobName(app.Name)}}
+	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: application.BackupCronJobName(app.Name)}}
 	backup := app.Spec.Backup
 	if backup == nil {
 		return nil, nil, r.deleteOwned(ctx, app, cj, "CronJob", "spec.backup is not set")

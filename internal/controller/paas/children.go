@@ -45,10 +45,6 @@ const (
 	backupBackoffLimit          = 2
 )
 
-// BackupCronJobName is the name of an Application's backup CronJob. The Deployment, Service and
-// Ingress carry the Application's own name.
-func BackupCronJobName(appName string) string { return appName + "-backup" }
-
 func selectorLabels(app *paasv1alpha1.Application, component string) map[string]string {
 	return map[string]string{LabelName: app.Name, LabelInstance: app.Name, LabelComponent: component}
 }

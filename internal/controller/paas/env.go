@@ -9,44 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/application"
 )
-
-// Suffixes of a link's environment variables, after its envPrefix.
-const (
-	EnvBucket          = "BUCKET"
-	EnvEndpoint        = "ENDPOINT"
-	EnvRegion          = "REGION"
-	EnvAccessKeyID     = "ACCESS_KEY_ID"
-	EnvSecretAccessKey = "SECRET_ACCESS_KEY"
-)
-
-// Variables the backup container gets on top of the links' variables: the target bucket and
-// key prefix, and the backup link's credentials under the names every S3 client reads, so
-// `aws s3 cp ... s3://$(BACKUP_BUCKET)/$(BACKUP_PREFIX)` works without configuration.
-const (
-	EnvBackupBucket = "BACKUP_BUCKET"
-	EnvBackupPrefix = "BACKUP_PREFIX"
-)
-
-// linkSuffixes are the variables each link defines, in the order they are injected. None is a
-// suffix of another, so two different prefixes can never produce the same name.
-var linkSuffixes = []string{EnvBucket, EnvEndpoint, EnvRegion, EnvAccessKeyID, EnvSecretAccessKey}
-
-// LinkEnvNames are the names of the variables a link with this prefix defines.
-func LinkEnvNames(prefix string) []string {
-	names := make([]string, len(linkSuffixes))
-	for i, s := range linkSuffixes {
-		names[i] = prefix + s
-	}
-	return names
-}
-
-// BackupEnvNames are the names of the variables the backup container gets besides the links'.
-func BackupEnvNames() []string {
-	return []string{EnvBackupBucket, EnvBackupPrefix,
-		storagev1alpha1.SecretKeyAccessKeyID, storagev1alpha1.SecretKeySecretAccessKey,
-		storagev1alpha1.SecretKeyEndpointURL, storagev1alpha1.SecretKeyRegion}
-}
 
 // resolvedLink is a linked Bucket with everything its environment needs: where the bucket is,
 // and which Secret holds its Contract's credentials.
@@ -65,14 +29,14 @@ type resolvedLink struct {
 // endpoint and region, and references into the Contract's Secret for the keys, so no secret
 // value is ever written into a Deployment or CronJob.
 func bucketEnv(links []resolvedLink) []corev1.EnvVar {
-	env := make([]corev1.EnvVar, 0, len(links)*len(linkSuffixes))
+	env := make([]corev1.EnvVar, 0, len(links)*len(application.LinkSuffixes))
 	for _, l := range links {
 		env = append(env,
-			corev1.EnvVar{Name: l.Prefix + EnvBucket, Value: l.BucketName},
-			corev1.EnvVar{Name: l.Prefix + EnvEndpoint, Value: l.Endpoint},
-			corev1.EnvVar{Name: l.Prefix + EnvRegion, Value: l.Region},
-			secretEnv(l.Prefix+EnvAccessKeyID, l.SecretName, storagev1alpha1.SecretKeyAccessKeyID),
-			secretEnv(l.Prefix+EnvSecretAccessKey, l.SecretName, storagev1alpha1.SecretKeySecretAccessKey),
+			corev1.EnvVar{Name: l.Prefix + application.EnvBucket, Value: l.BucketName},
+			corev1.EnvVar{Name: l.Prefix + application.EnvEndpoint, Value: l.Endpoint},
+			corev1.EnvVar{Name: l.Prefix + application.EnvRegion, Value: l.Region},
+			secretEnv(l.Prefix+application.EnvAccessKeyID, l.SecretName, storagev1alpha1.SecretKeyAccessKeyID),
+			secretEnv(l.Prefix+application.EnvSecretAccessKey, l.SecretName, storagev1alpha1.SecretKeySecretAccessKey),
 		)
 	}
 	return env
@@ -82,8 +46,8 @@ func bucketEnv(links []resolvedLink) []corev1.EnvVar {
 // key prefix, and the target link's endpoint, region and credentials under the AWS names.
 func backupEnv(target resolvedLink, prefix string) []corev1.EnvVar {
 	return []corev1.EnvVar{
-		{Name: EnvBackupBucket, Value: target.BucketName},
-		{Name: EnvBackupPrefix, Value: prefix},
+		{Name: application.EnvBackupBucket, Value: target.BucketName},
+		{Name: application.EnvBackupPrefix, Value: prefix},
 		secretEnv(storagev1alpha1.SecretKeyAccessKeyID, target.SecretName, storagev1alpha1.SecretKeyAccessKeyID),
 		secretEnv(storagev1alpha1.SecretKeySecretAccessKey, target.SecretName, storagev1alpha1.SecretKeySecretAccessKey),
 		{Name: storagev1alpha1.SecretKeyEndpointURL, Value: target.Endpoint},

@@ -5,6 +5,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/application"
 )
 
 func ref(secret, key string) *corev1.EnvVarSource {
@@ -71,8 +73,8 @@ func TestBackupEnv(t *testing.T) {
 	for _, e := range want {
 		names = append(names, e.Name)
 	}
-	if diff := cmp.Diff(names, BackupEnvNames()); diff != "" {
-		t.Errorf("BackupEnvNames() does not name backupEnv's variables (-want +got):\n%s", diff)
+	if diff := cmp.Diff(names, application.BackupEnvNames()); diff != "" {
+		t.Errorf("application.BackupEnvNames() does not name backupEnv's variables (-want +got):\n%s", diff)
 	}
 }
 
@@ -89,22 +91,22 @@ func TestBucketEnvHoldsNoSecret(t *testing.T) {
 
 func TestLinkEnvNames(t *testing.T) {
 	want := []string{"PHOTOS_BUCKET", "PHOTOS_ENDPOINT", "PHOTOS_REGION", "PHOTOS_ACCESS_KEY_ID", "PHOTOS_SECRET_ACCESS_KEY"}
-	if diff := cmp.Diff(want, LinkEnvNames("PHOTOS_")); diff != "" {
-		t.Errorf("LinkEnvNames() mismatch (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, application.LinkEnvNames("PHOTOS_")); diff != "" {
+		t.Errorf("application.LinkEnvNames() mismatch (-want +got):\n%s", diff)
 	}
 	var got []string
 	for _, e := range bucketEnv([]resolvedLink{photos}) {
 		got = append(got, e.Name)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("bucketEnv() names differ from LinkEnvNames() (-want +got):\n%s", diff)
+		t.Errorf("bucketEnv() names differ from application.LinkEnvNames() (-want +got):\n%s", diff)
 	}
 }
 
 // Two different prefixes never define the same variable: no suffix ends another.
 func TestLinkSuffixesNeverCollide(t *testing.T) {
-	for _, a := range linkSuffixes {
-		for _, b := range linkSuffixes {
+	for _, a := range application.LinkSuffixes {
+		for _, b := range application.LinkSuffixes {
 			if a != b && len(a) > len(b) && a[len(a)-len(b):] == b {
 				t.Errorf("suffix %s ends with suffix %s: prefixes X and X%s would collide", a, b, a[:len(a)-len(b)])
 			}

@@ -27,7 +27,7 @@ import (
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
-	paascontroller "github.com/object-storage-manager/object-storage-manager/internal/controller/paas"
+	"github.com/object-storage-manager/object-storage-manager/internal/application"
 )
 
 // DefaultPort and DefaultReplicas are the defaults of spec.port and spec.replicas; the CRD
@@ -39,7 +39,7 @@ const (
 
 // maxNameWithBackup is the longest Application name that leaves room for "-backup" in a CronJob
 // name, which Kubernetes limits to 52 characters.
-var maxNameWithBackup = 52 - len(paascontroller.BackupCronJobName(""))
+var maxNameWithBackup = 52 - len(application.BackupCronJobName(""))
 
 var envPrefixRE = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
 
@@ -153,7 +153,7 @@ func validateName(app *paasv1alpha1.Application) field.ErrorList {
 	if app.Spec.Backup != nil && len(app.Name) > maxNameWithBackup {
 		return field.ErrorList{field.Invalid(path, app.Name, fmt.Sprintf(
 			"must be no more than %d characters with spec.backup set: the backup CronJob is named %q, at most 52 characters",
-			maxNameWithBackup, paascontroller.BackupCronJobName(app.Name)))}
+			maxNameWithBackup, application.BackupCronJobName(app.Name)))}
 	}
 	return nil
 }
@@ -188,8 +188,8 @@ func validateSpec(app *paasv1alpha1.Application, allowedDomains []string) field.
 		errs = append(errs, validateBackup(specPath.Child("backup"), spec.Backup, spec.Buckets)...)
 	}
 	// The rules the controller enforces too, since webhooks can be off.
-	errs = append(errs, paascontroller.EnvProblems(specPath.Child("env"), spec)...)
-	if err := paascontroller.HostProblem(specPath.Child("host"), spec.Host, allowedDomains); err != nil {
+	errs = append(errs, application.EnvProblems(specPath.Child("env"), spec)...)
+	if err := application.HostProblem(specPath.Child("host"), spec.Host, allowedDomains); err != nil {
 		errs = append(errs, err)
 	}
 	return errs

@@ -1,4 +1,7 @@
-package paas
+// Package application holds the rules of an Application that its webhook and its controller
+// both apply: the names its children and environment variables get, and what a tenant may not
+// ask the operator to write. Neither side imports the other.
+package application
 
 import (
 	"fmt"
@@ -8,7 +11,49 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 )
+
+// BackupCronJobName is the name of an Application's backup CronJob. The Deployment, Service and
+// Ingress carry the Application's own name.
+func BackupCronJobName(appName string) string { return appName + "-backup" }
+
+// Suffixes of a link's environment variables, after its envPrefix.
+const (
+	EnvBucket          = "BUCKET"
+	EnvEndpoint        = "ENDPOINT"
+	EnvRegion          = "REGION"
+	EnvAccessKeyID     = "ACCESS_KEY_ID"
+	EnvSecretAccessKey = "SECRET_ACCESS_KEY"
+)
+
+// Variables the backup container gets on top of the links' variables: the target bucket and
+// key prefix, and the backup link's credentials under the names every S3 client reads, so
+// `aws s3 cp ... s3://$(BACKUP_BUCKET)/$(BACKUP_PREFIX)` works without configuration.
+const (
+	EnvBackupBucket = "BACKUP_BUCKET"
+	EnvBackupPrefix = "BACKUP_PREFIX"
+)
+
+// LinkSuffixes are the variables each link defines, in the order they are injected. None is a
+// suffix of another, so two different prefixes can never produce the same name.
+var LinkSuffixes = []string{EnvBucket, EnvEndpoint, EnvRegion, EnvAccessKeyID, EnvSecretAccessKey}
+
+// LinkEnvNames are the names of the variables a link with this prefix defines.
+func LinkEnvNames(prefix string) []string {
+	names := make([]string, len(LinkSuffixes))
+	for i, s := range LinkSuffixes {
+		names[i] = prefix + s
+	}
+	return names
+}
+
+// BackupEnvNames are the names of the variables the backup container gets besides the links'.
+func BackupEnvNames() []string {
+	return []string{EnvBackupBucket, EnvBackupPrefix,
+		storagev1alpha1.SecretKeyAccessKeyID, storagev1alpha1.SecretKeySecretAccessKey,
+		storagev1alpha1.SecretKeyEndpointURL, storagev1alpha1.SecretKeyRegion}
+}
 
 // The operator writes Deployments, CronJobs and Ingresses with its own permissions, for whoever
 // may write Applications. The rules below keep a tenant from borrowing those permissions. The
