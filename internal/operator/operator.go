@@ -38,6 +38,7 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 	paascontroller "github.com/object-storage-manager/object-storage-manager/internal/controller/paas"
 	storagecontroller "github.com/object-storage-manager/object-storage-manager/internal/controller/storage"
+	"github.com/object-storage-manager/object-storage-manager/internal/index"
 	"github.com/object-storage-manager/object-storage-manager/internal/metrics"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 	osmwebhook "github.com/object-storage-manager/object-storage-manager/internal/webhook"
@@ -136,10 +137,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
-	if err := storagecontroller.IndexFields(context.Background(), mgr.GetFieldIndexer()); err != nil {
-		return nil, fmt.Errorf("indexing fields: %w", err)
-	}
-	if err := paascontroller.IndexFields(context.Background(), mgr.GetFieldIndexer()); err != nil {
+	if err := index.Register(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return nil, fmt.Errorf("indexing fields: %w", err)
 	}
 	if err := (&storagecontroller.ContractReconciler{
@@ -162,7 +160,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		// A Bucket is not deleted while an Application links it.
 		Users: []storagecontroller.BucketUsers{{
 			Kind:    "Application",
-			List:    paascontroller.ApplicationsLinking,
+			List:    index.ApplicationsLinking,
 			Object:  &paasv1alpha1.Application{},
 			Buckets: paascontroller.BucketsOfApplication,
 		}},

@@ -37,7 +37,7 @@ import (
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/application"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
-	storagecontroller "github.com/object-storage-manager/object-storage-manager/internal/controller/storage"
+	"github.com/object-storage-manager/object-storage-manager/internal/index"
 )
 
 // conflictRetryInterval is how soon a pass that lost a write race runs again.
@@ -533,7 +533,7 @@ func (r *ApplicationReconciler) applicationsOfSecret(ctx context.Context, obj cl
 }
 
 func (r *ApplicationReconciler) applicationsOfContractName(ctx context.Context, namespace, contract string) []reconcile.Request {
-	buckets, err := storagecontroller.BucketsNaming(ctx, r.Client, namespace, contract)
+	buckets, err := index.BucketsNaming(ctx, r.Client, namespace, contract)
 	if err != nil {
 		logf.FromContext(ctx).Error(err, "Finding the Buckets of a Contract", "contract", contract)
 		return nil
@@ -546,7 +546,7 @@ func (r *ApplicationReconciler) applicationsOfContractName(ctx context.Context, 
 }
 
 func (r *ApplicationReconciler) applicationsLinking(ctx context.Context, namespace, bucket string) []reconcile.Request {
-	names, err := ApplicationsLinking(ctx, r.Client, namespace, bucket)
+	names, err := index.ApplicationsLinking(ctx, r.Client, namespace, bucket)
 	if err != nil {
 		logf.FromContext(ctx).Error(err, "Finding the Applications of a Bucket", "bucket", bucket)
 		return nil

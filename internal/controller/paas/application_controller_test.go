@@ -19,6 +19,7 @@ import (
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/paas"
+	"github.com/object-storage-manager/object-storage-manager/internal/index"
 )
 
 func secretRef(secret, key string) *corev1.EnvVarSource {
@@ -411,7 +412,7 @@ var _ = Describe("Application", func() {
 			Expect(k8s.Create(ctx, app)).To(Succeed())
 		}
 		linking := func(bucket string) func() ([]string, error) {
-			return func() ([]string, error) { return paas.ApplicationsLinking(ctx, cached, ns, bucket) }
+			return func() ([]string, error) { return index.ApplicationsLinking(ctx, cached, ns, bucket) }
 		}
 		Eventually(linking("photos")).Should(Equal([]string{"a", "b"}))
 		Eventually(linking("logs")).Should(Equal([]string{"a", "c"}))
@@ -424,7 +425,7 @@ var _ = Describe("Application", func() {
 		Eventually(linking("logs")).Should(Equal([]string{"c"}))
 	})
 
-	// Needs the Bucket controller's in-use finalizer (it calls paas.ApplicationsLinking).
+	// Needs the Bucket controller's in-use finalizer (it calls index.ApplicationsLinking).
 	It("is deleted before its Bucket, and the Bucket before its Contract", Label("bucket-in-use"), func(ctx SpecContext) {
 		ns := newNamespace(ctx)
 		contract := readyContract(ctx, ns, "team")

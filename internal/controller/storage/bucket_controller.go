@@ -30,6 +30,7 @@ import (
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
+	"github.com/object-storage-manager/object-storage-manager/internal/index"
 	"github.com/object-storage-manager/object-storage-manager/internal/keylock"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
@@ -621,7 +622,7 @@ func (r *BucketReconciler) bucketsOfSecret(ctx context.Context, obj client.Objec
 }
 
 func (r *BucketReconciler) bucketsNamingContract(ctx context.Context, namespace, contract string) []reconcile.Request {
-	names, err := BucketsNaming(ctx, r.Client, namespace, contract)
+	names, err := index.BucketsNaming(ctx, r.Client, namespace, contract)
 	if err != nil {
 		logf.FromContext(ctx).Error(err, "Mapping a Contract to its Buckets", "namespace", namespace, "contract", contract)
 		return nil

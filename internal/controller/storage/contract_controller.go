@@ -29,6 +29,7 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
+	"github.com/object-storage-manager/object-storage-manager/internal/index"
 )
 
 // Finalizer keeps a Contract or Bucket until the controller has dealt with the provider side:
@@ -359,9 +360,9 @@ func (r *ContractReconciler) setReady(c *storagev1alpha1.Contract, ready metav1.
 // API server itself: a Bucket created a moment ago may not be in the cache yet, and a Contract
 // cancelled under it would leave its bucket with no way to be deleted.
 func (r *ContractReconciler) updateInUse(ctx context.Context, c *storagev1alpha1.Contract, fromAPIServer bool) error {
-	names, err := BucketsNaming(ctx, r.Client, c.Namespace, c.Name)
+	names, err := index.BucketsNaming(ctx, r.Client, c.Namespace, c.Name)
 	if fromAPIServer {
-		names, err = bucketsNamingUncached(ctx, r.APIReader, c.Namespace, c.Name)
+		names, err = index.BucketsNamingUncached(ctx, r.APIReader, c.Namespace, c.Name)
 	}
 	if err != nil {
 		return err

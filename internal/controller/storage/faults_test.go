@@ -22,6 +22,7 @@ import (
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 	fakeapi "github.com/object-storage-manager/object-storage-manager/internal/contractclient/fake"
+	"github.com/object-storage-manager/object-storage-manager/internal/index"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 	fakes3 "github.com/object-storage-manager/object-storage-manager/internal/objectstore/fake"
 )
@@ -48,7 +49,7 @@ func testScheme(t *testing.T) *runtime.Scheme {
 func fakeCluster(t *testing.T, objs ...client.Object) client.Client {
 	return fakeclient.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(objs...).
 		WithStatusSubresource(&storagev1alpha1.Contract{}, &storagev1alpha1.Bucket{}).
-		WithIndex(&storagev1alpha1.Bucket{}, bucketContractField, func(o client.Object) []string {
+		WithIndex(&storagev1alpha1.Bucket{}, index.BucketContractField, func(o client.Object) []string {
 			return []string{o.(*storagev1alpha1.Bucket).Spec.ContractName}
 		}).Build()
 }

@@ -1,0 +1,94 @@
+// Package index holds the field indexes the controllers share and the lookups that use them:
+// the Buckets that name a Contract, and the Applications that link a Bucket. Call Register once
+// per manager, before the controllers start.
+package index
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+)
+
+const (
+	// BucketContractField indexes Buckets by spec.contractName, so a Contract finds the Buckets
+	// that name it without listing the namespace.
+	BucketContractField = "spec.contractName"
+	// ApplicationBucketField indexes Applications by the names of the Buckets they link
+	// (spec.buckets[].name), so a Bucket finds the Applications that link it.
+	ApplicationBucketField = "spec.buckets.name"
+)
+
+// Register registers the field indexes.
+func Register(ctx context.Context, indexer client.FieldIndexer) error {
+	if err := indexer.IndexField(ctx, &storagev1alpha1.Bucket{}, BucketContractField, func(obj client.Object) []string {
+		return []string{obj.(*storagev1alpha1.Bucket).Spec.ContractName}
+	}); err != nil {
+		return err
+	}
+	return indexer.IndexField(ctx, &paasv1alpha1.Application{}, ApplicationBucketField, func(obj client.Object) []string {
+		return LinkedBuckets(obj.(*paasv1alpha1.Application))
+	})
+}
+
+// BucketsNaming lists, sorted, the Buckets in namespace that name Contract contract. reader must
+// be a manager's cached client on which Register ran.
+func BucketsNaming(ctx context.Context, reader client.Reader, namespace, contract string) ([]string, error) {
+	var list storagev1alpha1.BucketList
+	if err := reader.List(ctx, &list, client.InNamespace(namespace),
+		client.MatchingFields{BucketContractField: contract}); err != nil {
+		return nil, fmt.Errorf("listing Buckets that name Contract %q: %w", contract, err)
+	}
+	return bucketNames(list.Items, contract), nil
+}
+
+// BucketsNamingUncached is BucketsNaming for a reader without the index, such as the API server
+// itself: it lists the namespace and filters.
+func BucketsNamingUncached(ctx context.Context, reader client.Reader, namespace, contract string) ([]string, error) {
+	var list storagev1alpha1.BucketList
+	if err := reader.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+		return nil, fmt.Errorf("listing Buckets in %q: %w", namespace, err)
+	}
+	return bucketNames(list.Items, contract), nil
+}
+
+func bucketNames(buckets []storagev1alpha1.Bucket, contract string) []string {
+	names := make([]string, 0, len(buckets))
+	for _, b := range buckets {
+		if b.Spec.ContractName == contract {
+			names = append(names, b.Name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ApplicationsLinking lists, sorted, the Applications in namespace that link the Bucket
+// bucketName in spec.buckets, including Applications that are being deleted (their pods may
+// still use the bucket). reader must be a manager's cached client on which Register ran.
+func ApplicationsLinking(ctx context.Context, reader client.Reader, namespace, bucketName string) ([]string, error) {
+	var list paasv1alpha1.ApplicationList
+	if err := reader.List(ctx, &list, client.InNamespace(namespace),
+		client.MatchingFields{ApplicationBucketField: bucketName}); err != nil {
+		return nil, fmt.Errorf("listing Applications that link Bucket %q: %w", bucketName, err)
+	}
+	names := make([]string, 0, len(list.Items))
+	for _, a := range list.Items {
+		names = append(names, a.Name)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// LinkedBuckets are the names of the Buckets an Application links.
+func LinkedBuckets(app *paasv1alpha1.Application) []string {
+	names := make([]string, 0, len(app.Spec.Buckets))
+	for _, l := range app.Spec.Buckets {
+		names = append(names, l.Name)
+	}
+	return names
+}
