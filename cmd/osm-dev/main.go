@@ -17,6 +17,9 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 type options struct {
@@ -82,6 +85,10 @@ func main() {
 		}
 		*dir = abs
 	}
+
+	// osm-dev's own API client logs nothing worth showing; without a logger, controller-runtime
+	// prints a stack trace 30 s in (a cold --debug build takes minutes).
+	ctrllog.SetLogger(logr.Discard())
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
