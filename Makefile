@@ -93,7 +93,7 @@ build: ## Build the manager and the contract server into bin/.
 
 .PHONY: dev
 # Ceph is installed only when asked for (ARGS=--s3=rgw); versitygw is built by `tools`.
-dev: tools $(if $(findstring rgw,$(ARGS)),deps) ## Run the whole operator on this machine: etcd, kube-apiserver, versitygw, contract server, manager (ARGS="--s3=rgw", "--no-manager", ...).
+dev: tools $(if $(findstring rgw,$(ARGS)),deps) ## Run the whole operator on this machine, rebuilding the manager on save: etcd, kube-apiserver, versitygw, contract server, manager (ARGS="--s3=rgw", "--debug", "--watch=false", "--no-manager", ...).
 	go run ./cmd/osm-dev $(ARGS)
 
 .PHONY: run

@@ -18,8 +18,17 @@ import (
 // environment is one run of osm-dev: what it started, in order, so it can stop them in reverse.
 type environment struct {
 	opts  options
-	root  string // the module root: bin/, config/
+	root  string // the module the manager is built from: cmd/, config/, .certs/
 	procs []*testenv.Process
+	// manager is the running manager, kept apart from procs because a reload replaces it.
+	manager *testenv.Process
+	// sources watches the manager's sources when --watch is on; nil otherwise.
+	sources *sourceWatcher
+	// dlv is Delve's binary, with --debug.
+	dlv string
+	// appliedCRDs and appliedWebhooks are hashes of the manifests last applied, so a reload
+	// re-applies only what changed.
+	appliedCRDs, appliedWebhooks string
 	// stops are components started by library calls rather than as a Process.
 	stops []namedStop
 
@@ -53,8 +62,10 @@ type info struct {
 
 func (e *environment) run(ctx context.Context) error {
 	var err error
-	if e.root, err = testenv.ModuleRoot(); err != nil {
-		return err
+	if e.root = e.opts.sourceDir; e.root == "" {
+		if e.root, err = testenv.ModuleRoot(); err != nil {
+			return err
+		}
 	}
 	envFile := e.path("env.json")
 	_ = os.Remove(envFile)
@@ -71,11 +82,24 @@ func (e *environment) run(ctx context.Context) error {
 			return err
 		}
 	}
+	if e.opts.watch && !e.opts.noManager {
+		// Before the first build, so that a file saved while the environment starts is not
+		// missed: it makes a reload once everything is ready.
+		if e.sources, err = newSourceWatcher(e.root); err != nil {
+			return fmt.Errorf("watching the sources: %w", err)
+		}
+		defer func() { _ = e.sources.close() }()
+	}
 
-	steps := []struct {
+	type step struct {
 		name string
 		run  func(context.Context) error
-	}{
+	}
+	var steps []step
+	if e.opts.debug {
+		steps = append(steps, step{"delve", e.buildDelve})
+	}
+	steps = append(steps, []step{
 		{"binaries", e.build},
 		{"certificates", e.certificates},
 		{"etcd", e.startEtcd},
@@ -83,7 +107,7 @@ func (e *environment) run(ctx context.Context) error {
 		{"s3", e.startS3},
 		{"contract-server", e.startContractServer},
 		{"crds", e.installCRDs},
-	}
+	}...)
 	for _, s := range steps {
 		if err := s.run(ctx); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
@@ -92,11 +116,16 @@ func (e *environment) run(ctx context.Context) error {
 			return nil
 		}
 	}
-	managerArgs := e.managerArgs()
 	if e.opts.noManager {
-		e.printManagerCommand(managerArgs)
-	} else if err := e.startManager(ctx, managerArgs); err != nil {
-		return fmt.Errorf("manager: %w", err)
+		e.printManagerCommand(e.managerArgs())
+	} else {
+		if err := e.startManager(ctx); err != nil {
+			return fmt.Errorf("manager: %w", err)
+		}
+		status("manager", "ready (pid %d); webhooks on https://%s", e.manager.PID(), hostPort(e.opts.webhookPort))
+		if e.opts.debug {
+			status("manager", "under Delve: attach a debugger to %s (VS Code: \"attach to osm-dev manager\")", hostPort(e.opts.debugPort))
+		}
 	}
 	if err := e.installWebhooks(ctx); err != nil {
 		return fmt.Errorf("webhooks: %w", err)
@@ -109,23 +138,49 @@ func (e *environment) run(ctx context.Context) error {
 		return err
 	}
 	fmt.Printf("\nosm-dev: ready. In another terminal:\n\n  export KUBECONFIG=%s\n  kubectl apply -f config/samples/\n\n", e.kubeconfig)
-	fmt.Printf("Logs: %s. Ctrl-C stops everything.\n\n", e.path("logs"))
+	fmt.Printf("Logs: %s. Ctrl-C stops everything.\n", e.path("logs"))
+	if e.sources != nil {
+		fmt.Printf("Saving a file under %s or go.mod rebuilds and restarts the manager (--watch=false turns it off).\n", strings.Join(watchedDirs, ", "))
+	}
+	fmt.Println()
 	return e.watch(ctx)
 }
 
-// watch waits for Ctrl-C, and reports a component that dies on its own.
+// watch waits for Ctrl-C, reloads the manager when its sources change, and reports a component
+// that dies on its own.
 func (e *environment) watch(ctx context.Context) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	var changes <-chan batch
+	if e.sources != nil {
+		changes = e.sources.start(ctx)
+	}
+	managerExitReported := false
 	for {
 		select {
 		case <-ctx.Done():
 			fmt.Println("\nosm-dev: stopping")
 			return nil
+		case b := <-changes:
+			if changed := e.sources.changed(b.paths); len(changed) > 0 {
+				e.reload(ctx, b.first, changed)
+				managerExitReported = false
+			}
 		case <-tick.C:
 			for _, p := range e.procs {
 				if p.Exited() {
 					return fmt.Errorf("%s exited; see %s", p.Name, p.LogPath)
+				}
+			}
+			if m := e.manager; m != nil && m.Exited() {
+				if e.sources == nil {
+					return fmt.Errorf("%s exited; see %s", m.Name, m.LogPath)
+				}
+				// With a watch, a manager that crashes is a bug being worked on: keep the
+				// environment, and let the next save start a fixed one.
+				if !managerExitReported {
+					status("manager", "exited; see %s. Saving a source file rebuilds and restarts it", m.LogPath)
+					managerExitReported = true
 				}
 			}
 		}
@@ -134,6 +189,10 @@ func (e *environment) watch(ctx context.Context) error {
 
 // stopAll stops what was started, newest first.
 func (e *environment) stopAll() {
+	if m := e.manager; m != nil {
+		e.stopManager()
+		status(m.Name, "stopped (pid %d)", m.PID())
+	}
 	for i := len(e.stops) - 1; i >= 0; i-- {
 		if err := e.stops[i].stop(); err == nil {
 			status(e.stops[i].name, "stopped")
@@ -154,12 +213,13 @@ func (e *environment) build(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, pkg := range []string{"manager", "contract-server"} {
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", e.path("bin", pkg), "./cmd/"+pkg)
-		cmd.Dir, cmd.Stdout, cmd.Stderr = e.root, os.Stdout, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("building %s: %w", pkg, err)
-		}
+	if out, err := e.buildManager(ctx, e.path("bin", "manager")); err != nil {
+		return fmt.Errorf("building the manager: %w\n%s", err, out)
+	}
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", e.path("bin", "contract-server"), "./cmd/contract-server")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = e.root, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("building contract-server: %w", err)
 	}
 	status("binaries", "manager and contract-server built into %s", e.path("bin"))
 	return nil

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -41,23 +43,50 @@ func (e *environment) client() (client.Client, error) {
 // installCRDs applies config/crd/bases, waits until every CRD is established, and makes the
 // namespace demo.
 func (e *environment) installCRDs(ctx context.Context) error {
+	n, err := e.applyCRDs(ctx)
+	if err != nil {
+		return err
+	}
 	c, err := e.client()
 	if err != nil {
 		return err
 	}
-	files, err := filepath.Glob(filepath.Join(e.root, "config", "crd", "bases", "*.yaml"))
-	if err != nil {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo"}}
+	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
+	}
+	status("crds", "%d installed; namespace demo", n)
+	return nil
+}
+
+func (e *environment) crdFiles() ([]string, error) {
+	return filepath.Glob(filepath.Join(e.root, "config", "crd", "bases", "*.yaml"))
+}
+
+// applyCRDs applies config/crd/bases, waits until every CRD is established, and records what
+// it applied in e.appliedCRDs.
+func (e *environment) applyCRDs(ctx context.Context) (int, error) {
+	c, err := e.client()
+	if err != nil {
+		return 0, err
+	}
+	files, err := e.crdFiles()
+	if err != nil {
+		return 0, err
+	}
+	hash, err := contentHash(files...)
+	if err != nil {
+		return 0, err
 	}
 	var names []string
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		objs, err := apply(ctx, c, data)
 		if err != nil {
-			return fmt.Errorf("%s: %w", f, err)
+			return 0, fmt.Errorf("%s: %w", f, err)
 		}
 		for _, o := range objs {
 			names = append(names, o.GetName())
@@ -65,15 +94,11 @@ func (e *environment) installCRDs(ctx context.Context) error {
 	}
 	for _, name := range names {
 		if err := waitEstablished(ctx, c, name); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo"}}
-	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	status("crds", "%d installed; namespace demo", len(names))
-	return nil
+	e.appliedCRDs = hash
+	return len(names), nil
 }
 
 func waitEstablished(ctx context.Context, c client.Client, name string) error {
@@ -99,28 +124,62 @@ func waitEstablished(ctx context.Context, c client.Client, name string) error {
 // installWebhooks registers the webhook configurations of config/webhook, pointed at the
 // manager on 127.0.0.1 and trusting .certs/ca.crt.
 func (e *environment) installWebhooks(ctx context.Context) error {
-	manifests, err := os.ReadFile(filepath.Join(e.root, "config", "webhook", "manifests.yaml"))
+	n, err := e.applyWebhooks(ctx)
 	if err != nil {
 		return err
+	}
+	status("webhooks", "%d configurations point at https://%s", n, hostPort(e.opts.webhookPort))
+	return nil
+}
+
+func (e *environment) webhookManifests() string {
+	return filepath.Join(e.root, "config", "webhook", "manifests.yaml")
+}
+
+// applyWebhooks applies the local webhook configurations and records what it applied in
+// e.appliedWebhooks.
+func (e *environment) applyWebhooks(ctx context.Context) (int, error) {
+	manifests, err := os.ReadFile(e.webhookManifests())
+	if err != nil {
+		return 0, err
 	}
 	ca, err := os.ReadFile(e.certPath("ca.crt"))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	local, err := osmwebhook.LocalConfigurations(manifests, "https://"+hostPort(e.opts.webhookPort), ca)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	c, err := e.client()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	objs, err := apply(ctx, c, local)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	status("webhooks", "%d configurations point at https://%s", len(objs), hostPort(e.opts.webhookPort))
-	return nil
+	e.appliedWebhooks = hashOf(manifests)
+	return len(objs), nil
+}
+
+// contentHash is a hash of the names and content of files, to tell whether they changed.
+func contentHash(files ...string) (string, error) {
+	h := sha256.New()
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		_, _ = fmt.Fprintf(h, "%s %d\n", filepath.Base(f), len(data))
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func hashOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 // apply creates each object of a multi-document YAML, or replaces it when it exists.

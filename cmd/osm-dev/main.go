@@ -4,6 +4,9 @@
 // Everything listens on 127.0.0.1 and stops, by PID, on Ctrl-C.
 //
 //	go run ./cmd/osm-dev            # or: make dev
+//
+// While it runs, saving a source of the manager rebuilds and restarts the manager alone
+// (--watch=false turns that off); --debug runs it under Delve.
 package main
 
 import (
@@ -14,6 +17,9 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 type options struct {
@@ -22,6 +28,10 @@ type options struct {
 	mkcert          string
 	s3              string
 	noManager       bool
+	watch           bool
+	debug           bool
+	debugPort       int
+	sourceDir       string
 	apiPort         int
 	etcdPort        int
 	etcdPeerPort    int
@@ -42,6 +52,10 @@ func main() {
 	fs.StringVar(&o.mkcert, "mkcert", "auto", `"auto": make the certificates with mkcert when it is installed; "never": always in Go.`)
 	fs.StringVar(&o.s3, "s3", "versitygw", "S3 server: versitygw, or rgw (a single-node Ceph; its data does not survive a restart).")
 	fs.BoolVar(&o.noManager, "no-manager", false, "Start everything but the manager, and print how to run it yourself (debugger, editor).")
+	fs.BoolVar(&o.watch, "watch", true, "Rebuild and restart the manager when its sources change (cmd/manager, internal/, api/, go.mod).")
+	fs.BoolVar(&o.debug, "debug", false, "Run the manager under Delve, headless, for a debugger to attach to (see --debug-port).")
+	fs.IntVar(&o.debugPort, "debug-port", 2345, "Delve's port with --debug.")
+	fs.StringVar(&o.sourceDir, "source-dir", "", "The module the manager is built, watched and installed from (default: the one osm-dev was built from).")
 	fs.IntVar(&o.apiPort, "api-port", 16443, "kube-apiserver port.")
 	fs.IntVar(&o.etcdPort, "etcd-port", 12379, "etcd client port.")
 	fs.IntVar(&o.etcdPeerPort, "etcd-peer-port", 12380, "etcd peer port.")
@@ -60,7 +74,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "osm-dev: --mkcert must be auto or never, not %q\n", o.mkcert)
 		os.Exit(2)
 	}
-	for _, dir := range []*string{&o.stateDir, &o.certsDir} {
+	for _, dir := range []*string{&o.stateDir, &o.certsDir, &o.sourceDir} {
 		if *dir == "" {
 			continue
 		}
@@ -71,6 +85,10 @@ func main() {
 		}
 		*dir = abs
 	}
+
+	// osm-dev's own API client logs nothing worth showing; without a logger, controller-runtime
+	// prints a stack trace 30 s in (a cold --debug build takes minutes).
+	ctrllog.SetLogger(logr.Discard())
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -4,7 +4,9 @@
 # where setup-envtest cannot. Each binary is rebuilt only when its wrapper module changes: the
 # stamp next to it records a hash of the wrapper's go.mod and go.sum.
 #
-#   hack/tools/build.sh [kube-apiserver] [kubectl] [etcd] [versitygw]   (default: all)
+#   hack/tools/build.sh [kube-apiserver] [kubectl] [etcd] [versitygw] [dlv]
+#
+# With no names it builds all but dlv, which only `make dev ARGS=--debug` needs and asks for.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -17,7 +19,10 @@ tools=(
   "kubectl|kubernetes|k8s.io/kubernetes/cmd/kubectl|v1.37.1|3"
   "etcd|etcd|go.etcd.io/etcd/server/v3|v3.6.16|3"
   "versitygw|versitygw|github.com/versity/versitygw/cmd/versitygw|v1.8.0|3"
+  "dlv|delve|github.com/go-delve/delve/cmd/dlv|v1.27.2|2"
 )
+# Built only when named.
+on_request=" dlv "
 
 ldflags_for() {
   case "$1" in
@@ -27,7 +32,7 @@ ldflags_for() {
       local minor=${v#v1.}; minor=${minor%%.*}
       echo "-s -w -X $pkg.gitVersion=$v -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
       ;;
-    etcd) echo "-s -w" ;;
+    etcd|dlv) echo "-s -w" ;;
     versitygw) echo "-s -w -X main.Version=$2" ;;
   esac
 }
@@ -36,6 +41,7 @@ want=("$@")
 for t in "${tools[@]}"; do
   IFS='|' read -r name dir pkg version minutes <<<"$t"
   if [ ${#want[@]} -gt 0 ] && [[ ! " ${want[*]} " == *" $name "* ]]; then continue; fi
+  if [ ${#want[@]} -eq 0 ] && [[ "$on_request" == *" $name "* ]]; then continue; fi
   wrapper=$root/hack/tools/$dir
   stamp=$(cat "$wrapper/go.mod" "$wrapper/go.sum" | sha256sum | cut -c1-16)
   if [ -x "$bin/$name" ] && [ "$(cat "$bin/.$name.stamp" 2>/dev/null)" = "$stamp" ]; then

@@ -77,27 +77,57 @@ var portFlags = []string{
 	"contract-api-port", "webhook-port", "health-port",
 }
 
-// startOSMDev builds bin/osm-dev, starts it on free ports with a temporary state dir, and waits
-// for env.json.
+// startOSMDev starts the environment the suite shares. It does not watch the sources: the
+// cases must not see a manager restart because someone saved a file meanwhile.
 func startOSMDev() (*Env, error) {
+	d, env, err := launchOSMDev("--watch=false")
+	dev = d // also when it failed, so that TestMain stops what it started
+	return env, err
+}
+
+var (
+	buildOnce sync.Once
+	osmDevBin string
+	buildErr  error
+)
+
+// buildOSMDev builds bin/osm-dev once per run of the suite.
+func buildOSMDev() (string, error) {
+	buildOnce.Do(func() {
+		root, err := testenv.ModuleRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binDir, err := testenv.BinDir()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		osmDevBin = filepath.Join(binDir, "osm-dev")
+		build := exec.Command("go", "build", "-o", osmDevBin, "./cmd/osm-dev")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build -o %s ./cmd/osm-dev: %v\n%s", osmDevBin, err, out)
+		}
+	})
+	return osmDevBin, buildErr
+}
+
+// launchOSMDev starts bin/osm-dev with extra flags, on free ports with a temporary state dir,
+// and waits for env.json. The osmDev it returns, even with an error, must be stopped.
+func launchOSMDev(extra ...string) (*osmDev, *Env, error) {
 	root, err := testenv.ModuleRoot()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	binDir, err := testenv.BinDir()
+	bin, err := buildOSMDev()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	bin := filepath.Join(binDir, "osm-dev")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/osm-dev")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("go build -o %s ./cmd/osm-dev: %v\n%s", bin, err, out)
-	}
-
 	tmp, err := os.MkdirTemp("", "osm-e2e-")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	d := &osmDev{
 		root:     tmp,
@@ -114,7 +144,7 @@ func startOSMDev() (*Env, error) {
 		for {
 			p, err := testenv.FreePort()
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if !seen[p] {
 				seen[p] = true
@@ -124,9 +154,10 @@ func startOSMDev() (*Env, error) {
 			}
 		}
 	}
+	args = append(args, extra...)
 	out, err := os.Create(d.outPath)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	d.cmd = exec.Command(bin, args...)
 	d.cmd.Dir = root
@@ -137,9 +168,8 @@ func startOSMDev() (*Env, error) {
 	fmt.Fprintf(os.Stderr, "e2e: starting %s %s\n", bin, strings.Join(args, " "))
 	if err := d.cmd.Start(); err != nil {
 		_ = out.Close()
-		return nil, fmt.Errorf("starting osm-dev: %w", err)
+		return nil, nil, fmt.Errorf("starting osm-dev: %w", err)
 	}
-	dev = d
 	go func() {
 		d.waitErr = d.cmd.Wait()
 		_ = out.Close()
@@ -151,22 +181,22 @@ func startOSMDev() (*Env, error) {
 	for {
 		select {
 		case <-d.done:
-			return nil, fmt.Errorf("osm-dev exited (%v) before it wrote %s", d.waitErr, envPath)
+			return d, nil, fmt.Errorf("osm-dev exited (%v) before it wrote %s", d.waitErr, envPath)
 		case <-time.After(500 * time.Millisecond):
 		}
 		if _, err := os.Stat(envPath); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("osm-dev did not write %s within %s", envPath, envFileTimeout)
+			return d, nil, fmt.Errorf("osm-dev did not write %s within %s", envPath, envFileTimeout)
 		}
 	}
 	env, err := readEnvFile(envPath)
 	if err != nil {
-		return nil, err
+		return d, nil, err
 	}
 	fmt.Fprintf(os.Stderr, "e2e: osm-dev ready: API server %s, S3 %s\n", env.APIServer, env.S3Endpoint)
-	return env, nil
+	return d, env, nil
 }
 
 // readEnvFile reads env.json and checks that every field the suite relies on is there.
