@@ -163,24 +163,7 @@ var _ = Describe("Contract", func() {
 	It("cancels a contract whose purchase was never recorded, when deleted with reclaimPolicy Delete", func(ctx SpecContext) {
 		// The provider sells the contract, but no answer reaches the manager; the user then
 		// deletes the Contract. Deletion must find that contract and cancel it, not leak it.
-		var mu sync.Mutex
-		var bought string
-		stk.ContractAPI.SetHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) {
-			if r.Method == http.MethodPost && r.URL.Path == "/v1/contracts" {
-				lost := &lostAnswer{}
-				next.ServeHTTP(lost, r)
-				var got contractapi.ContractWithCredentials
-				if json.Unmarshal(lost.body, &got) == nil && got.Id != "" {
-					mu.Lock()
-					bought = got.Id
-					mu.Unlock()
-				}
-				panic(http.ErrAbortHandler)
-			}
-			next.ServeHTTP(w, r)
-		})
-		DeferCleanup(func() { stk.ContractAPI.SetHook(nil) })
-		boughtID := func() string { mu.Lock(); defer mu.Unlock(); return bought }
+		boughtID := losePurchaseAnswers()
 
 		c := newContract(ns, "unrecorded", func(c *storagev1alpha1.Contract) {
 			c.Spec.ReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
@@ -199,27 +182,11 @@ var _ = Describe("Contract", func() {
 	It("keeps the keys of a contract whose purchase was never recorded, when deleted with reclaimPolicy Retain", func(ctx SpecContext) {
 		// The provider sells the contract and the answer is lost; the Contract is deleted with
 		// Retain. The contract lives on, so its keys must too.
-		var mu sync.Mutex
-		var bought string
-		stk.ContractAPI.SetHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) {
-			if r.Method == http.MethodPost && r.URL.Path == "/v1/contracts" {
-				lost := &lostAnswer{}
-				next.ServeHTTP(lost, r)
-				var got contractapi.ContractWithCredentials
-				if json.Unmarshal(lost.body, &got) == nil && got.Id != "" {
-					mu.Lock()
-					bought = got.Id
-					mu.Unlock()
-				}
-				panic(http.ErrAbortHandler)
-			}
-			next.ServeHTTP(w, r)
-		})
-		DeferCleanup(func() { stk.ContractAPI.SetHook(nil) })
+		boughtID := losePurchaseAnswers()
 
 		c := newContract(ns, "unrecorded-retain")
 		Expect(k8s.Create(ctx, c)).To(Succeed())
-		Eventually(func() string { mu.Lock(); defer mu.Unlock(); return bought }).ShouldNot(BeEmpty())
+		Eventually(boughtID).ShouldNot(BeEmpty())
 		Expect(k8s.Delete(ctx, c)).To(Succeed())
 		Consistently(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(c), c) }, 2*time.Second).
 			Should(Succeed(), "deletion must wait while it cannot learn what was bought")
@@ -231,10 +198,8 @@ var _ = Describe("Contract", func() {
 			"the retained contract's keys are nowhere")
 		Expect(secret.OwnerReferences).To(BeEmpty())
 		Expect(secret.Data).To(HaveKey("AWS_SECRET_ACCESS_KEY"))
-		mu.Lock()
-		defer mu.Unlock()
-		Expect(providerContract(ctx, bought).State).To(Equal(contractapi.Active))
-		Expect(providerContract(ctx, bought).AccessKeys).To(ContainElement(HaveField("AccessKeyId", string(secret.Data["AWS_ACCESS_KEY_ID"]))))
+		Expect(providerContract(ctx, boughtID()).State).To(Equal(contractapi.Active))
+		Expect(providerContract(ctx, boughtID()).AccessKeys).To(ContainElement(HaveField("AccessKeyId", string(secret.Data["AWS_ACCESS_KEY_ID"]))))
 	})
 
 	It("does not take a bare 404 (a proxy, a wrong URL) for a cancelled contract", func(ctx SpecContext) {
@@ -398,6 +363,30 @@ var _ = Describe("Contract", func() {
 type lostAnswer struct {
 	status int
 	body   []byte
+}
+
+// losePurchaseAnswers lets every purchase through to the contract server and drops its answer
+// until the hook is removed (stk.ContractAPI.SetHook(nil)); the function it returns says which
+// contract was bought.
+func losePurchaseAnswers() (boughtID func() string) {
+	var mu sync.Mutex
+	var bought string
+	stk.ContractAPI.SetHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) {
+		if r.Method == http.MethodPost && r.URL.Path == "/v1/contracts" {
+			lost := &lostAnswer{}
+			next.ServeHTTP(lost, r)
+			var got contractapi.ContractWithCredentials
+			if json.Unmarshal(lost.body, &got) == nil && got.Id != "" {
+				mu.Lock()
+				bought = got.Id
+				mu.Unlock()
+			}
+			panic(http.ErrAbortHandler)
+		}
+		next.ServeHTTP(w, r)
+	})
+	DeferCleanup(func() { stk.ContractAPI.SetHook(nil) })
+	return func() string { mu.Lock(); defer mu.Unlock(); return bought }
 }
 
 func (*lostAnswer) Header() http.Header { return http.Header{} }
