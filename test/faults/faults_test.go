@@ -106,13 +106,13 @@ func TestNothingLeaksDuplicatesOrWedgesUnderFaults(t *testing.T) {
 	sc.checkReadyBucketsExist()
 	t.Logf("burst: %d Buckets Ready in %s with %d restarts", sz.buckets, time.Since(start).Round(time.Second), restarts)
 
-	sc.deleteBuckets()
+	deleteAll(sc, sc.buckets)
 	sc.createBuckets() // the Retain ones find their buckets again
 	sc.waitReady()
 	sc.checkReadyBucketsExist()
 	restarts += sc.restartDuring(func() {
-		sc.deleteBuckets()
-		sc.deleteContracts()
+		deleteAll(sc, sc.buckets)
+		deleteAll(sc, sc.contracts)
 	})
 	settled := time.Since(start)
 	s3Faults.Enable(false)
@@ -221,7 +221,7 @@ func (sc *scenario) restartDuring(work func()) int {
 			select {
 			case <-done:
 				return
-			case <-time.After(time.Duration(300+rng.IntN(2500)) * time.Millisecond):
+			case <-time.After(time.Duration(200+rng.IntN(800)) * time.Millisecond):
 			}
 			if err := sc.stk.StopManager(); err != nil && !errors.Is(err, context.Canceled) {
 				sc.t.Errorf("stopping the manager: %v", err)
@@ -275,27 +275,14 @@ func conditions(obj client.Object) []metav1.Condition {
 	return nil
 }
 
-func (sc *scenario) deleteBuckets() {
+// deleteAll deletes objs and waits until they are gone.
+func deleteAll[T client.Object](sc *scenario, objs []T) {
 	sc.t.Helper()
-	for _, b := range sc.buckets {
-		if err := sc.k8s.Delete(sc.ctx, b); client.IgnoreNotFound(err) != nil {
+	for _, obj := range objs {
+		if err := sc.k8s.Delete(sc.ctx, obj); client.IgnoreNotFound(err) != nil {
 			sc.t.Fatal(err)
 		}
 	}
-	sc.waitGone(sc.buckets)
-}
-
-func (sc *scenario) deleteContracts() {
-	sc.t.Helper()
-	for _, c := range sc.contracts {
-		if err := sc.k8s.Delete(sc.ctx, c); client.IgnoreNotFound(err) != nil {
-			sc.t.Fatal(err)
-		}
-	}
-	sc.waitGone(sc.contracts)
-}
-
-func waitGoneOf[T client.Object](sc *scenario, objs []T) {
 	sc.waitFor("every resource gone", func() (string, bool) {
 		for _, obj := range objs {
 			err := sc.k8s.Get(sc.ctx, client.ObjectKeyFromObject(obj), obj)
@@ -308,15 +295,6 @@ func waitGoneOf[T client.Object](sc *scenario, objs []T) {
 		}
 		return "", true
 	})
-}
-
-func (sc *scenario) waitGone(objs any) {
-	switch o := objs.(type) {
-	case []*storagev1alpha1.Bucket:
-		waitGoneOf(sc, o)
-	case []*storagev1alpha1.Contract:
-		waitGoneOf(sc, o)
-	}
 }
 
 // waitFor polls until check is true; past the deadline it fails with what check last said, so
