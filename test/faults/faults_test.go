@@ -74,7 +74,7 @@ const (
 func TestNothingLeaksDuplicatesOrWedgesUnderFaults(t *testing.T) {
 	logf.SetLogger(zap.New(zap.WriteTo(testWriter{t}), zap.Level(zapcore.ErrorLevel)))
 	sz := sizeFromEnv(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(120+sz.buckets)*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(120+2*sz.buckets)*time.Second)
 	defer cancel()
 
 	s3Faults := &faults.Injector{Rate: sz.rate, Operation: faults.S3Operation, Seed: 1}
