@@ -65,6 +65,9 @@ const (
 	ReasonBucketNameConflict = "BucketNameConflict"
 	// ReasonContractDeleting: the Bucket's Contract is being deleted, so no bucket is created for it.
 	ReasonContractDeleting = "ContractDeleting"
+	// ReasonAccessDeniedByPolicy: the server denied the bucket's own account a request on a
+	// bucket this resource owns: a bucket policy locks the owner out.
+	ReasonAccessDeniedByPolicy = "AccessDeniedByPolicy"
 	// ReasonDeleting: the resource is being deleted.
 	ReasonDeleting = "Deleting"
 )

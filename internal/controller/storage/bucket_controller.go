@@ -233,10 +233,15 @@ func (r *BucketReconciler) ensureBucket(ctx context.Context, b *storagev1alpha1.
 	case errors.Is(err, objectstore.ErrNoSuchBucket):
 		return r.createBucket(ctx, b, store)
 	case errors.Is(err, objectstore.ErrAccessDenied):
-		// HEAD has no body, so a 403 may also mean these credentials work nowhere: only if the
-		// account can list its own buckets is the name someone else's.
-		if _, listErr := store.BucketNames(ctx); listErr != nil {
+		// HEAD has no body, so a 403 may also mean these credentials work nowhere, or that a
+		// policy denies the account its own bucket: only if the account can list its buckets,
+		// and this one is not among them, is the name someone else's.
+		names, listErr := store.BucketNames(ctx)
+		if listErr != nil {
 			return r.s3Failed(b, listErr)
+		}
+		if slices.Contains(names, name) {
+			return r.deniedByPolicy(b, err)
 		}
 		return r.nameTaken(b)
 	case err != nil:
@@ -520,6 +525,8 @@ func (r *BucketReconciler) deleteBucket(ctx context.Context, b *storagev1alpha1.
 	switch {
 	case errors.Is(err, objectstore.ErrNoSuchBucket):
 		return ctrl.Result{}, nil
+	case errors.Is(err, objectstore.ErrAccessDenied):
+		return r.deletionDenied(b, err)
 	case err != nil:
 		return r.s3Failed(b, err)
 	case tags[OwnerTag] != ownerTagValue(b):
@@ -547,9 +554,20 @@ func (r *BucketReconciler) deleteBucket(ctx context.Context, b *storagev1alpha1.
 			"Bucket %s still holds %s and is never emptied automatically: delete its objects, "+
 				"or set spec.bucketReclaimPolicy to Retain to keep the bucket", name, count))
 		return ctrl.Result{RequeueAfter: blockedRetryInterval}, nil
+	case errors.Is(err, objectstore.ErrAccessDenied):
+		return r.deletionDenied(b, err)
 	default:
 		return r.s3Failed(b, err)
 	}
+}
+
+// deletionDenied blocks a deletion the bucket's policy denies its own account, and says how out.
+func (r *BucketReconciler) deletionDenied(b *storagev1alpha1.Bucket, err error) (ctrl.Result, error) {
+	r.setBlocked(b, storagev1alpha1.ReasonAccessDeniedByPolicy, fmt.Sprintf(
+		"Bucket %s cannot be deleted: the server denies its own account (%s), so its policy locks the owner out; "+
+			"ask the provider to remove the bucket's policy, or set spec.bucketReclaimPolicy to Retain to keep the bucket",
+		b.Status.BucketName, objectstore.Describe(err)))
+	return ctrl.Result{RequeueAfter: blockedRetryInterval}, nil
 }
 
 func (r *BucketReconciler) setBlocked(b *storagev1alpha1.Bucket, reason, message string) {
@@ -563,9 +581,23 @@ func (r *BucketReconciler) setBlocked(b *storagev1alpha1.Bucket, reason, message
 	r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonDeleting, "Deletion is blocked (see DeletionBlocked)")
 }
 
+// deniedByPolicy records that the server denied the account a request on its own bucket: a
+// bucket policy (the spec's, or one set behind the operator's back) locks the owner out.
+func (r *BucketReconciler) deniedByPolicy(b *storagev1alpha1.Bucket, err error) (ctrl.Result, error) {
+	r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonAccessDeniedByPolicy, fmt.Sprintf(
+		"Bucket %s belongs to the account of Contract %s, but the server denies that account a request on it (%s): "+
+			"a bucket policy that denies its owner (a Deny for every principal, or, on servers that judge the owner by the "+
+			"policy alone, one that does not allow it) locks the operator out; change spec.policy, "+
+			"or ask the provider to remove the bucket's policy", b.Spec.BucketName, b.Spec.ContractName, objectstore.Describe(err)))
+	return ctrl.Result{}, reconcile.TerminalError(err)
+}
+
 // s3Failed records a failed S3 call. Transient failures are retried with backoff; a refusal
 // waits for the spec to change.
 func (r *BucketReconciler) s3Failed(b *storagev1alpha1.Bucket, err error) (ctrl.Result, error) {
+	if errors.Is(err, objectstore.ErrAccessDenied) && b.Status.BucketName == b.Spec.BucketName {
+		return r.deniedByPolicy(b, err) // a bucket this resource owns
+	}
 	if objectstore.IsTransient(err) {
 		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonS3Unavailable,
 			fmt.Sprintf("The S3 endpoint %s failed: %s; retrying", b.Status.Endpoint, objectstore.Describe(err)))

@@ -13,6 +13,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -523,6 +524,32 @@ var _ = Describe("Bucket", func() {
 		Expect(objectstore.ErrorCode(err)).To(Equal("NotFound"), "bucket %s leaked", b.Spec.BucketName)
 		Expect(k8s.Delete(ctx, a.contract)).To(Succeed())
 		gone(ctx, a.contract)
+	})
+
+	It("tells a policy that locks out its own account from a name someone else owns", func(ctx SpecContext) {
+		// versitygw judges the owner by the policy alone, so an ordinary Allow for everyone's
+		// reads takes the owner's own access away.
+		readyAccount(ctx, ns, "locked")
+		b := newBucket(ns, "locked", "locked", func(s *storagev1alpha1.BucketSpec) {
+			s.BucketReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
+			s.Policy = &runtime.RawExtension{Raw: []byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*",` +
+				`"Action":"s3:GetObject","Resource":"arn:aws:s3:::` + s.BucketName + `/downloads/*"}]}`)}
+		})
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+		cond := bucketNotReady(ctx, b, storagev1alpha1.ReasonAccessDeniedByPolicy)
+		Expect(cond.Message).To(ContainSubstring("belongs to the account of Contract locked"))
+
+		By("deleting it: blocked, with the way out")
+		Expect(k8s.Delete(ctx, b)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(b), b)).To(Succeed())
+			blocked := meta.FindStatusCondition(b.Status.Conditions, storagev1alpha1.DeletionBlockedCondition)
+			g.Expect(blocked).NotTo(BeNil())
+			g.Expect(blocked.Reason).To(Equal(storagev1alpha1.ReasonAccessDeniedByPolicy))
+			g.Expect(blocked.Message).To(ContainSubstring("set spec.bucketReclaimPolicy to Retain"))
+		}).Should(Succeed())
+		update(ctx, b, func(s *storagev1alpha1.BucketSpec) { s.BucketReclaimPolicy = storagev1alpha1.ReclaimPolicyRetain })
+		gone(ctx, b)
 	})
 
 	It("works for the longest names, and finds its bucket again after Retain", func(ctx SpecContext) {

@@ -85,7 +85,15 @@ func (v *BucketValidator) ValidateCreate(ctx context.Context, b *storagev1alpha1
 			errs = append(errs, fieldErr)
 		}
 	}
-	return nil, invalid(bucketGroupKind, b.Name, errs)
+	return bucketWarnings(&b.Spec, nil), invalid(bucketGroupKind, b.Name, errs)
+}
+
+// bucketWarnings warns about what is legal but probably wrong in a new or changed spec.
+func bucketWarnings(spec, old *storagev1alpha1.BucketSpec) admission.Warnings {
+	if spec.Policy == nil || (old != nil && apiequality.Semantic.DeepEqual(spec.Policy, old.Policy)) {
+		return nil
+	}
+	return policyWarnings(spec.Policy.Raw)
 }
 
 // checkBucketNameFree returns a field error when another Bucket in the namespace already names
@@ -112,7 +120,7 @@ func (v *BucketValidator) checkBucketNameFree(ctx context.Context, b *storagev1a
 // changed. Fields left as they were are not checked again, so a Bucket admitted under older rules
 // can still get its finalizer removed or its other fields edited.
 func (v *BucketValidator) ValidateUpdate(_ context.Context, oldB, newB *storagev1alpha1.Bucket) (admission.Warnings, error) {
-	return nil, invalid(bucketGroupKind, newB.Name, validateBucketSpec(&newB.Spec, &oldB.Spec))
+	return bucketWarnings(&newB.Spec, &oldB.Spec), invalid(bucketGroupKind, newB.Name, validateBucketSpec(&newB.Spec, &oldB.Spec))
 }
 
 // ValidateDelete allows every deletion; what deletion does is the controller's business.

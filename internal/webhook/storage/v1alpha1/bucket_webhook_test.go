@@ -90,13 +90,23 @@ func TestBucketValidateCreate(t *testing.T) {
 		&storagev1alpha1.Contract{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "team-b"}},
 		&storagev1alpha1.Contract{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "going", DeletionTimestamp: &deleting, Finalizers: []string{"x"}}},
 	)
+	const denyAllWarning = "a Deny for every principal denies the bucket's owner too, and the operator, which uses the owner's keys; " +
+		"unless its condition spares the owner on this server, the bucket can be neither managed nor deleted"
 	tests := []struct {
 		name   string
 		modify func(*storagev1alpha1.Bucket)
 		want   []string
+		// warnings kubectl prints for an admitted (or refused) Bucket.
+		warnings []string
 	}{
 		{name: "minimal", modify: func(*storagev1alpha1.Bucket) {}},
-		{name: "everything set", modify: func(b *storagev1alpha1.Bucket) {
+		{name: "a Deny for every principal is admitted with a warning", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.Policy = policy(`{"Statement":[
+				{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::team-a-data/*"},
+				{"Effect":"Deny","Principal":{"AWS":["*"]},"Action":"s3:*","Resource":"arn:aws:s3:::team-a-data/*",
+				 "Condition":{"NotIpAddress":{"aws:SourceIp":"192.0.2.0/24"}}}]}`)
+		}, warnings: []string{"spec.policy.Statement[1]: " + denyAllWarning}},
+		{name: "everything set", warnings: []string{"spec.policy.Statement[2]: " + denyAllWarning}, modify: func(b *storagev1alpha1.Bucket) {
 			b.Spec.BucketReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
 			b.Spec.CannedACL = storagev1alpha1.CannedACLPrivate
 			b.Spec.GrantRead = []storagev1alpha1.Grantee{
@@ -299,8 +309,8 @@ func TestBucketValidateCreate(t *testing.T) {
 			b := validBucket()
 			tt.modify(b)
 			warnings, err := (&BucketValidator{Reader: reader}).ValidateCreate(context.Background(), b)
-			if len(warnings) > 0 {
-				t.Errorf("warnings = %q, want none", warnings)
+			if diff := cmp.Diff(tt.warnings, []string(warnings)); diff != "" {
+				t.Errorf("ValidateCreate() warnings mismatch (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tt.want, webhooktest.Causes(t, err)); diff != "" {
 				t.Errorf("ValidateCreate() causes mismatch (-want +got):\n%s", diff)

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -101,4 +104,46 @@ func validateResource(path *field.Path, arn, bucketName string) field.ErrorList 
 	}
 	return field.ErrorList{field.Invalid(path, arn,
 		fmt.Sprintf("must refer to this bucket or its objects: %q or %q", bucketARN, bucketARN+"/..."))}
+}
+
+// policyWarnings names the statements that deny every principal: they deny the bucket's owner
+// too, and with it the operator, which acts with the owner's keys. Legal, and sometimes meant
+// (with a condition that spares the owner), but a condition the server does not evaluate as
+// AWS does leaves the bucket locked: worth a warning, not a refusal.
+func policyWarnings(raw []byte) admission.Warnings {
+	var doc map[string]any
+	if json.Unmarshal(raw, &doc) != nil {
+		return nil
+	}
+	stmts, ok := doc["Statement"].([]any)
+	if !ok {
+		stmts = []any{doc["Statement"]}
+	}
+	var warnings admission.Warnings
+	for i, s := range stmts {
+		stmt, ok := s.(map[string]any)
+		if !ok || stmt["Effect"] != "Deny" || !everyone(stmt["Principal"]) {
+			continue
+		}
+		warnings = append(warnings, fmt.Sprintf("spec.policy.Statement[%d]: a Deny for every principal denies the bucket's owner too, "+
+			"and the operator, which uses the owner's keys; unless its condition spares the owner on this server, the bucket "+
+			"can be neither managed nor deleted", i))
+	}
+	return warnings
+}
+
+// everyone reports whether a policy Principal names every principal: "*" or {"AWS": "*"}.
+func everyone(principal any) bool {
+	switch p := principal.(type) {
+	case string:
+		return p == "*"
+	case map[string]any:
+		switch aws := p["AWS"].(type) {
+		case string:
+			return aws == "*"
+		case []any:
+			return slices.Contains(aws, any("*"))
+		}
+	}
+	return false
 }
