@@ -60,12 +60,14 @@ func (e *Error) Unwrap() []error {
 }
 
 // Retryable reports whether the same request may succeed later: the API was unreachable, busy
-// or failing, or it did not accept the operator's token (a fix to the operator's configuration,
+// or failing, answered a success without a readable body, or it did not accept the operator's token (a fix to the operator's configuration,
 // not to the resource's spec), or a 404 that is not the API's own (a proxy, a wrong prefix).
 func (e *Error) Retryable() bool {
 	switch {
 	case e.Status == 0, e.Status >= 500:
 		return true
+	case e.Status >= 200 && e.Status < 300:
+		return true // a success whose body could not be read (a gateway in the way): ask again
 	case e.Status == http.StatusTooManyRequests, e.Status == http.StatusUnauthorized, e.Status == http.StatusForbidden:
 		return true
 	case e.Status == http.StatusNotFound && !e.hasType(contractapi.ProblemNotFound):
@@ -118,4 +120,19 @@ func check(op string, resp *http.Response, body []byte) error {
 		e.RetryAfter = time.Duration(secs) * time.Second
 	}
 	return e
+}
+
+// NothingStored reports whether err proves that the API stored nothing for a create request:
+// it refused the request itself (invalid, an unknown plan or region). Anything else, even a
+// refusal, may come after a contract was made.
+func NothingStored(err error) bool {
+	e, ok := AsError(err)
+	if !ok || e.Problem == nil {
+		return false
+	}
+	switch e.Problem.Type {
+	case contractapi.ProblemInvalidRequest, contractapi.ProblemUnknownPlan, contractapi.ProblemUnsupportedRegion:
+		return true
+	}
+	return false
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 )
 
 func TestCheckClassifiesTheAPIsAnswers(t *testing.T) {
@@ -82,5 +84,33 @@ func TestAnUnansweredCallIsRetried(t *testing.T) {
 	}
 	if got, want := e.Error(), "reading contract x: dial tcp 127.0.0.1:1: connect: connection refused"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}
+
+func TestOnlyARefusedRequestProvesNothingWasBought(t *testing.T) {
+	problem := func(status int, typ contractapi.ProblemType) error {
+		return &Error{Op: "creating the contract", Status: status, Problem: &contractapi.Problem{Type: typ, Status: status}}
+	}
+	tests := []struct {
+		name          string
+		err           error
+		nothingStored bool
+	}{
+		{"an invalid request", problem(400, contractapi.ProblemInvalidRequest), true},
+		{"an unknown plan", problem(422, contractapi.ProblemUnknownPlan), true},
+		{"an unsupported region", problem(422, contractapi.ProblemUnsupportedRegion), true},
+		{"a key used before with another request", problem(422, contractapi.ProblemIdempotencyKeyReuse), false},
+		{"a refusal without the API's problem", &Error{Op: "creating the contract", Status: 400}, false},
+		{"a success without a readable contract (a gateway in the way)", &Error{Op: "creating the contract", Status: 201,
+			Cause: errors.New("HTTP 201 without a contract in the body")}, false},
+		{"no answer", &Error{Op: "creating the contract", Cause: errors.New("EOF")}, false},
+	}
+	for _, tt := range tests {
+		if got := NothingStored(tt.err); got != tt.nothingStored {
+			t.Errorf("%s: NothingStored = %v, want %v", tt.name, got, tt.nothingStored)
+		}
+	}
+	if e := (&Error{Status: 201, Cause: errors.New("no body")}); !e.Retryable() {
+		t.Error("a success without a readable contract must be asked again")
 	}
 }

@@ -44,7 +44,14 @@ func Patch(ctx context.Context, c client.Client, before, obj client.Object, befo
 	if equality.Semantic.DeepEqual(beforeStatus, status) {
 		return nil
 	}
-	if err := c.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil {
+	// Writes during the pass (a finalizer, a record) moved obj's resource version on; the patch
+	// must not carry that as a precondition, or any later write would make it fail.
+	base, ok := before.DeepCopyObject().(client.Object)
+	if !ok {
+		return fmt.Errorf("cannot copy %T", before)
+	}
+	base.SetResourceVersion(obj.GetResourceVersion())
+	if err := c.Status().Patch(ctx, obj, client.MergeFrom(base)); err != nil {
 		return client.IgnoreNotFound(fmt.Errorf("writing status: %w", err))
 	}
 	return nil

@@ -8,8 +8,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 )
 
 func TestSetFinalizerNeverDropsAFinalizerAddedMeanwhile(t *testing.T) {
@@ -38,5 +41,44 @@ func TestSetFinalizerNeverDropsAFinalizerAddedMeanwhile(t *testing.T) {
 	}
 	if !slices.Contains(got.Finalizers, "theirs") {
 		t.Errorf("finalizers = %v: the other writer's was dropped", got.Finalizers)
+	}
+}
+
+func TestTheEndOfPassWriteSurvivesWritesMadeDuringThePass(t *testing.T) {
+	ctx := context.Background()
+	scheme := runtime.NewScheme()
+	if err := storagev1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&storagev1alpha1.Bucket{}).
+		WithObjects(&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}}).Build()
+	b := &storagev1alpha1.Bucket{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "b"}, b); err != nil {
+		t.Fatal(err)
+	}
+	before := b.DeepCopy()
+
+	// The pass records an intent, someone else then writes the object, and the pass ends.
+	if err := Record(ctx, c, b, func(o client.Object) { o.(*storagev1alpha1.Bucket).Status.CreatingBucket = "x" }); err != nil {
+		t.Fatal(err)
+	}
+	other := &storagev1alpha1.Bucket{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(b), other); err != nil {
+		t.Fatal(err)
+	}
+	other.Labels = map[string]string{"team": "a"}
+	if err := c.Update(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	b.Status.BucketName = "x"
+	if err := Patch(ctx, c, before, b, &before.Status, &b.Status); err != nil {
+		t.Fatalf("the end-of-pass write failed: %v", err)
+	}
+	got := &storagev1alpha1.Bucket{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(b), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.BucketName != "x" || got.Status.CreatingBucket != "x" {
+		t.Errorf("status = %+v, want the record and the pass's result", got.Status)
 	}
 }

@@ -275,20 +275,19 @@ func (r *BucketReconciler) claim(ctx context.Context, b *storagev1alpha1.Bucket,
 			"Bucket %s already exists in the account of Contract %s but was not made for this resource "+
 				"(its %s tag is %q, not %q); it is left alone: choose another bucketName",
 			name, b.Spec.ContractName, OwnerTag, tag, ownerTagValue(b)))
-		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("bucket %q exists and is not tagged for %s", name, ownerTagValue(b)))
+		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("bucket %q %w (%q)", name, errTaggedForAnother, tag))
 	}
 	if tags[OwnerUIDTag] == string(b.UID) && !unfinished {
 		// Made by an earlier pass whose status this pass's cache did not show yet.
-		b.Status.BucketName = name
-		b.Status.CreatingBucket = ""
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.recordMade(ctx, b, name)
 	}
 	tags[OwnerTag], tags[OwnerUIDTag] = ownerTagValue(b), string(b.UID)
 	if err := store.PutBucketTags(ctx, name, tags); err != nil {
 		return r.s3Failed(b, err)
 	}
-	b.Status.BucketName = name
-	b.Status.CreatingBucket = ""
+	if err := r.recordMade(ctx, b, name); err != nil {
+		return ctrl.Result{}, err
+	}
 	if unfinished {
 		r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "BucketCreated", "Create",
 			"Finished creating bucket %s in the account of Contract %s", name, b.Spec.ContractName)
@@ -325,10 +324,41 @@ func (r *BucketReconciler) createBucket(ctx context.Context, b *storagev1alpha1.
 	if err := store.PutBucketTags(ctx, name, map[string]string{OwnerTag: ownerTagValue(b), OwnerUIDTag: string(b.UID)}); err != nil {
 		return r.s3Failed(b, err)
 	}
-	b.Status.BucketName = name
-	b.Status.CreatingBucket = ""
+	if err := r.recordMade(ctx, b, name); err != nil {
+		return ctrl.Result{}, err
+	}
 	r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "BucketCreated", "Create",
 		"Created bucket %s in the account of Contract %s", name, b.Spec.ContractName)
+	return ctrl.Result{}, nil
+}
+
+// errTaggedForAnother: the bucket exists in the account and is tagged for another resource.
+var errTaggedForAnother = errors.New("exists and is tagged for another resource")
+
+// recordMade records at once that bucket name is this resource's, and clears the record of its
+// creation: a record left behind would let a later untagged bucket of that name be taken as this
+// resource's, and the end-of-pass write cannot clear a record this pass itself wrote.
+func (r *BucketReconciler) recordMade(ctx context.Context, b *storagev1alpha1.Bucket, name string) error {
+	if b.Status.CreatingBucket == "" {
+		b.Status.BucketName = name // the end-of-pass write records it
+		return nil
+	}
+	if err := status.Record(ctx, r.Client, b, func(o client.Object) {
+		o.(*storagev1alpha1.Bucket).Status.BucketName = name
+		o.(*storagev1alpha1.Bucket).Status.CreatingBucket = ""
+	}); err != nil {
+		return fmt.Errorf("recording bucket %q as made: %w", name, err)
+	}
+	return nil
+}
+
+// forgetCreation clears the record of a creation that made nothing this resource may touch.
+func (r *BucketReconciler) forgetCreation(ctx context.Context, b *storagev1alpha1.Bucket) (ctrl.Result, error) {
+	if err := status.Record(ctx, r.Client, b, func(o client.Object) {
+		o.(*storagev1alpha1.Bucket).Status.CreatingBucket = ""
+	}); err != nil {
+		return ctrl.Result{}, fmt.Errorf("clearing the record of creating bucket: %w", err)
+	}
 	return ctrl.Result{}, nil
 }
 
@@ -448,9 +478,24 @@ func (r *BucketReconciler) reconcileDelete(ctx context.Context, b *storagev1alph
 
 // finishCreation settles, during deletion, a bucket this resource recorded creating but never
 // recorded as made: if it exists and is this resource's (tagged for it, or untagged), it is
-// tagged and recorded, so deletion deletes or keeps it; if it does not exist, nothing was made.
+// tagged and recorded, so deletion deletes or keeps it; the record is dropped only when the
+// server shows that nothing this resource may touch was made. Anything it cannot tell yet
+// blocks the deletion and says why.
 func (r *BucketReconciler) finishCreation(ctx context.Context, b *storagev1alpha1.Bucket) (ctrl.Result, error) {
 	name := b.Status.CreatingBucket
+	contract := &storagev1alpha1.Contract{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ContractName}, contract)
+	switch {
+	case apierrors.IsNotFound(err):
+		// Nothing is left to look with (a Contract waits for its Buckets, so it was forced).
+		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, "BucketMayRemain", "Delete",
+			"Bucket %s may have been created; Contract %s is gone, so it cannot be checked or deleted", name, b.Spec.ContractName)
+		return r.forgetCreation(ctx, b)
+	case err != nil:
+		return ctrl.Result{}, fmt.Errorf("reading Contract %q: %w", b.Spec.ContractName, err)
+	case contract.Status.State == string(contractapi.Cancelled):
+		return r.forgetCreation(ctx, b) // the account went with its buckets
+	}
 	store, _, err := r.connect(ctx, b)
 	if store == nil {
 		if err == nil {
@@ -461,18 +506,41 @@ func (r *BucketReconciler) finishCreation(ctx context.Context, b *storagev1alpha
 		return ctrl.Result{}, err
 	}
 	switch err := store.HeadBucket(ctx, name); {
-	case errors.Is(err, objectstore.ErrNoSuchBucket), errors.Is(err, objectstore.ErrAccessDenied):
-		b.Status.CreatingBucket = "" // never made, or not in this account
-		return ctrl.Result{}, nil
+	case errors.Is(err, objectstore.ErrNoSuchBucket):
+		return r.forgetCreation(ctx, b) // never made
+	case errors.Is(err, objectstore.ErrAccessDenied):
+		// A HEAD has no body: only the account's own list tells "not ours" from "ours, denied".
+		names, listErr := store.BucketNames(ctx)
+		if listErr != nil {
+			return r.creationUnsettled(b, listErr)
+		}
+		if !slices.Contains(names, name) {
+			return r.forgetCreation(ctx, b)
+		}
 	case err != nil:
-		return r.s3Failed(b, err)
+		return r.creationUnsettled(b, err)
 	}
 	res, err := r.claim(ctx, b, store)
-	if errors.Is(err, reconcile.TerminalError(nil)) {
-		b.Status.CreatingBucket = "" // someone else's: left alone
-		return ctrl.Result{}, nil
+	switch {
+	case errors.Is(err, errTaggedForAnother):
+		return r.forgetCreation(ctx, b) // someone else's: left alone
+	case err != nil:
+		return r.creationUnsettled(b, err)
 	}
-	return res, err
+	return res, nil
+}
+
+// creationUnsettled keeps a deletion waiting while whether its bucket was made cannot be told:
+// retried with backoff when the server may answer later, blocked with the reason otherwise.
+func (r *BucketReconciler) creationUnsettled(b *storagev1alpha1.Bucket, err error) (ctrl.Result, error) {
+	res, err := r.s3Failed(b, err)
+	if !errors.Is(err, reconcile.TerminalError(nil)) {
+		return res, err
+	}
+	ready := meta.FindStatusCondition(b.Status.Conditions, storagev1alpha1.ReadyCondition)
+	r.setBlocked(b, ready.Reason, fmt.Sprintf("Bucket %s may have been created for this resource and cannot be checked: %s",
+		b.Status.CreatingBucket, ready.Message))
+	return ctrl.Result{RequeueAfter: blockedRetryInterval}, nil
 }
 
 // updateInUse records who uses the Bucket, and reports whether anyone does.

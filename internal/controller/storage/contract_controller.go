@@ -214,8 +214,8 @@ func (r *ContractReconciler) learnContract(ctx context.Context, c *storagev1alph
 	}
 	got, _, err := r.API.Buy(ctx, string(c.UID), purchaseRequest(c))
 	if err != nil {
-		if e, ok := contractclient.AsError(err); ok && !e.Retryable() {
-			return nil, ctrl.Result{}, nil // refused: nothing was bought
+		if contractclient.NothingStored(err) {
+			return nil, ctrl.Result{}, nil // the request itself was refused: nothing was bought
 		}
 		res, err := r.apiFailed(c, err)
 		return nil, res, err
@@ -398,6 +398,17 @@ func (r *ContractReconciler) reconcileDelete(ctx context.Context, c *storagev1al
 		return res, err
 	}
 
+	if res, err := r.settleAtProvider(ctx, c, learned); err != nil || !res.IsZero() {
+		return res, err
+	}
+	return ctrl.Result{}, status.SetFinalizer(ctx, r.Client, c, Finalizer, false)
+}
+
+// settleAtProvider does what the reclaim policy says before the Contract goes: Delete cancels
+// the contract and deletes its Secret; Retain leaves the contract and its keys in a Secret that
+// outlives the Contract. learned is a contract whose purchase answer was lost, if any. A zero
+// result and nil error mean the Contract may go.
+func (r *ContractReconciler) settleAtProvider(ctx context.Context, c *storagev1alpha1.Contract, learned *contractclient.Contract) (ctrl.Result, error) {
 	secret := &corev1.Secret{}
 	secretErr := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.SecretNameOrDefault()}, secret)
 	if secretErr != nil && !apierrors.IsNotFound(secretErr) {
@@ -419,6 +430,10 @@ func (r *ContractReconciler) reconcileDelete(ctx context.Context, c *storagev1al
 				return ctrl.Result{}, fmt.Errorf("deleting Secret %q: %w", secret.Name, err)
 			}
 		}
+	case learned != nil && !learned.Cancelled() && !apierrors.IsNotFound(secretErr) && !ownSecret:
+		// Retain, the keys never reached a Secret, and their name is taken by another: they
+		// must land somewhere before this resource goes.
+		return r.secretConflict(c, c.SecretNameOrDefault())
 	case learned != nil && !learned.Cancelled() && apierrors.IsNotFound(secretErr):
 		// Retain, and the keys never reached a Secret: write them, unowned, so they outlive
 		// this resource with the contract they open.
@@ -440,7 +455,7 @@ func (r *ContractReconciler) reconcileDelete(ctx context.Context, c *storagev1al
 		r.Recorder.Eventf(c, secret, corev1.EventTypeNormal, "SecretRetained", "Delete",
 			"Contract %s stays at the provider (reclaimPolicy Retain); Secret %s keeps its credentials", c.Status.ContractID, secret.Name)
 	}
-	return ctrl.Result{}, status.SetFinalizer(ctx, r.Client, c, Finalizer, false)
+	return ctrl.Result{}, nil
 }
 
 func (r *ContractReconciler) namespaceTerminating(ctx context.Context, name string) (bool, error) {

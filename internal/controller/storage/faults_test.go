@@ -3,10 +3,14 @@ package storage
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -300,5 +304,106 @@ func TestOwnerTagValueFitsS3(t *testing.T) {
 	}
 	if ownerTagValue(long.DeepCopy()) != got {
 		t.Error("the same resource must always get the same tag, so it can adopt its bucket after Retain")
+	}
+}
+
+// refused is S3 refusing a request for good (HTTP 400), which is not retried.
+func refused(code string) error {
+	return &awshttp.ResponseError{ResponseError: &smithyhttp.ResponseError{
+		Response: &smithyhttp.Response{Response: &http.Response{StatusCode: http.StatusBadRequest}},
+		Err:      &smithy.GenericAPIError{Code: code},
+	}}
+}
+
+func TestAnUnfinishedCreationIsNeverForgottenOnAFailureThatProvesNothing(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		fail func(*fakes3.Store)
+		// blocks: the failure leaves the deletion waiting; otherwise the account's own list
+		// shows the bucket is its own, and the deletion goes on at once.
+		blocks bool
+	}{
+		{"the tag write is refused", func(s *fakes3.Store) { s.Fail("PutBucketTags", fakes3.Failure{Err: refused("InvalidTag")}) }, true},
+		{"HEAD answers 403 (no body: bad clock, bad key, or a policy)", func(s *fakes3.Store) {
+			s.Fail("HeadBucket", fakes3.Failure{Err: objectstore.ErrAccessDenied})
+		}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
+			cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), b)
+			store := &fakes3.Store{Owner: "me"}
+			store.Fail("CreateBucket", fakes3.Failure{Err: errLost, AfterActing: true})
+			r := bucketReconciler(cluster, store)
+			_ = reconcileOnce(t, r, b) // made, answer lost
+			deleting(t, cluster, b)
+
+			tt.fail(store)
+			_ = reconcileOnce(t, r, b)
+			if tt.blocks {
+				if err := cluster.Get(context.Background(), client.ObjectKeyFromObject(b), b); err != nil {
+					t.Fatalf("the Bucket let go of a bucket it may own: %v", err)
+				}
+				if !meta.IsStatusConditionTrue(b.Status.Conditions, storagev1alpha1.DeletionBlockedCondition) {
+					t.Errorf("the deletion waits without saying why: %v", b.Status.Conditions)
+				}
+			}
+			for range 2 { // the failure has passed
+				_ = reconcileOnce(t, r, b)
+			}
+			if store.Bucket("ns-data") != nil {
+				t.Errorf("bucket ns-data leaked (calls %v)", store.Calls())
+			}
+		})
+	}
+}
+
+func TestAnUnfinishedCreationInACancelledAccountDoesNotWedgeDeletion(t *testing.T) {
+	c := activeContract("acc")
+	c.Status.State = "cancelled"
+	b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
+	b.Finalizers = []string{Finalizer}
+	b.Status.CreatingBucket = "ns-data"
+	cluster := fakeCluster(t, c, credentials("acc"), b)
+	deleting(t, cluster, b)
+
+	_ = reconcileOnce(t, bucketReconciler(cluster, &fakes3.Store{Owner: "me"}), b)
+	if err := cluster.Get(context.Background(), client.ObjectKeyFromObject(b), b); err == nil {
+		t.Errorf("the Bucket still waits: %v", b.Status.Conditions)
+	}
+}
+
+func TestACreationInOnePassLeavesNoRecordBehind(t *testing.T) {
+	b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyRetain)
+	cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), b)
+	if err := reconcileOnce(t, bucketReconciler(cluster, &fakes3.Store{Owner: "me"}), b); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Get(context.Background(), client.ObjectKeyFromObject(b), b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Status.BucketName != "ns-data" || b.Status.CreatingBucket != "" {
+		t.Errorf("status: bucketName %q, creatingBucket %q; want ns-data and none", b.Status.BucketName, b.Status.CreatingBucket)
+	}
+}
+
+func TestRetainedKeysWaitForASecretNameTakenByAnother(t *testing.T) {
+	c := activeContract("acc")
+	c.Spec.ReclaimPolicy = storagev1alpha1.ReclaimPolicyRetain
+	c.Status = storagev1alpha1.ContractStatus{}
+	cluster := fakeCluster(t, c)
+	api := &fakeapi.API{Endpoint: "http://s3.test", Region: "us-east-1"}
+	api.Fail(fakeapi.OpBuy, fakeapi.Failure{Err: &contractclient.Error{Op: "creating the contract", Cause: errLost}, AfterActing: true})
+	r := contractReconciler(cluster, api)
+
+	_ = reconcileOnce(t, r, c) // bought, answer lost
+	foreign := credentials("acc")
+	foreign.OwnerReferences = nil // then a user writes a Secret of that name, owned by no Contract
+	if err := cluster.Create(context.Background(), foreign); err != nil {
+		t.Fatal(err)
+	}
+	deleting(t, cluster, c)
+	_ = reconcileOnce(t, r, c)
+	if ready := readyOf(t, cluster, c, func() []metav1.Condition { return c.Status.Conditions }); ready.Reason != storagev1alpha1.ReasonSecretConflict {
+		t.Errorf("Ready = %s: %s, want %s: the kept contract's keys have nowhere to go", ready.Reason, ready.Message, storagev1alpha1.ReasonSecretConflict)
 	}
 }
