@@ -100,10 +100,34 @@ type AccessKey struct {
 	CreatedAt time.Time `json:"createdAt"`
 }
 
+// BucketPolicyForm How bucket policies on this contract's endpoint name things, so a client writes and checks
+// policies the provider understands. Absent: the AWS forms (`arn:aws:s3:::` resources, the
+// owner in control whatever the policy says).
+type BucketPolicyForm struct {
+	// OwnerNeedsAllow true when the server judges the owner by the bucket policy alone: once a bucket has a
+	// policy, the owner keeps access only if the policy allows `ownerPrincipal`.
+	OwnerNeedsAllow bool `json:"ownerNeedsAllow"`
+
+	// OwnerPrincipal The Principal that names this contract's account in a bucket policy.
+	//
+	// Example: {"AWS":"arn:aws:iam:::user/contract-7h2kq9x4mv3np8dz"}
+	OwnerPrincipal map[string]string `json:"ownerPrincipal"`
+
+	// ResourcePrefix What a policy's Resource starts with before `<bucket>` or `<bucket>/<key>`.
+	//
+	// Example: arn:aws:s3:::
+	ResourcePrefix string `json:"resourcePrefix"`
+}
+
 // Contract A contract as the provider records it. Carries key ids, never secrets.
 type Contract struct {
 	// AccessKeys The contract's key pairs that work now, oldest first. Empty once cancelled.
 	AccessKeys []AccessKey `json:"accessKeys"`
+
+	// BucketPolicy How bucket policies on this contract's endpoint name things, so a client writes and checks
+	// policies the provider understands. Absent: the AWS forms (`arn:aws:s3:::` resources, the
+	// owner in control whatever the policy says).
+	BucketPolicy *BucketPolicyForm `json:"bucketPolicy,omitempty"`
 
 	// CancelledAt When the contract was cancelled; absent while it is active.
 	CancelledAt *time.Time `json:"cancelledAt,omitempty"`
@@ -172,6 +196,11 @@ type ContractState string
 type ContractWithCredentials struct {
 	// AccessKeys The contract's key pairs that work now, oldest first. Empty once cancelled.
 	AccessKeys []AccessKey `json:"accessKeys"`
+
+	// BucketPolicy How bucket policies on this contract's endpoint name things, so a client writes and checks
+	// policies the provider understands. Absent: the AWS forms (`arn:aws:s3:::` resources, the
+	// owner in control whatever the policy says).
+	BucketPolicy *BucketPolicyForm `json:"bucketPolicy,omitempty"`
 
 	// CancelledAt When the contract was cancelled; absent while it is active.
 	CancelledAt *time.Time `json:"cancelledAt,omitempty"`

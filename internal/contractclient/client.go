@@ -33,6 +33,8 @@ type Request struct {
 // Contract is a contract as the provider reports it.
 type Contract struct {
 	ID, State, Endpoint, Region, Plan string
+	// PolicyForm is how bucket policies name things on the endpoint; nil for the AWS forms.
+	PolicyForm *contractapi.BucketPolicyForm
 	// Credentials are set only by Buy: the API returns the secret nowhere else.
 	Credentials *Credentials
 }
@@ -74,7 +76,7 @@ func (c *Client) Buy(ctx context.Context, idempotencyKey string, req Request) (C
 		return Contract{}, false, &Error{Op: op, Status: resp.StatusCode(), Cause: fmt.Errorf("HTTP %d without a contract in the body", resp.StatusCode())}
 	}
 	out := Contract{ID: got.Id, State: string(got.State), Endpoint: got.Endpoint, Region: got.Region, Plan: got.Plan,
-		Credentials: &Credentials{AccessKeyID: got.Credentials.AccessKeyId, SecretAccessKey: got.Credentials.SecretAccessKey}}
+		PolicyForm: got.BucketPolicy, Credentials: &Credentials{AccessKeyID: got.Credentials.AccessKeyId, SecretAccessKey: got.Credentials.SecretAccessKey}}
 	return out, resp.JSON201 != nil, nil
 }
 
@@ -92,7 +94,8 @@ func (c *Client) Get(ctx context.Context, id string) (Contract, error) {
 	if got == nil {
 		return Contract{}, &Error{Op: op, Status: resp.StatusCode(), Cause: fmt.Errorf("HTTP %d without a contract in the body", resp.StatusCode())}
 	}
-	return Contract{ID: got.Id, State: string(got.State), Endpoint: got.Endpoint, Region: got.Region, Plan: got.Plan}, nil
+	return Contract{ID: got.Id, State: string(got.State), Endpoint: got.Endpoint, Region: got.Region, Plan: got.Plan,
+		PolicyForm: got.BucketPolicy}, nil
 }
 
 // Cancel implements API.

@@ -3,6 +3,8 @@ package contractserver
 import (
 	"context"
 	"errors"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 )
 
 // Credentials is an S3 key pair.
@@ -53,3 +55,14 @@ type Backend interface {
 type QuotaSupport interface {
 	SupportsQuotas() bool
 }
+
+// PolicyForms is implemented by a backend whose bucket policies differ from AWS's in how they
+// name things or treat the owner; a backend without it is taken to work as AWS does.
+type PolicyForms interface {
+	// BucketPolicyForm says how policies name the account of contractID (whose first key is
+	// firstAccessKeyID) and whether the owner must be allowed explicitly.
+	BucketPolicyForm(contractID, firstAccessKeyID string) contractapi.BucketPolicyForm
+}
+
+// awsResourcePrefix is how AWS, and the servers that follow it, name buckets in policies.
+const awsResourcePrefix = "arn:aws:s3:::"

@@ -145,7 +145,7 @@ func (s *Server) GetContract(_ context.Context, req contractapi.GetContractReque
 	if err != nil {
 		return nil, err
 	}
-	return contractapi.GetContract200JSONResponse(toContract(rec)), nil
+	return contractapi.GetContract200JSONResponse(s.toContract(rec)), nil
 }
 
 // CancelContract deletes the account, then records the cancellation; a crash in between is
@@ -198,7 +198,7 @@ func toStoredRequest(body contractapi.ContractRequest) storedRequest {
 	return req
 }
 
-func toContract(rec *record) contractapi.Contract {
+func (s *Server) toContract(rec *record) contractapi.Contract {
 	c := contractapi.Contract{
 		Id:          rec.ID,
 		State:       contractapi.ContractState(rec.State),
@@ -222,6 +222,10 @@ func toContract(rec *record) contractapi.Contract {
 			c.AccessKeys = append(c.AccessKeys, contractapi.AccessKey{AccessKeyId: k.AccessKeyID, CreatedAt: k.CreatedAt})
 		}
 	}
+	if forms, ok := s.backend.(PolicyForms); ok {
+		form := forms.BucketPolicyForm(rec.ID, rec.FirstKey.AccessKeyID)
+		c.BucketPolicy = &form
+	}
 	return c
 }
 
@@ -244,19 +248,20 @@ func (s *Server) withCredentials(rec *record) (contractapi.ContractWithCredentia
 	if err != nil {
 		return contractapi.ContractWithCredentials{}, err
 	}
-	c := toContract(rec)
+	c := s.toContract(rec)
 	return contractapi.ContractWithCredentials{
-		Id:          c.Id,
-		State:       c.State,
-		Endpoint:    c.Endpoint,
-		Region:      c.Region,
-		Plan:        c.Plan,
-		QuotaBytes:  c.QuotaBytes,
-		DisplayName: c.DisplayName,
-		Requester:   c.Requester,
-		CreatedAt:   c.CreatedAt,
-		CancelledAt: c.CancelledAt,
-		AccessKeys:  c.AccessKeys,
+		Id:           c.Id,
+		State:        c.State,
+		Endpoint:     c.Endpoint,
+		Region:       c.Region,
+		Plan:         c.Plan,
+		QuotaBytes:   c.QuotaBytes,
+		DisplayName:  c.DisplayName,
+		Requester:    c.Requester,
+		CreatedAt:    c.CreatedAt,
+		CancelledAt:  c.CancelledAt,
+		AccessKeys:   c.AccessKeys,
+		BucketPolicy: c.BucketPolicy,
 		Credentials: contractapi.Credentials{
 			AccessKeyId:     first.AccessKeyID,
 			SecretAccessKey: first.SecretAccessKey,

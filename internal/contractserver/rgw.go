@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
+
 	"github.com/ceph/go-ceph/rgw/admin"
 )
 
@@ -67,6 +69,13 @@ func (b *RGWBackend) Region() string   { return b.region }
 
 // SupportsQuotas is true: a plan's quota becomes the RGW user quota.
 func (b *RGWBackend) SupportsQuotas() bool { return true }
+
+// BucketPolicyForm implements PolicyForms: RGW names a user as an IAM user ARN, and the owner
+// keeps control of its bucket whatever the policy says, as on AWS.
+func (b *RGWBackend) BucketPolicyForm(contractID, _ string) contractapi.BucketPolicyForm {
+	return contractapi.BucketPolicyForm{ResourcePrefix: awsResourcePrefix,
+		OwnerPrincipal: map[string]string{"AWS": "arn:aws:iam:::user/" + rgwUserID(contractID)}}
+}
 
 // rgwUserID is the RGW user of a contract. The prefix keeps contract users apart from the
 // operator's own users, such as the admin.

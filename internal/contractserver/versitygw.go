@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -87,6 +89,13 @@ func (b *VersityGWBackend) Kind() string         { return "versitygw" }
 func (b *VersityGWBackend) Endpoint() string     { return b.cfg.S3Endpoint }
 func (b *VersityGWBackend) Region() string       { return b.cfg.Region }
 func (b *VersityGWBackend) SupportsQuotas() bool { return false }
+
+// BucketPolicyForm implements PolicyForms: versitygw names an account by its access key, and
+// judges even a bucket's owner by the bucket policy alone once there is one.
+func (b *VersityGWBackend) BucketPolicyForm(_, firstAccessKeyID string) contractapi.BucketPolicyForm {
+	return contractapi.BucketPolicyForm{ResourcePrefix: awsResourcePrefix,
+		OwnerPrincipal: map[string]string{"AWS": firstAccessKeyID}, OwnerNeedsAllow: true}
+}
 
 // CreateAccount creates the gateway user. A user that already exists with the same secret and
 // role is the result of an earlier attempt, and counts as success.

@@ -125,3 +125,41 @@ func jsonKind(v any) string {
 		return "a number"
 	}
 }
+
+// OwnerStatementID marks the statement the operator adds to a bucket policy so that the bucket's
+// owner keeps control on servers that judge the owner by the policy alone.
+const OwnerStatementID = "OSMOwnerAccess"
+
+// WithOwnerStatement returns policy with a statement that allows owner (a policy Principal, such
+// as {"AWS": "AKIA..."}) everything on the bucket, named resourcePrefix+bucket, and its objects.
+// A Deny in policy still wins over it, as IAM evaluates. "" stays "": no policy denies no one.
+func WithOwnerStatement(policy string, owner map[string]string, resourcePrefix, bucket string) (string, error) {
+	if policy == "" || len(owner) == 0 {
+		return policy, nil
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(policy), &doc); err != nil || doc == nil {
+		return "", fmt.Errorf("parsing policy: want a JSON object")
+	}
+	principal := map[string]any{}
+	for k, v := range owner {
+		principal[k] = []any{v}
+	}
+	var stmts []any
+	if v, ok := doc["Statement"]; ok && v != nil {
+		stmts = asList(v)
+	}
+	stmts = append(stmts, map[string]any{
+		"Sid":       OwnerStatementID,
+		"Effect":    "Allow",
+		"Principal": principal,
+		"Action":    []any{"s3:*"},
+		"Resource":  []any{resourcePrefix + bucket, resourcePrefix + bucket + "/*"},
+	})
+	doc["Statement"] = stmts
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return "", fmt.Errorf("encoding policy: %w", err)
+	}
+	return string(out), nil
+}

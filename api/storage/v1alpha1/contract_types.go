@@ -77,6 +77,11 @@ type ContractStatus struct {
 	// +optional
 	SecretName string `json:"secretName,omitempty"`
 
+	// bucketPolicy is how bucket policies on the endpoint name things, as the provider reports
+	// it; absent, the AWS forms.
+	// +optional
+	BucketPolicy *BucketPolicyForm `json:"bucketPolicy,omitempty"`
+
 	// purchaseRequested is set by the operator before it first asks the provider for this
 	// Contract's contract, so that a deletion finds a purchase whose answer was lost. It lives in
 	// status, which only the operator writes: a user cannot make it replay a purchase.
@@ -92,6 +97,24 @@ type ContractStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// BucketPolicyForm says how bucket policies on a contract's endpoint name things.
+type BucketPolicyForm struct {
+	// resourcePrefix is what a policy's Resource starts with before the bucket name, for
+	// example "arn:aws:s3:::".
+	// +required
+	ResourcePrefix string `json:"resourcePrefix"`
+
+	// ownerPrincipal names the contract's account in a policy's Principal, for example
+	// {"AWS": "arn:aws:iam:::user/contract-7h2kq9x4mv3np8dz"}.
+	// +optional
+	OwnerPrincipal map[string]string `json:"ownerPrincipal,omitempty"`
+
+	// ownerNeedsAllow is true when the server judges a bucket's owner by the bucket policy
+	// alone: the operator then adds a statement that allows the owner to every policy it writes.
+	// +optional
+	OwnerNeedsAllow bool `json:"ownerNeedsAllow,omitempty"`
 }
 
 // +kubebuilder:object:root=true

@@ -153,7 +153,7 @@ func (r *BucketReconciler) reconcileNormal(ctx context.Context, b *storagev1alph
 	if err != nil {
 		return r.s3Failed(b, err)
 	}
-	policy, err := r.syncPolicy(ctx, b, store, applied)
+	policy, err := r.syncPolicy(ctx, b, store, applied, contract.Status.BucketPolicy)
 	if err != nil {
 		return r.s3Failed(b, err)
 	}
@@ -391,16 +391,14 @@ func (r *BucketReconciler) syncACL(ctx context.Context, b *storagev1alpha1.Bucke
 
 // syncPolicy writes or deletes the bucket policy when it differs from the spec, and returns the
 // policy as observed, in canonical form.
-func (r *BucketReconciler) syncPolicy(ctx context.Context, b *storagev1alpha1.Bucket, store objectstore.Store, applied bool) (*runtime.RawExtension, error) {
+func (r *BucketReconciler) syncPolicy(ctx context.Context, b *storagev1alpha1.Bucket, store objectstore.Store, applied bool,
+	form *storagev1alpha1.BucketPolicyForm) (*runtime.RawExtension, error) {
 	name := b.Spec.BucketName
 	observed, err := store.Policy(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	desired := ""
-	if b.Spec.Policy != nil && len(b.Spec.Policy.Raw) > 0 {
-		desired = string(b.Spec.Policy.Raw)
-	}
+	desired := effectivePolicy(b, form)
 	if samePolicy(desired, observed) || (applied && samePolicy(rawString(b.Status.Policy), observed)) {
 		if samePolicy(rawString(b.Status.Policy), observed) {
 			// Already recorded: the API server may have re-encoded numbers in it, which must not

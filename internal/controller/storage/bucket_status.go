@@ -77,3 +77,23 @@ func rawString(r *runtime.RawExtension) string {
 	}
 	return string(r.Raw)
 }
+
+// effectivePolicy is the policy the bucket must have: the spec's, and, on a server that judges
+// the owner by the policy alone (form.OwnerNeedsAllow), a statement marked
+// objectstore.OwnerStatementID that keeps the owner in control as AWS and Ceph do. "" is none.
+// A spec policy that is no JSON object goes to the server as it is, which refuses it with its
+// own message.
+func effectivePolicy(b *storagev1alpha1.Bucket, form *storagev1alpha1.BucketPolicyForm) string {
+	if b.Spec.Policy == nil || len(b.Spec.Policy.Raw) == 0 {
+		return ""
+	}
+	spec := string(b.Spec.Policy.Raw)
+	if form == nil || !form.OwnerNeedsAllow {
+		return spec
+	}
+	withOwner, err := objectstore.WithOwnerStatement(spec, form.OwnerPrincipal, form.ResourcePrefix, b.Spec.BucketName)
+	if err != nil {
+		return spec
+	}
+	return withOwner
+}

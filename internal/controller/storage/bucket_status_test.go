@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
@@ -64,6 +65,34 @@ func TestSamePolicy(t *testing.T) {
 	for _, tt := range tests {
 		if got := samePolicy(tt.a, tt.b); got != tt.want {
 			t.Errorf("samePolicy(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+func TestEffectivePolicyKeepsTheOwnerInControlWhereTheServerNeedsIt(t *testing.T) {
+	spec := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::b/downloads/*"}]}`
+	bucket := &storagev1alpha1.Bucket{Spec: storagev1alpha1.BucketSpec{BucketName: "b", Policy: &runtime.RawExtension{Raw: []byte(spec)}}}
+	withOwner := `{"Version":"2012-10-17","Statement":[
+		{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::b/downloads/*"},
+		{"Sid":"OSMOwnerAccess","Effect":"Allow","Principal":{"AWS":["AK1"]},"Action":"s3:*","Resource":["arn:aws:s3:::b","arn:aws:s3:::b/*"]}]}`
+	judgesOwner := &storagev1alpha1.BucketPolicyForm{ResourcePrefix: "arn:aws:s3:::", OwnerPrincipal: map[string]string{"AWS": "AK1"}, OwnerNeedsAllow: true}
+	asAWS := &storagev1alpha1.BucketPolicyForm{ResourcePrefix: "arn:aws:s3:::", OwnerPrincipal: map[string]string{"AWS": "arn:aws:iam:::user/u"}}
+
+	tests := []struct {
+		name   string
+		bucket *storagev1alpha1.Bucket
+		form   *storagev1alpha1.BucketPolicyForm
+		want   string
+	}{
+		{"a server that judges the owner by the policy gets the owner's statement", bucket, judgesOwner, withOwner},
+		{"a server that keeps the owner in control, as AWS does, gets the spec", bucket, asAWS, spec},
+		{"a provider that says nothing is taken to work as AWS", bucket, nil, spec},
+		{"no policy denies no one, and needs no statement", &storagev1alpha1.Bucket{Spec: storagev1alpha1.BucketSpec{BucketName: "b"}}, judgesOwner, ""},
+	}
+	for _, tt := range tests {
+		got := effectivePolicy(tt.bucket, tt.form)
+		if !samePolicy(got, tt.want) {
+			t.Errorf("%s:\n got %s\nwant %s", tt.name, got, tt.want)
 		}
 	}
 }

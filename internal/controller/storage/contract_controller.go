@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -55,6 +56,17 @@ type ContractReconciler struct {
 	ResyncPeriod time.Duration
 	// MaxConcurrentReconciles bounds parallel reconciles; 0 means 1.
 	MaxConcurrentReconciles int
+
+	// observed holds, by Contract UID, the provider's last answer and when it came, so that a
+	// pass woken by a Bucket or a Secret within ResyncPeriod does not ask the provider again:
+	// with a thousand Buckets, each Bucket event would otherwise cost a contract API call.
+	observed sync.Map // types.UID -> observation
+}
+
+// observation is a contract as the provider reported it, and when.
+type observation struct {
+	contract contractclient.Contract
+	at       time.Time
 }
 
 // The manager lists and watches only Secrets labelled storage.osm.dev/contract (see
@@ -226,7 +238,22 @@ func (r *ContractReconciler) learnContract(ctx context.Context, c *storagev1alph
 
 // observe reads the contract back and keeps the Secret's endpoint and region in line with it.
 func (r *ContractReconciler) observe(ctx context.Context, c *storagev1alpha1.Contract, secret *corev1.Secret) (ctrl.Result, error) {
+	if last, ok := r.observed.Load(c.UID); ok {
+		o := last.(observation)
+		if age := time.Since(o.at); age < r.ResyncPeriod && o.contract.ID == c.Status.ContractID {
+			if err := r.writeSecret(ctx, c, secret, o.contract.Endpoint, o.contract.Region, nil); err != nil {
+				return r.secretFailed(ctx, c, err)
+			}
+			r.setObserved(c, o.contract)
+			return ctrl.Result{RequeueAfter: r.ResyncPeriod - age}, nil
+		}
+	}
 	got, err := r.API.Get(ctx, c.Status.ContractID)
+	if err != nil || got.Cancelled() {
+		r.observed.Delete(c.UID)
+	} else {
+		r.observed.Store(c.UID, observation{contract: got, at: time.Now()})
+	}
 	switch {
 	case errors.Is(err, contractclient.ErrNotFound):
 		return r.cancelled(c, c.Status.ContractID)
@@ -287,6 +314,11 @@ func (r *ContractReconciler) setObserved(c *storagev1alpha1.Contract, got contra
 	c.Status.Region = got.Region
 	c.Status.Plan = got.Plan
 	c.Status.SecretName = c.SecretNameOrDefault()
+	c.Status.BucketPolicy = nil
+	if f := got.PolicyForm; f != nil {
+		c.Status.BucketPolicy = &storagev1alpha1.BucketPolicyForm{ResourcePrefix: f.ResourcePrefix,
+			OwnerPrincipal: f.OwnerPrincipal, OwnerNeedsAllow: f.OwnerNeedsAllow}
+	}
 	r.setReady(c, metav1.ConditionTrue, storagev1alpha1.ReasonAvailable,
 		fmt.Sprintf("Contract %s is %s; its credentials are in Secret %s", got.ID, got.State, c.Status.SecretName))
 }
@@ -401,6 +433,7 @@ func (r *ContractReconciler) reconcileDelete(ctx context.Context, c *storagev1al
 	if res, err := r.settleAtProvider(ctx, c, learned); err != nil || !res.IsZero() {
 		return res, err
 	}
+	r.observed.Delete(c.UID)
 	return ctrl.Result{}, status.SetFinalizer(ctx, r.Client, c, Finalizer, false)
 }
 

@@ -407,3 +407,21 @@ func TestRetainedKeysWaitForASecretNameTakenByAnother(t *testing.T) {
 		t.Errorf("Ready = %s: %s, want %s: the kept contract's keys have nowhere to go", ready.Reason, ready.Message, storagev1alpha1.ReasonSecretConflict)
 	}
 }
+
+func TestPassesWokenWithinTheResyncPeriodDoNotAskTheProviderAgain(t *testing.T) {
+	c := activeContract("acc")
+	cluster := fakeCluster(t, c, credentials("acc"))
+	api := &fakeapi.API{}
+	if _, _, err := api.Buy(context.Background(), string(c.UID), contractclient.Request{Plan: "standard"}); err != nil {
+		t.Fatal(err)
+	}
+	r := contractReconciler(cluster, api) // resync: an hour
+	for range 5 {                         // a Bucket came, another went, the Secret changed, ...
+		if err := reconcileOnce(t, r, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := api.Calls(fakeapi.OpGet); n != 1 {
+		t.Errorf("the provider was asked %d times within one resync period, want once", n)
+	}
+}

@@ -58,7 +58,8 @@ type BucketValidator struct {
 	// Reader looks up the Bucket's Contract on create. The manager's API reader (uncached) is the
 	// right one: a Contract and a Bucket applied together from one file reach the API server
 	// milliseconds apart, before an informer cache could have seen the Contract, and a cached
-	// miss would refuse a valid Bucket. It costs one GET per Bucket create.
+	// miss would refuse a valid Bucket. A create costs two GETs of the Contract (its existence, and
+	// how its provider names buckets in policies) and one LIST of the namespace's Buckets.
 	Reader client.Reader
 }
 
@@ -69,7 +70,7 @@ var bucketGroupKind = storagev1alpha1.GroupVersion.WithKind("Bucket").GroupKind(
 // ValidateCreate checks the whole spec and that the named Contract exists in the Bucket's
 // namespace.
 func (v *BucketValidator) ValidateCreate(ctx context.Context, b *storagev1alpha1.Bucket) (admission.Warnings, error) {
-	errs := validateBucketSpec(&b.Spec, nil)
+	errs := validateBucketSpec(&b.Spec, nil, v.resourcePrefix(ctx, b))
 	for _, e := range errs {
 		if e.Field == "spec.contractName" {
 			// A malformed name is not looked up: the answer would be the lookup's own error.
@@ -119,8 +120,28 @@ func (v *BucketValidator) checkBucketNameFree(ctx context.Context, b *storagev1a
 // ValidateUpdate refuses changes to bucketName and contractName and checks the fields that
 // changed. Fields left as they were are not checked again, so a Bucket admitted under older rules
 // can still get its finalizer removed or its other fields edited.
-func (v *BucketValidator) ValidateUpdate(_ context.Context, oldB, newB *storagev1alpha1.Bucket) (admission.Warnings, error) {
-	return bucketWarnings(&newB.Spec, &oldB.Spec), invalid(bucketGroupKind, newB.Name, validateBucketSpec(&newB.Spec, &oldB.Spec))
+func (v *BucketValidator) ValidateUpdate(ctx context.Context, oldB, newB *storagev1alpha1.Bucket) (admission.Warnings, error) {
+	prefix := defaultResourcePrefix
+	if !apiequality.Semantic.DeepEqual(newB.Spec.Policy, oldB.Spec.Policy) {
+		prefix = v.resourcePrefix(ctx, newB)
+	}
+	return bucketWarnings(&newB.Spec, &oldB.Spec), invalid(bucketGroupKind, newB.Name, validateBucketSpec(&newB.Spec, &oldB.Spec, prefix))
+}
+
+// defaultResourcePrefix is how AWS names buckets in policies, and what is expected of a provider
+// that does not say otherwise.
+const defaultResourcePrefix = "arn:aws:s3:::"
+
+// resourcePrefix is how the provider of the Bucket's Contract names buckets in policies, as the
+// Contract's status reports it (the contract API's bucketPolicy); the AWS form when it says
+// nothing or cannot be read (checkContract reports a missing Contract).
+func (v *BucketValidator) resourcePrefix(ctx context.Context, b *storagev1alpha1.Bucket) string {
+	var contract storagev1alpha1.Contract
+	err := v.Reader.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: b.Spec.ContractName}, &contract)
+	if err != nil || contract.Status.BucketPolicy == nil || contract.Status.BucketPolicy.ResourcePrefix == "" {
+		return defaultResourcePrefix
+	}
+	return contract.Status.BucketPolicy.ResourcePrefix
 }
 
 // ValidateDelete allows every deletion; what deletion does is the controller's business.
@@ -153,7 +174,7 @@ func (v *BucketValidator) checkContract(ctx context.Context, b *storagev1alpha1.
 
 // validateBucketSpec checks spec. With old set (an update) it refuses changes to the immutable
 // fields and checks only the fields that changed.
-func validateBucketSpec(spec, old *storagev1alpha1.BucketSpec) field.ErrorList {
+func validateBucketSpec(spec, old *storagev1alpha1.BucketSpec, resourcePrefix string) field.ErrorList {
 	var errs field.ErrorList
 	specPath := field.NewPath("spec")
 
@@ -209,7 +230,7 @@ func validateBucketSpec(spec, old *storagev1alpha1.BucketSpec) field.ErrorList {
 
 	if old == nil || !apiequality.Semantic.DeepEqual(spec.Policy, old.Policy) || spec.BucketName != old.BucketName {
 		if spec.Policy != nil {
-			errs = append(errs, validatePolicy(specPath.Child("policy"), spec.Policy.Raw, spec.BucketName)...)
+			errs = append(errs, validatePolicy(specPath.Child("policy"), spec.Policy.Raw, resourcePrefix+spec.BucketName)...)
 		}
 	}
 	return errs

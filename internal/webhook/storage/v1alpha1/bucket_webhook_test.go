@@ -429,3 +429,33 @@ func TestBucketValidateDelete(t *testing.T) {
 		t.Errorf("ValidateDelete() error = %v, want nil", err)
 	}
 }
+
+// TestBucketPolicyResourcesFollowTheProvidersNames: a provider that names buckets its own way
+// (the contract API's bucketPolicy.resourcePrefix, in the Contract's status) gets policies in
+// its own terms, and AWS names are refused there.
+func TestBucketPolicyResourcesFollowTheProvidersNames(t *testing.T) {
+	iij := &storagev1alpha1.Contract{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "iij"},
+		Status: storagev1alpha1.ContractStatus{BucketPolicy: &storagev1alpha1.BucketPolicyForm{ResourcePrefix: "grn:iijgio:dag:::bucket/"}}}
+	reader := webhooktest.Reader{Objects: []client.Object{iij}}
+	tests := []struct {
+		name     string
+		resource string
+		want     []string
+	}{
+		{"the provider's own form", "grn:iijgio:dag:::bucket/team-a-data/*", nil},
+		{"the AWS form is not this provider's", "arn:aws:s3:::team-a-data/*", []string{
+			`spec.policy.Statement.Resource: Invalid value: "arn:aws:s3:::team-a-data/*": must refer to this bucket or its objects: "grn:iijgio:dag:::bucket/team-a-data" or "grn:iijgio:dag:::bucket/team-a-data/..."`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := validBucket()
+			b.Spec.ContractName = "iij"
+			b.Spec.Policy = policy(`{"Statement":{"Effect":"Allow","Principal":{"IIJGIO":"*"},"Action":"s3:GetObject","Resource":"` + tt.resource + `"}}`)
+			_, err := (&BucketValidator{Reader: reader}).ValidateCreate(context.Background(), b)
+			if diff := cmp.Diff(tt.want, webhooktest.Causes(t, err)); diff != "" {
+				t.Errorf("ValidateCreate() causes mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

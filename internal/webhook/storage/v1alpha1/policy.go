@@ -21,7 +21,7 @@ var omit = field.OmitValueType{}
 // validatePolicy checks a bucket policy: a JSON object of at most MaxPolicyBytes with a
 // Statement, whose every Resource and NotResource names bucketName or objects in it. It checks
 // shape and scope only; S3 itself judges actions, principals and conditions.
-func validatePolicy(path *field.Path, raw []byte, bucketName string) field.ErrorList {
+func validatePolicy(path *field.Path, raw []byte, bucketARN string) field.ErrorList {
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, raw); err != nil {
 		return field.ErrorList{field.Invalid(path, omit, "must be a JSON object")}
@@ -40,7 +40,7 @@ func validatePolicy(path *field.Path, raw []byte, bucketName string) field.Error
 	case nil:
 		errs = append(errs, field.Required(stmtPath, "a policy needs at least one statement"))
 	case map[string]any:
-		errs = append(errs, validateStatement(stmtPath, stmts, bucketName)...)
+		errs = append(errs, validateStatement(stmtPath, stmts, bucketARN)...)
 	case []any:
 		if len(stmts) == 0 {
 			errs = append(errs, field.Required(stmtPath, "a policy needs at least one statement"))
@@ -51,7 +51,7 @@ func validatePolicy(path *field.Path, raw []byte, bucketName string) field.Error
 				errs = append(errs, field.Invalid(stmtPath.Index(i), omit, "must be a JSON object"))
 				continue
 			}
-			errs = append(errs, validateStatement(stmtPath.Index(i), stmt, bucketName)...)
+			errs = append(errs, validateStatement(stmtPath.Index(i), stmt, bucketARN)...)
 		}
 	default:
 		errs = append(errs, field.Invalid(stmtPath, omit, "must be a JSON object or a list of them"))
@@ -60,7 +60,7 @@ func validatePolicy(path *field.Path, raw []byte, bucketName string) field.Error
 }
 
 // validateStatement checks that the statement's resources stay inside bucketName.
-func validateStatement(path *field.Path, stmt map[string]any, bucketName string) field.ErrorList {
+func validateStatement(path *field.Path, stmt map[string]any, bucketARN string) field.ErrorList {
 	_, hasResource := stmt["Resource"]
 	_, hasNotResource := stmt["NotResource"]
 	if !hasResource && !hasNotResource {
@@ -75,7 +75,7 @@ func validateStatement(path *field.Path, stmt map[string]any, bucketName string)
 		p := path.Child(key)
 		switch v := value.(type) {
 		case string:
-			errs = append(errs, validateResource(p, v, bucketName)...)
+			errs = append(errs, validateResource(p, v, bucketARN)...)
 		case []any:
 			if len(v) == 0 {
 				errs = append(errs, field.Required(p, "list at least one resource"))
@@ -86,7 +86,7 @@ func validateStatement(path *field.Path, stmt map[string]any, bucketName string)
 					errs = append(errs, field.Invalid(p.Index(i), omit, "must be a string"))
 					continue
 				}
-				errs = append(errs, validateResource(p.Index(i), s, bucketName)...)
+				errs = append(errs, validateResource(p.Index(i), s, bucketARN)...)
 			}
 		default:
 			errs = append(errs, field.Invalid(p, omit, "must be a string or a list of strings"))
@@ -97,8 +97,7 @@ func validateStatement(path *field.Path, stmt map[string]any, bucketName string)
 
 // validateResource accepts the bucket's own ARN and ARNs of objects in it; wildcards are fine in
 // the object part, where they cannot reach another bucket.
-func validateResource(path *field.Path, arn, bucketName string) field.ErrorList {
-	bucketARN := "arn:aws:s3:::" + bucketName
+func validateResource(path *field.Path, arn, bucketARN string) field.ErrorList {
 	if arn == bucketARN || strings.HasPrefix(arn, bucketARN+"/") {
 		return nil
 	}
