@@ -175,7 +175,9 @@ func TestAContractWaitsForABucketItsCacheHasNotSeen(t *testing.T) {
 	}
 }
 
-func TestRetainWithALostPurchaseAnswerKeepsTheKeys(t *testing.T) {
+// retainedLostPurchase is a Retain Contract whose contract was bought and whose answer was lost.
+func retainedLostPurchase(t *testing.T) (*storagev1alpha1.Contract, client.Client, *fakeapi.API, *ContractReconciler) {
+	t.Helper()
 	c := activeContract("acc")
 	c.Spec.ReclaimPolicy = storagev1alpha1.ReclaimPolicyRetain
 	c.Status = storagev1alpha1.ContractStatus{}
@@ -183,8 +185,15 @@ func TestRetainWithALostPurchaseAnswerKeepsTheKeys(t *testing.T) {
 	api := &fakeapi.API{Endpoint: "http://s3.test", Region: "us-east-1"}
 	api.Fail(fakeapi.OpBuy, fakeapi.Failure{Err: &contractclient.Error{Op: "creating the contract", Cause: errLost}, AfterActing: true})
 	r := contractReconciler(cluster, api)
+	_ = reconcileOnce(t, r, c)
+	if api.Bought() != 1 {
+		t.Fatalf("%d contracts bought, want 1", api.Bought())
+	}
+	return c, cluster, api, r
+}
 
-	_ = reconcileOnce(t, r, c) // bought, answer lost
+func TestRetainWithALostPurchaseAnswerKeepsTheKeys(t *testing.T) {
+	c, cluster, api, r := retainedLostPurchase(t)
 	deleting(t, cluster, c)
 	if err := reconcileOnce(t, r, c); err != nil {
 		t.Fatalf("deleting: %v", err)
@@ -387,15 +396,7 @@ func TestACreationInOnePassLeavesNoRecordBehind(t *testing.T) {
 }
 
 func TestRetainedKeysWaitForASecretNameTakenByAnother(t *testing.T) {
-	c := activeContract("acc")
-	c.Spec.ReclaimPolicy = storagev1alpha1.ReclaimPolicyRetain
-	c.Status = storagev1alpha1.ContractStatus{}
-	cluster := fakeCluster(t, c)
-	api := &fakeapi.API{Endpoint: "http://s3.test", Region: "us-east-1"}
-	api.Fail(fakeapi.OpBuy, fakeapi.Failure{Err: &contractclient.Error{Op: "creating the contract", Cause: errLost}, AfterActing: true})
-	r := contractReconciler(cluster, api)
-
-	_ = reconcileOnce(t, r, c) // bought, answer lost
+	c, cluster, _, r := retainedLostPurchase(t)
 	foreign := credentials("acc")
 	foreign.OwnerReferences = nil // then a user writes a Secret of that name, owned by no Contract
 	if err := cluster.Create(context.Background(), foreign); err != nil {
