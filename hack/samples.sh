@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Applies the samples in config/samples/templates, which name accounts by ids only known once
-# their Contracts are Ready: the partner's canonical id (grants) and the demo account's access
-# key id (the policy's Owner statement, which versitygw needs). Run after
+# their Contracts are Ready: the partner's canonical id (grants). Run after
 # `kubectl apply -f config/samples/` with KUBECONFIG set.
 set -euo pipefail
 cd "$(dirname "$0")/../config/samples/templates"
@@ -19,6 +18,6 @@ owner_of() {
     *) echo "contract-$(kubectl -n demo get contract "$1" -o jsonpath='{.status.contractID}')" ;;
   esac
 }
-OWNER=$(key_of demo) PARTNER=$(owner_of partner)
-sed -e "s/\${OWNER}/$OWNER/g" -e "s/\${PARTNER}/$PARTNER/g" \
+PARTNER=$(owner_of partner)
+sed -e "s/\${PARTNER}/$PARTNER/g" \
   bucket-grants.yaml bucket-policy.yaml | kubectl apply -f -
