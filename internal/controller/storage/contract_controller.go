@@ -207,7 +207,11 @@ func (r *ContractReconciler) createOrRecover(ctx context.Context, c *storagev1al
 		return r.secretFailed(ctx, c, err)
 	}
 	r.setObserved(c, got)
-	return ctrl.Result{}, nil
+	got.Credentials = nil // the cache holds what Get would answer, never a secret
+	r.observed.Store(c.UID, observation{contract: got, at: time.Now()})
+	// Nothing this controller watches changes when the provider cancels the contract behind its
+	// back: look again after the resync period, as observe does.
+	return ctrl.Result{RequeueAfter: r.ResyncPeriod}, nil
 }
 
 // purchaseRequest is what the Contract asks the provider for.

@@ -426,3 +426,18 @@ func TestPassesWokenWithinTheResyncPeriodDoNotAskTheProviderAgain(t *testing.T) 
 		t.Errorf("the provider was asked %d times within one resync period, want once", n)
 	}
 }
+
+func TestAFreshPurchaseIsLookedAtAgainAfterTheResyncPeriod(t *testing.T) {
+	c := activeContract("acc")
+	c.Status = storagev1alpha1.ContractStatus{}
+	cluster := fakeCluster(t, c)
+	r := contractReconciler(cluster, &fakeapi.API{})
+	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RequeueAfter != r.ResyncPeriod {
+		t.Errorf("after the purchase: RequeueAfter %s, want the resync period %s (a cancellation behind its back is seen by no watch)",
+			res.RequeueAfter, r.ResyncPeriod)
+	}
+}
