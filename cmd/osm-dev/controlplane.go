@@ -12,11 +12,11 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
 func (e *environment) startEtcd(ctx context.Context) error {
-	bin, err := testenv.Binary("etcd")
+	bin, err := localenv.Binary("etcd")
 	if err != nil {
 		return err
 	}
@@ -34,7 +34,7 @@ func (e *environment) startEtcd(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := testenv.WaitHTTP(ctx, p, client+"/health", 30*time.Second); err != nil {
+	if err := localenv.WaitHTTP(ctx, p, client+"/health", 30*time.Second); err != nil {
 		return err
 	}
 	status("etcd", "ready on %s (pid %d)", client, p.PID())
@@ -44,11 +44,11 @@ func (e *environment) startEtcd(ctx context.Context) error {
 // startAPIServer runs kube-apiserver with the serving certificate from the certificates folder,
 // its own service-account key, and a static admin token, and writes the kubeconfig users and the manager share.
 func (e *environment) startAPIServer(ctx context.Context) error {
-	bin, err := testenv.Binary("kube-apiserver")
+	bin, err := localenv.Binary("kube-apiserver")
 	if err != nil {
 		return err
 	}
-	token, err := readOrCreate(e.path("apiserver", "admin-token"), func() string { return testenv.RandomHex(24) })
+	token, err := readOrCreate(e.path("apiserver", "admin-token"), func() string { return localenv.RandomHex(24) })
 	if err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func (e *environment) startAPIServer(ctx context.Context) error {
 	return nil
 }
 
-func (e *environment) waitAPIServer(ctx context.Context, p *testenv.Process, token string) error {
+func (e *environment) waitAPIServer(ctx context.Context, p *localenv.Process, token string) error {
 	ca, err := os.ReadFile(e.certPath("ca.crt"))
 	if err != nil {
 		return err

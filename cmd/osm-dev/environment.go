@@ -12,16 +12,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
 // environment is one run of osm-dev: what it started, in order, so it can stop them in reverse.
 type environment struct {
 	opts  options
 	root  string // the module the manager is built from: cmd/, config/, .certs/
-	procs []*testenv.Process
+	procs []*localenv.Process
 	// manager is the running manager, kept apart from procs because a reload replaces it.
-	manager *testenv.Process
+	manager *localenv.Process
 	// sources watches the manager's sources when --watch is on; nil otherwise.
 	sources *sourceWatcher
 	// dlv is Delve's binary, with --debug.
@@ -63,7 +63,7 @@ type info struct {
 func (e *environment) run(ctx context.Context) error {
 	var err error
 	if e.root = e.opts.sourceDir; e.root == "" {
-		if e.root, err = testenv.ModuleRoot(); err != nil {
+		if e.root, err = localenv.ModuleRoot(); err != nil {
 			return err
 		}
 	}
@@ -209,7 +209,7 @@ func (e *environment) stopAll() {
 // build compiles the manager and the contract server, and checks the servers from bin/.
 func (e *environment) build(ctx context.Context) error {
 	for _, name := range []string{"kube-apiserver", "etcd", "versitygw"} {
-		if _, err := testenv.Binary(name); err != nil {
+		if _, err := localenv.Binary(name); err != nil {
 			return err
 		}
 	}
@@ -237,8 +237,8 @@ func (e *environment) certificates(ctx context.Context) error {
 	return nil
 }
 
-func (e *environment) start(name string, bin string, args, env []string) (*testenv.Process, error) {
-	p, err := testenv.StartProcess(name, e.path("logs", name+".log"), bin, args, env)
+func (e *environment) start(name string, bin string, args, env []string) (*localenv.Process, error) {
+	p, err := localenv.StartProcess(name, e.path("logs", name+".log"), bin, args, env)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
 func (e *environment) managerArgs() []string {
@@ -54,7 +54,7 @@ func (e *environment) startManager(ctx context.Context) error {
 			"--api-version=2", "--accept-multiclient", "--continue", bin, "--"}, args...)
 		bin = e.dlv
 	}
-	p, err := testenv.StartProcessTee("manager", e.path("logs", "manager.log"), os.Stdout, bin, args, nil)
+	p, err := localenv.StartProcessTee("manager", e.path("logs", "manager.log"), os.Stdout, bin, args, nil)
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func (e *environment) startManager(ctx context.Context) error {
 
 // waitReadyz polls the manager's /readyz until it answers 200 OK: an answer alone only says the
 // probe server is up, and a reload that reports "restarted" must mean ready.
-func waitReadyz(ctx context.Context, p *testenv.Process, url string, timeout time.Duration) error {
+func waitReadyz(ctx context.Context, p *localenv.Process, url string, timeout time.Duration) error {
 	client := &http.Client{Timeout: time.Second}
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
@@ -101,7 +101,7 @@ func (e *environment) stopManager() {
 }
 
 // waitWebhookServer waits until the webhook server completes a TLS handshake with .certs' CA.
-func (e *environment) waitWebhookServer(ctx context.Context, p *testenv.Process) error {
+func (e *environment) waitWebhookServer(ctx context.Context, p *localenv.Process) error {
 	ca, err := os.ReadFile(e.certPath("ca.crt"))
 	if err != nil {
 		return err

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
 // reload rebuilds and restarts the manager after its sources changed; saved is when the first
@@ -113,7 +113,7 @@ func (e *environment) generate(ctx context.Context) ([]byte, error) {
 // buildDelve builds Delve (pinned in hack/tools/delve/go.mod) into the servers' bin folder, as
 // hack/tools/build.sh builds the other tools: once, and again only when the pin changes.
 func (e *environment) buildDelve(ctx context.Context) error {
-	binDir, err := testenv.BinDir()
+	binDir, err := localenv.BinDir()
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func (e *environment) buildDelve(ctx context.Context) error {
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("hack/tools/build.sh dlv: %w", err)
 	}
-	if e.dlv, err = testenv.Binary("dlv"); err != nil {
+	if e.dlv, err = localenv.Binary("dlv"); err != nil {
 		return err
 	}
 	status("delve", "%s; the manager is built with -gcflags='all=-N -l'", e.dlv)

@@ -4,14 +4,14 @@ import (
 	"context"
 	"time"
 
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
 // startS3 starts versitygw over the state directory (its accounts and buckets survive a
 // restart), or a single-node Ceph RGW.
 func (e *environment) startS3(ctx context.Context) error {
 	if e.opts.s3 == "rgw" {
-		ceph, err := testenv.StartCeph(ctx, testenv.CephOptions{Dir: e.path("ceph")})
+		ceph, err := localenv.StartCeph(ctx, localenv.CephOptions{Dir: e.path("ceph")})
 		if err != nil {
 			return err
 		}
@@ -22,15 +22,15 @@ func (e *environment) startS3(ctx context.Context) error {
 		status("s3", "Ceph RGW ready on %s (pids %v)", ceph.Endpoint, ceph.PIDs())
 		return nil
 	}
-	access, err := readOrCreate(e.path("versitygw", "root-access-key"), func() string { return "root" + testenv.RandomHex(8) })
+	access, err := readOrCreate(e.path("versitygw", "root-access-key"), func() string { return "root" + localenv.RandomHex(8) })
 	if err != nil {
 		return err
 	}
-	secret, err := readOrCreate(e.path("versitygw", "root-secret-key"), func() string { return testenv.RandomHex(20) })
+	secret, err := readOrCreate(e.path("versitygw", "root-secret-key"), func() string { return localenv.RandomHex(20) })
 	if err != nil {
 		return err
 	}
-	gw, err := testenv.StartVersityGW(ctx, testenv.VersityGWOptions{
+	gw, err := localenv.StartVersityGW(ctx, localenv.VersityGWOptions{
 		Dir: e.path("versitygw"), Port: e.opts.s3Port, AdminPort: e.opts.s3AdminPort,
 		RootAccessKey: access, RootSecretKey: secret,
 	})
@@ -48,13 +48,13 @@ func (e *environment) startS3(ctx context.Context) error {
 
 func (e *environment) startContractServer(ctx context.Context) error {
 	tokenFile := e.path("contract-server", "token")
-	if _, err := readOrCreate(tokenFile, func() string { return testenv.RandomHex(24) }); err != nil {
+	if _, err := readOrCreate(tokenFile, func() string { return localenv.RandomHex(24) }); err != nil {
 		return err
 	}
 	// The key that encrypts the stored secrets lives beside the data directory, not in it, as
 	// it must in production: a copy of the records alone yields no secret.
 	keyFile := e.path("contract-server-encryption.key")
-	if _, err := readOrCreate(keyFile, func() string { return testenv.RandomHex(32) }); err != nil {
+	if _, err := readOrCreate(keyFile, func() string { return localenv.RandomHex(32) }); err != nil {
 		return err
 	}
 	addr := hostPort(e.opts.contractAPIPort)
@@ -65,7 +65,7 @@ func (e *environment) startContractServer(ctx context.Context) error {
 		return err
 	}
 	e.contractAPI, e.contractToken = "http://"+addr, tokenFile
-	if err := testenv.WaitHTTP(ctx, p, e.contractAPI+"/v1/contracts/none", 30*time.Second); err != nil {
+	if err := localenv.WaitHTTP(ctx, p, e.contractAPI+"/v1/contracts/none", 30*time.Second); err != nil {
 		return err
 	}
 	status("contract-server", "ready on %s (pid %d)", e.contractAPI, p.PID())

@@ -10,11 +10,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
 func TestCreateGetAndUseContract(t *testing.T) {
-	gw := startGateway(t, testenv.VersityGWOptions{})
+	gw := startGateway(t, localenv.VersityGWOptions{})
 	ts := startServer(t, Config{Backend: gatewayBackend(t, gw)})
 	ctx := t.Context()
 
@@ -80,7 +80,7 @@ func TestCreateGetAndUseContract(t *testing.T) {
 }
 
 func TestCreateIsIdempotent(t *testing.T) {
-	gw := startGateway(t, testenv.VersityGWOptions{})
+	gw := startGateway(t, localenv.VersityGWOptions{})
 	ts := startServer(t, Config{Backend: gatewayBackend(t, gw), Plans: []Plan{{Name: "standard"}, {Name: "other"}}})
 	ctx := t.Context()
 	req := contractapi.ContractRequest{Plan: "standard", DisplayName: aws.String("x")}
@@ -135,7 +135,7 @@ func TestCreateIsIdempotent(t *testing.T) {
 }
 
 func TestCreateRefusesBadRequests(t *testing.T) {
-	gw := startGateway(t, testenv.VersityGWOptions{})
+	gw := startGateway(t, localenv.VersityGWOptions{})
 	ts := startServer(t, Config{Backend: gatewayBackend(t, gw)})
 	tests := []struct {
 		name   string
@@ -167,7 +167,7 @@ func TestCreateRefusesBadRequests(t *testing.T) {
 }
 
 func TestAuthentication(t *testing.T) {
-	gw := startGateway(t, testenv.VersityGWOptions{})
+	gw := startGateway(t, localenv.VersityGWOptions{})
 	ts := startServer(t, Config{Backend: gatewayBackend(t, gw)})
 	created := createContract(t, ts.client, "uid-auth", contractapi.ContractRequest{Plan: "standard"})
 
@@ -205,7 +205,7 @@ func TestAuthentication(t *testing.T) {
 }
 
 func TestKeys(t *testing.T) {
-	gw := startGateway(t, testenv.VersityGWOptions{})
+	gw := startGateway(t, localenv.VersityGWOptions{})
 	ts := startServer(t, Config{Backend: gatewayBackend(t, gw)})
 	ctx := t.Context()
 	created := createContract(t, ts.client, "uid-keys", contractapi.ContractRequest{Plan: "standard"})
@@ -254,7 +254,7 @@ func TestKeys(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
-	gw := startGateway(t, testenv.VersityGWOptions{})
+	gw := startGateway(t, localenv.VersityGWOptions{})
 	ts := startServer(t, Config{Backend: gatewayBackend(t, gw)})
 	ctx := t.Context()
 
@@ -321,7 +321,7 @@ func TestCancel(t *testing.T) {
 }
 
 func TestRestartKeepsContracts(t *testing.T) {
-	gw := startGateway(t, testenv.VersityGWOptions{})
+	gw := startGateway(t, localenv.VersityGWOptions{})
 	backend := gatewayBackend(t, gw)
 	dir := t.TempDir()
 	req := contractapi.ContractRequest{Plan: "standard"}
@@ -352,7 +352,7 @@ func TestRestartKeepsContracts(t *testing.T) {
 
 func TestBackendUnavailable(t *testing.T) {
 	t.Run("closed port", func(t *testing.T) {
-		port, err := testenv.FreePort()
+		port, err := localenv.FreePort()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -378,12 +378,12 @@ func TestBackendUnavailable(t *testing.T) {
 	// A creation that fails at the backend is finished by its retry once the gateway is back,
 	// with the credentials recorded the first time and without a second account.
 	t.Run("gateway stopped and restarted", func(t *testing.T) {
-		opts := testenv.VersityGWOptions{Dir: t.TempDir()}
+		opts := localenv.VersityGWOptions{Dir: t.TempDir()}
 		var err error
-		if opts.Port, err = testenv.FreePort(); err != nil {
+		if opts.Port, err = localenv.FreePort(); err != nil {
 			t.Fatal(err)
 		}
-		if opts.AdminPort, err = testenv.FreePort(); err != nil {
+		if opts.AdminPort, err = localenv.FreePort(); err != nil {
 			t.Fatal(err)
 		}
 		opts.RootAccessKey, opts.RootSecretKey = "rootaccess", "rootsecret1234567890"
@@ -426,7 +426,7 @@ func TestBackendUnavailable(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
-	gw := startGateway(t, testenv.VersityGWOptions{})
+	gw := startGateway(t, localenv.VersityGWOptions{})
 	ts := startServer(t, Config{Backend: gatewayBackend(t, gw), RequestsPerSecond: 0.5, Burst: 1})
 	ctx := t.Context()
 	if _, err := ts.client.GetContractWithResponse(ctx, "any"); err != nil {
@@ -448,7 +448,7 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestNewRefusesQuotasOnVersityGW(t *testing.T) {
-	gw := startGateway(t, testenv.VersityGWOptions{})
+	gw := startGateway(t, localenv.VersityGWOptions{})
 	_, err := New(Config{Token: testToken, DataDir: t.TempDir(), EncryptionKey: testEncryptionKey, Backend: gatewayBackend(t, gw), Plans: []Plan{{Name: "small", QuotaBytes: 1 << 30}}})
 	if err == nil {
 		t.Fatal("New accepted a plan with a quota for versitygw, which cannot enforce it")
@@ -467,7 +467,7 @@ func cancelContract(t *testing.T, c contractapi.ClientWithResponsesInterface, id
 }
 
 // wantKeysRejected checks that the gateway no longer knows the key.
-func wantKeysRejected(t *testing.T, gw *testenv.VersityGW, creds contractapi.Credentials) {
+func wantKeysRejected(t *testing.T, gw *localenv.VersityGW, creds contractapi.Credentials) {
 	t.Helper()
 	_, err := s3As(gw, creds).ListBuckets(t.Context(), &s3.ListBucketsInput{})
 	if code := s3ErrorCode(err); code != "InvalidAccessKeyId" {

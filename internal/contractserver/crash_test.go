@@ -6,13 +6,13 @@ import (
 	"testing"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
 // A crash after the backend made the account but before the record said so: the retry after
 // the restart finds the recorded credentials, finishes, and hands out the same keys.
 func TestRetryAfterCrashFinishesProvisioning(t *testing.T) {
-	gw := startGateway(t, testenv.VersityGWOptions{})
+	gw := startGateway(t, localenv.VersityGWOptions{})
 	backend := gatewayBackend(t, gw)
 	dir := t.TempDir()
 	req := contractapi.ContractRequest{Plan: "standard"}
@@ -52,7 +52,7 @@ func TestRetryAfterCrashFinishesProvisioning(t *testing.T) {
 
 // Concurrent requests with one key make one contract: one 201, the rest replays of it.
 func TestConcurrentCreatesMakeOneContract(t *testing.T) {
-	gw := startGateway(t, testenv.VersityGWOptions{})
+	gw := startGateway(t, localenv.VersityGWOptions{})
 	ts := startServer(t, Config{Backend: gatewayBackend(t, gw)})
 	const n = 6
 	var wg sync.WaitGroup

@@ -15,7 +15,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/ceph/go-ceph/rgw/admin"
 
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
 // TestRGWBackend runs every RGW backend case against one real single-node Ceph cluster, started
@@ -179,9 +179,9 @@ func TestRGWBackend(t *testing.T) {
 
 // startCeph starts a Ceph cluster for one test. Its state directory is removed when the test
 // passes and kept, with the logs, when it fails.
-func startCeph(t *testing.T) *testenv.Ceph {
+func startCeph(t *testing.T) *localenv.Ceph {
 	t.Helper()
-	ceph, err := testenv.StartCeph(t.Context(), testenv.CephOptions{})
+	ceph, err := localenv.StartCeph(t.Context(), localenv.CephOptions{})
 	if err != nil {
 		t.Fatalf("starting Ceph: %v", err)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
 const testToken = "test-token"
@@ -26,12 +26,12 @@ const testToken = "test-token"
 var testEncryptionKey = randomBytes(EncryptionKeySize)
 
 // startGateway starts a versitygw for one test, stopped and removed when the test ends.
-func startGateway(t *testing.T, opts testenv.VersityGWOptions) *testenv.VersityGW {
+func startGateway(t *testing.T, opts localenv.VersityGWOptions) *localenv.VersityGW {
 	t.Helper()
 	if opts.Dir == "" {
 		opts.Dir = t.TempDir()
 	}
-	gw, err := testenv.StartVersityGW(t.Context(), opts)
+	gw, err := localenv.StartVersityGW(t.Context(), opts)
 	if err != nil {
 		t.Fatalf("starting versitygw: %v", err)
 	}
@@ -39,7 +39,7 @@ func startGateway(t *testing.T, opts testenv.VersityGWOptions) *testenv.VersityG
 	return gw
 }
 
-func gatewayBackend(t *testing.T, gw *testenv.VersityGW) *VersityGWBackend {
+func gatewayBackend(t *testing.T, gw *localenv.VersityGW) *VersityGWBackend {
 	t.Helper()
 	b, err := NewVersityGWBackend(VersityGWConfig{
 		S3Endpoint:     gw.Endpoint,
@@ -107,7 +107,7 @@ func newClient(t *testing.T, url, token string) contractapi.ClientWithResponsesI
 }
 
 // s3As is an S3 client for the gateway signing with creds, path-style, without retries.
-func s3As(gw *testenv.VersityGW, creds contractapi.Credentials) *s3.Client {
+func s3As(gw *localenv.VersityGW, creds contractapi.Credentials) *s3.Client {
 	return s3.New(s3.Options{
 		BaseEndpoint:     aws.String(gw.Endpoint),
 		Region:           gw.Region,

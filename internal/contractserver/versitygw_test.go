@@ -4,12 +4,12 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
 // The server retries backend calls after crashes, so each one must succeed when repeated.
 func TestVersityGWBackendIsIdempotent(t *testing.T) {
-	gw := startGateway(t, testenv.VersityGWOptions{})
+	gw := startGateway(t, localenv.VersityGWOptions{})
 	b := gatewayBackend(t, gw)
 	ctx := t.Context()
 	id := newContractID()

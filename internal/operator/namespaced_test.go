@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv/stack"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv/stack"
 )
 
 // A team that wants the operator to see only some namespaces runs it with --watch-namespaces and

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
 const (
@@ -94,12 +94,12 @@ var (
 // buildOSMDev builds bin/osm-dev once per run of the suite.
 func buildOSMDev() (string, error) {
 	buildOnce.Do(func() {
-		root, err := testenv.ModuleRoot()
+		root, err := localenv.ModuleRoot()
 		if err != nil {
 			buildErr = err
 			return
 		}
-		binDir, err := testenv.BinDir()
+		binDir, err := localenv.BinDir()
 		if err != nil {
 			buildErr = err
 			return
@@ -117,7 +117,7 @@ func buildOSMDev() (string, error) {
 // launchOSMDev starts bin/osm-dev with extra flags, on free ports with a temporary state dir,
 // and waits for env.json. The osmDev it returns, even with an error, must be stopped.
 func launchOSMDev(extra ...string) (*osmDev, *Env, error) {
-	root, err := testenv.ModuleRoot()
+	root, err := localenv.ModuleRoot()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -142,7 +142,7 @@ func launchOSMDev(extra ...string) (*osmDev, *Env, error) {
 	args := []string{"--state-dir", d.stateDir, "--certs-dir", filepath.Join(tmp, "certs"), "--mkcert", "never"}
 	for _, flag := range portFlags {
 		for {
-			p, err := testenv.FreePort()
+			p, err := localenv.FreePort()
 			if err != nil {
 				return nil, nil, err
 			}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
 const (
@@ -27,7 +27,7 @@ const (
 // module, an edit to a controller is built and running within seconds, while the Contract made
 // before stays; an edit that does not compile is reported and leaves the running manager alone.
 func TestReload(t *testing.T) {
-	root, err := testenv.ModuleRoot()
+	root, err := localenv.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

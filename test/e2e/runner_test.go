@@ -20,7 +20,7 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
 const (
@@ -207,7 +207,7 @@ func (r *caseRun) client() (*s3.Client, error) {
 			return nil, fmt.Errorf("the Secret of contract %s lacks %s", r.c.Contract, key)
 		}
 	}
-	r.s3 = testenv.NewS3Client(data["AWS_ENDPOINT_URL"], data["AWS_REGION"], data["AWS_ACCESS_KEY_ID"], data["AWS_SECRET_ACCESS_KEY"])
+	r.s3 = localenv.NewS3Client(data["AWS_ENDPOINT_URL"], data["AWS_REGION"], data["AWS_ACCESS_KEY_ID"], data["AWS_SECRET_ACCESS_KEY"])
 	return r.s3, nil
 }
 

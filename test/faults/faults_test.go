@@ -33,9 +33,9 @@ import (
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractserver"
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv/faults"
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv/stack"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv/faults"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv/stack"
 )
 
 // size is the scenario's scale, from the environment (make test-faults sets it).
@@ -362,7 +362,7 @@ func (sc *scenario) waitFor(what string, check func() (why string, ok bool)) {
 
 // admin is an S3 client with the server's administrator keys, which sees every account.
 func (sc *scenario) admin() *s3.Client {
-	return testenv.NewS3Client(sc.stk.S3.Direct, sc.stk.S3.Region, sc.stk.S3.AdminAccessKey, sc.stk.S3.AdminSecretKey)
+	return localenv.NewS3Client(sc.stk.S3.Direct, sc.stk.S3.Region, sc.stk.S3.AdminAccessKey, sc.stk.S3.AdminSecretKey)
 }
 
 // checkReadyBucketsExist: no Bucket is Ready without its bucket.
@@ -464,7 +464,7 @@ func (sc *scenario) checkRetainedSecrets() (lost int) {
 		secret := &corev1.Secret{}
 		err := sc.k8s.Get(sc.ctx, client.ObjectKey{Namespace: sc.ns, Name: c.SecretNameOrDefault()}, secret)
 		if err == nil {
-			s3c := testenv.NewS3Client(sc.stk.S3.Direct, sc.stk.S3.Region,
+			s3c := localenv.NewS3Client(sc.stk.S3.Direct, sc.stk.S3.Region,
 				string(secret.Data[storagev1alpha1.SecretKeyAccessKeyID]), string(secret.Data[storagev1alpha1.SecretKeySecretAccessKey]))
 			_, err = s3c.ListBuckets(sc.ctx, &s3.ListBucketsInput{})
 		}

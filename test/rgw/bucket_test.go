@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
 )
 
 var _ = Describe("Buckets on Ceph RGW", func() {
@@ -38,7 +38,7 @@ var _ = Describe("Buckets on Ceph RGW", func() {
 		secret := &corev1.Secret{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: c.Status.SecretName}, secret)).To(Succeed())
 		ownerID = "contract-" + c.Status.ContractID
-		owner = testenv.NewS3Client(c.Status.Endpoint, c.Status.Region,
+		owner = localenv.NewS3Client(c.Status.Endpoint, c.Status.Region,
 			string(secret.Data["AWS_ACCESS_KEY_ID"]), string(secret.Data["AWS_SECRET_ACCESS_KEY"]))
 	})
 

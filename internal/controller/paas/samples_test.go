@@ -15,14 +15,14 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
 // applySamples creates every object in the files under config/samples, in order, as
 // `kubectl apply -f` would on a fresh namespace.
 func applySamples(ctx SpecContext, files ...string) {
 	GinkgoHelper()
-	root, err := testenv.ModuleRoot()
+	root, err := localenv.ModuleRoot()
 	Expect(err).NotTo(HaveOccurred())
 	for _, f := range files {
 		raw, err := os.ReadFile(filepath.Join(root, "config", "samples", f))

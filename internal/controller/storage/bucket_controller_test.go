@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
 )
 
 // account is a Ready Contract and an S3 client of its own, independent of the operator's code.
@@ -38,7 +38,7 @@ func readyAccount(ctx SpecContext, ns, name string) account {
 	secret := &corev1.Secret{}
 	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: c.Status.SecretName}, secret)).To(Succeed())
 	keyID := string(secret.Data["AWS_ACCESS_KEY_ID"])
-	return account{contract: c, keyID: keyID, s3: testenv.NewS3Client(c.Status.Endpoint, c.Status.Region,
+	return account{contract: c, keyID: keyID, s3: localenv.NewS3Client(c.Status.Endpoint, c.Status.Region,
 		keyID, string(secret.Data["AWS_SECRET_ACCESS_KEY"]))}
 }
 
@@ -485,7 +485,7 @@ var _ = Describe("Bucket", func() {
 		bucketReady(ctx, b)
 		secret := &corev1.Secret{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: c.Status.SecretName}, secret)).To(Succeed())
-		s3c := testenv.NewS3Client(stk.S3.Endpoint, stk.S3.Region,
+		s3c := localenv.NewS3Client(stk.S3.Endpoint, stk.S3.Region,
 			string(secret.Data["AWS_ACCESS_KEY_ID"]), string(secret.Data["AWS_SECRET_ACCESS_KEY"]))
 
 		Expect(k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())

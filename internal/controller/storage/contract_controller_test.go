@@ -17,8 +17,8 @@ import (
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv/stack"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv/stack"
 )
 
 var _ = Describe("Contract", func() {
@@ -70,7 +70,7 @@ var _ = Describe("Contract", func() {
 		Expect(metav1.IsControlledBy(s, c)).To(BeTrue(), "owner references: %v", s.OwnerReferences)
 
 		By("handing out keys that really work on the S3 endpoint")
-		s3c := testenv.NewS3Client(string(s.Data["AWS_ENDPOINT_URL"]), string(s.Data["AWS_REGION"]),
+		s3c := localenv.NewS3Client(string(s.Data["AWS_ENDPOINT_URL"]), string(s.Data["AWS_REGION"]),
 			string(s.Data["AWS_ACCESS_KEY_ID"]), string(s.Data["AWS_SECRET_ACCESS_KEY"]))
 		bucket := aws.String("team-a-check-" + ns)
 		_, err := s3c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: bucket})
@@ -319,7 +319,7 @@ var _ = Describe("Contract", func() {
 		Expect(k8s.Create(ctx, c)).To(Succeed())
 		contractReady(ctx, c)
 		id, secret := c.Status.ContractID, secretOf(ctx, c)
-		s3c := testenv.NewS3Client(stk.S3.Endpoint, stk.S3.Region,
+		s3c := localenv.NewS3Client(stk.S3.Endpoint, stk.S3.Region,
 			string(secret.Data["AWS_ACCESS_KEY_ID"]), string(secret.Data["AWS_SECRET_ACCESS_KEY"]))
 
 		Expect(k8s.Delete(ctx, c)).To(Succeed())

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv/stack"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv/stack"
 )
 
 var _ = Describe("The manager's /metrics", func() {

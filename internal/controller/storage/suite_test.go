@@ -17,7 +17,7 @@ import (
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv/stack"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv/stack"
 )
 
 // The suite runs the operator as it ships against a real API server, a real versitygw and the

@@ -23,7 +23,7 @@ import (
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 	osmwebhook "github.com/object-storage-manager/object-storage-manager/internal/webhook"
 )
 
@@ -44,11 +44,11 @@ type Server struct {
 // Start starts the API server and a manager on which each setup registers its webhooks, and
 // waits until the webhook server answers.
 func Start(setups ...func(ctrl.Manager) error) (*Server, error) {
-	root, err := testenv.ModuleRoot()
+	root, err := localenv.ModuleRoot()
 	if err != nil {
 		return nil, err
 	}
-	env, cfg, err := testenv.StartControlPlane(testenv.ControlPlaneOptions{
+	env, cfg, err := localenv.StartControlPlane(localenv.ControlPlaneOptions{
 		WebhookPaths: []string{filepath.Join(root, "config", "webhook")},
 	})
 	if err != nil {

@@ -23,9 +23,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractserver"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv/faults"
 	"github.com/object-storage-manager/object-storage-manager/internal/operator"
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv/faults"
 )
 
 // Stack is a running operator with everything it talks to.
@@ -86,7 +86,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	if s.dir, err = os.MkdirTemp("", "osm-stack-"); err != nil {
 		return nil, err
 	}
-	env, cfg, err := testenv.StartControlPlane(testenv.ControlPlaneOptions{WebhookPaths: opts.WebhookPaths})
+	env, cfg, err := localenv.StartControlPlane(localenv.ControlPlaneOptions{WebhookPaths: opts.WebhookPaths})
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +104,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	if s.ContractAPI, err = startContractAPI(backend, filepath.Join(s.dir, "contract-server")); err != nil {
 		return nil, err
 	}
-	metricsPort, err := testenv.FreePort()
+	metricsPort, err := localenv.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -271,7 +271,7 @@ func (s *Stack) startS3(ctx context.Context, opts Options) (contractserver.Backe
 		if opts.S3Faults != nil {
 			return nil, errors.New("S3Faults works with versitygw only")
 		}
-		ceph, err := testenv.StartCeph(ctx, testenv.CephOptions{Dir: filepath.Join(s.dir, "ceph")})
+		ceph, err := localenv.StartCeph(ctx, localenv.CephOptions{Dir: filepath.Join(s.dir, "ceph")})
 		if err != nil {
 			return nil, err
 		}
@@ -284,7 +284,7 @@ func (s *Stack) startS3(ctx context.Context, opts Options) (contractserver.Backe
 			AdminSecretKey: ceph.AdminSecretKey,
 		})
 	}
-	gw, err := testenv.StartVersityGW(ctx, testenv.VersityGWOptions{Dir: filepath.Join(s.dir, "versitygw")})
+	gw, err := localenv.StartVersityGW(ctx, localenv.VersityGWOptions{Dir: filepath.Join(s.dir, "versitygw")})
 	if err != nil {
 		return nil, err
 	}
@@ -329,7 +329,7 @@ func startContractAPI(backend contractserver.Backend, dir string) (*ContractAPI,
 	if err != nil {
 		return nil, err
 	}
-	port, err := testenv.FreePort()
+	port, err := localenv.FreePort()
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package testenv
+package localenv
 
 import (
 	"errors"
@@ -78,7 +78,7 @@ func dyingWithParent(binDir string, names ...string) (string, error) {
 		return "", err
 	}
 	for _, name := range names {
-		script := fmt.Sprintf("#!/bin/sh\n# Written by internal/testenv: %s, killed when the process that started it dies.\nexec %s --pdeathsig KILL -- %s \"$@\"\n",
+		script := fmt.Sprintf("#!/bin/sh\n# Written by internal/localenv: %s, killed when the process that started it dies.\nexec %s --pdeathsig KILL -- %s \"$@\"\n",
 			name, setpriv, filepath.Join(binDir, name))
 		// Test packages run in parallel and write the same launchers: write aside, then rename.
 		tmp, err := os.CreateTemp(dir, name+".*")

@@ -1,4 +1,4 @@
-package testenv_test
+package localenv_test
 
 import (
 	"context"
@@ -12,12 +12,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
 // The harness starts a real API server: a Namespace created through it can be read back.
 func TestControlPlaneServesTheKubernetesAPI(t *testing.T) {
-	env, cfg, err := testenv.StartControlPlane(testenv.ControlPlaneOptions{})
+	env, cfg, err := localenv.StartControlPlane(localenv.ControlPlaneOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestControlPlaneServesTheKubernetesAPI(t *testing.T) {
 // The harness starts a real S3 server: a bucket can be created, listed and deleted on it.
 func TestVersityGWServesS3(t *testing.T) {
 	ctx := context.Background()
-	gw, err := testenv.StartVersityGW(ctx, testenv.VersityGWOptions{})
+	gw, err := localenv.StartVersityGW(ctx, localenv.VersityGWOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestVersityGWServesS3(t *testing.T) {
 		_ = gw.Stop()
 		_ = os.RemoveAll(gw.Dir)
 	})
-	s3c := testenv.NewS3Client(gw.Endpoint, gw.Region, gw.RootAccessKey, gw.RootSecretKey)
+	s3c := localenv.NewS3Client(gw.Endpoint, gw.Region, gw.RootAccessKey, gw.RootSecretKey)
 
 	if _, err := s3c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("harness-check")}); err != nil {
 		t.Fatalf("creating a bucket: %v", err)

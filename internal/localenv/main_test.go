@@ -1,4 +1,4 @@
-package testenv_test
+package localenv_test
 
 import (
 	"bufio"
@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
 // helperEnv makes this test binary, started again by a test, play a test process that starts a
@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 // startControlPlaneAndWait starts a control plane, says so, and waits to be killed (never stopping
 // it itself, as a test that panics or is interrupted would not).
 func startControlPlaneAndWait() int {
-	if _, _, err := testenv.StartControlPlane(testenv.ControlPlaneOptions{}); err != nil {
+	if _, _, err := localenv.StartControlPlane(localenv.ControlPlaneOptions{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -69,7 +69,7 @@ func TestControlPlaneStopsWhenItsTestProcessIsKilled(t *testing.T) {
 		t.Fatal("the helper did not start a control plane within 2 minutes")
 	}
 
-	children, err := testenv.Children(cmd.Process.Pid)
+	children, err := localenv.Children(cmd.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv/stack"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv/stack"
 )
 
 // A suite whose set-up fails half-way (here: Ceph is not installed, after the control plane is
@@ -26,7 +26,7 @@ func TestStartThatFailsLeavesNothingRunning(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		children, err := testenv.Children(os.Getpid())
+		children, err := localenv.Children(os.Getpid())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package testenv
+package localenv
 
 import (
 	"context"
@@ -33,7 +33,7 @@ func BinDir() (string, error) {
 func ModuleRoot() (string, error) {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
-		return "", errors.New("cannot locate the testenv package source")
+		return "", errors.New("cannot locate the localenv package source")
 	}
 	dir := filepath.Dir(file)
 	for {
@@ -42,7 +42,7 @@ func ModuleRoot() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("no go.mod above the testenv package")
+			return "", errors.New("no go.mod above the localenv package")
 		}
 		dir = parent
 	}

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/object-storage-manager/object-storage-manager/internal/testenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
 // The manager runs in tests as the ServiceAccount an install gives it (config/default), bound to
@@ -45,7 +45,7 @@ func ShippedManagerRole() (*rbacv1.ClusterRole, error) { return shippedClusterRo
 
 // shippedClusterRole reads a ClusterRole from config/rbac.
 func shippedClusterRole(file string) (*rbacv1.ClusterRole, error) {
-	root, err := testenv.ModuleRoot()
+	root, err := localenv.ModuleRoot()
 	if err != nil {
 		return nil, err
 	}
