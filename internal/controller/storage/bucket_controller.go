@@ -105,38 +105,59 @@ func (r *BucketReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ c
 	}
 
 	before := b.DeepCopy()
+	p := &bucketPass{}
 	defer func() {
+		r.setConditions(b, p)
 		if err := status.Patch(ctx, r.Client, before, b, &before.Status, &b.Status); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
 		}
 	}()
 
 	if !b.DeletionTimestamp.IsZero() {
-		return status.IgnoreConflict(r.reconcileDelete(ctx, b))
+		return status.IgnoreConflict(r.reconcileDelete(ctx, b, p))
 	}
-	return status.IgnoreConflict(r.reconcileNormal(ctx, b))
+	return status.IgnoreConflict(r.reconcileNormal(ctx, b, p))
 }
 
-func (r *BucketReconciler) reconcileNormal(ctx context.Context, b *storagev1alpha1.Bucket) (ctrl.Result, error) {
-	if _, err := r.updateInUse(ctx, b); err != nil {
+// setConditions sets the conditions bucketConditions derives from the pass, with an event when
+// Ready's reason changes or a deletion becomes blocked.
+func (r *BucketReconciler) setConditions(b *storagev1alpha1.Bucket, p *bucketPass) {
+	ready, inUse, blocked := bucketConditions(b, p)
+	if inUse != nil {
+		setCondition(&b.Status.Conditions, b.Generation, storagev1alpha1.InUseCondition, *inUse)
+	}
+	if blocked != nil {
+		wasBlocked := meta.IsStatusConditionTrue(b.Status.Conditions, storagev1alpha1.DeletionBlockedCondition)
+		oldReason := status.Reason(b.Status.Conditions, storagev1alpha1.DeletionBlockedCondition)
+		setCondition(&b.Status.Conditions, b.Generation, storagev1alpha1.DeletionBlockedCondition, *blocked)
+		if !wasBlocked || oldReason != blocked.Reason {
+			r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, "DeletionBlocked", "Delete", "%s", blocked.Message)
+		}
+	}
+	if ready != nil {
+		b.Status.ObservedGeneration = b.Generation
+		setReady(r.Recorder, b, &b.Status.Conditions, b.Generation, *ready)
+	}
+}
+
+func (r *BucketReconciler) reconcileNormal(ctx context.Context, b *storagev1alpha1.Bucket, p *bucketPass) (ctrl.Result, error) {
+	if err := r.listUsers(ctx, b, p); err != nil {
 		return ctrl.Result{}, err
 	}
-	store, contract, waiting := r.connect(ctx, b)
+	store, contract, waiting := r.connect(ctx, b, p)
 	if store == nil {
 		return ctrl.Result{}, waiting
 	}
 	if !contract.DeletionTimestamp.IsZero() && b.Status.BucketName != b.Spec.BucketName {
 		// A bucket made now would outlive the account it is made in.
-		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonContractDeleting, fmt.Sprintf(
-			"Contract %s is being deleted, so no bucket is created for it; it waits for this Bucket: delete this Bucket, or recreate it once a new Contract is Ready",
-			contract.Name))
+		p.found = foundContractDeleting
 		return ctrl.Result{}, nil
 	}
 	// Whether the spec was already applied once as it stands: then the server's current state
 	// is compared with what it showed after that, not only with the spec.
 	applied := r.specApplied(b)
 
-	if res, err := r.ensureBucket(ctx, b, store); err != nil || !res.IsZero() {
+	if res, err := r.ensureBucket(ctx, b, p, store); err != nil || !res.IsZero() {
 		return res, err
 	}
 	acl, err := r.syncACL(ctx, b, store, applied)
@@ -144,35 +165,33 @@ func (r *BucketReconciler) reconcileNormal(ctx context.Context, b *storagev1alph
 		// Deleted behind the operator's back: make it again, then give it the spec's ACL, which
 		// nothing that was observed before describes any more.
 		b.Status.BucketName = ""
-		if res, err := r.ensureBucket(ctx, b, store); err != nil || !res.IsZero() {
+		if res, err := r.ensureBucket(ctx, b, p, store); err != nil || !res.IsZero() {
 			return res, err
 		}
 		applied = false
 		acl, err = r.syncACL(ctx, b, store, applied)
 	}
 	if err != nil {
-		return r.s3Failed(b, err)
+		return r.s3Failed(b, p, err)
 	}
 	policy, err := r.syncPolicy(ctx, b, store, applied, contract.Status.BucketPolicy)
 	if err != nil {
-		return r.s3Failed(b, err)
+		return r.s3Failed(b, p, err)
 	}
 	b.Status.ACL = acl
 	b.Status.Policy = policy
-	r.setReady(b, metav1.ConditionTrue, storagev1alpha1.ReasonAvailable,
-		fmt.Sprintf("Bucket %s exists with the ACL and policy of its spec", b.Spec.BucketName))
+	p.found = foundAvailable
 	return ctrl.Result{RequeueAfter: r.ResyncPeriod}, nil
 }
 
 // connect opens the S3 endpoint of the Bucket's Contract, in the Bucket's namespace. When the
-// Contract is missing or not Ready it sets the condition and returns a nil Store; the Contract
-// watch wakes the Bucket when that changes.
-func (r *BucketReconciler) connect(ctx context.Context, b *storagev1alpha1.Bucket) (objectstore.Store, *storagev1alpha1.Contract, error) {
+// Contract is missing or not Ready it records that in the pass and returns a nil Store; the
+// Contract watch wakes the Bucket when that changes.
+func (r *BucketReconciler) connect(ctx context.Context, b *storagev1alpha1.Bucket, p *bucketPass) (objectstore.Store, *storagev1alpha1.Contract, error) {
 	contract := &storagev1alpha1.Contract{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ContractName}, contract)
 	if apierrors.IsNotFound(err) {
-		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonContractNotFound,
-			fmt.Sprintf("Contract %s does not exist in namespace %s", b.Spec.ContractName, b.Namespace))
+		p.found = foundContractMissing
 		return nil, nil, nil
 	}
 	if err != nil {
@@ -181,12 +200,10 @@ func (r *BucketReconciler) connect(ctx context.Context, b *storagev1alpha1.Bucke
 	// Usable, not Ready: a Contract that is deleting, or whose API is briefly down, still has
 	// working credentials, and its Buckets must be able to finish their own deletion.
 	if contract.Status.State != "active" || contract.Status.SecretName == "" || contract.Status.Endpoint == "" {
-		why := "it has no status yet"
+		p.found, p.why = foundContractNotReady, "it has no status yet"
 		if ready := meta.FindStatusCondition(contract.Status.Conditions, storagev1alpha1.ReadyCondition); ready != nil {
-			why = fmt.Sprintf("%s: %s", ready.Reason, ready.Message)
+			p.why = fmt.Sprintf("%s: %s", ready.Reason, ready.Message)
 		}
-		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonContractNotReady,
-			fmt.Sprintf("Contract %s is not Ready (%s)", contract.Name, why))
 		return nil, nil, nil
 	}
 	secret := &corev1.Secret{}
@@ -195,8 +212,7 @@ func (r *BucketReconciler) connect(ctx context.Context, b *storagev1alpha1.Bucke
 		if client.IgnoreNotFound(err) != nil {
 			return nil, nil, fmt.Errorf("reading Secret %q: %w", contract.Status.SecretName, err)
 		}
-		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonContractNotReady,
-			fmt.Sprintf("Contract %s has no credentials in Secret %s yet", contract.Name, contract.Status.SecretName))
+		p.found, p.secret = foundNoCredentials, contract.Status.SecretName
 		return nil, nil, nil
 	}
 	b.Status.Endpoint = contract.Status.Endpoint
@@ -208,7 +224,7 @@ func (r *BucketReconciler) connect(ctx context.Context, b *storagev1alpha1.Bucke
 
 // ensureBucket makes sure the bucket exists and is this resource's. A zero result and nil error
 // mean it is.
-func (r *BucketReconciler) ensureBucket(ctx context.Context, b *storagev1alpha1.Bucket, store objectstore.Store) (ctrl.Result, error) {
+func (r *BucketReconciler) ensureBucket(ctx context.Context, b *storagev1alpha1.Bucket, p *bucketPass, store objectstore.Store) (ctrl.Result, error) {
 	name := b.Spec.BucketName
 	if b.Status.BucketName == name {
 		// Made or adopted by an earlier pass; the ACL read notices if it has vanished.
@@ -221,9 +237,7 @@ func (r *BucketReconciler) ensureBucket(ctx context.Context, b *storagev1alpha1.
 			return ctrl.Result{}, err
 		}
 		logf.FromContext(ctx).V(1).Info("Another Bucket holds the bucket name", "bucket", name, "holder", other)
-		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonBucketNameConflict, fmt.Sprintf(
-			"Bucket %s in this namespace already manages bucket %s of Contract %s; exactly one may: choose another bucketName, or delete one of the two",
-			other, name, b.Spec.ContractName))
+		p.found, p.other = foundNameHeld, other
 		// Nothing this Bucket watches says when the other lets go.
 		return ctrl.Result{RequeueAfter: blockedRetryInterval}, nil
 	}
@@ -231,50 +245,47 @@ func (r *BucketReconciler) ensureBucket(ctx context.Context, b *storagev1alpha1.
 	err := store.HeadBucket(ctx, name)
 	switch {
 	case errors.Is(err, objectstore.ErrNoSuchBucket):
-		return r.createBucket(ctx, b, store)
+		return r.createBucket(ctx, b, p, store)
 	case errors.Is(err, objectstore.ErrAccessDenied):
 		// HEAD has no body, so a 403 may also mean these credentials work nowhere, or that a
 		// policy denies the account its own bucket: only if the account can list its buckets,
 		// and this one is not among them, is the name someone else's.
 		names, listErr := store.BucketNames(ctx)
 		if listErr != nil {
-			return r.s3Failed(b, listErr)
+			return r.s3Failed(b, p, listErr)
 		}
 		if slices.Contains(names, name) {
-			return r.deniedByPolicy(b, err)
+			return deniedByPolicy(p, err)
 		}
-		return r.nameTaken(b)
+		return nameTaken(b, p)
 	case err != nil:
-		return r.s3Failed(b, err)
+		return r.s3Failed(b, p, err)
 	}
 
 	// The bucket exists and this account may use it.
 	names, err := store.BucketNames(ctx)
 	if err != nil {
-		return r.s3Failed(b, err)
+		return r.s3Failed(b, p, err)
 	}
 	if !slices.Contains(names, name) {
-		return r.nameTaken(b)
+		return nameTaken(b, p)
 	}
-	return r.claim(ctx, b, store)
+	return r.claim(ctx, b, p, store)
 }
 
 // claim takes a bucket that exists in the contract's account, but only if it is this resource's:
 // tagged for it, or untagged and named in this resource's record of a creation it had not
 // finished. No one else's data is taken over by a name clash.
-func (r *BucketReconciler) claim(ctx context.Context, b *storagev1alpha1.Bucket, store objectstore.Store) (ctrl.Result, error) {
+func (r *BucketReconciler) claim(ctx context.Context, b *storagev1alpha1.Bucket, p *bucketPass, store objectstore.Store) (ctrl.Result, error) {
 	name := b.Spec.BucketName
 	tags, err := store.BucketTags(ctx, name)
 	if err != nil {
-		return r.s3Failed(b, err)
+		return r.s3Failed(b, p, err)
 	}
 	unfinished := tags[OwnerTag] == "" && b.Status.CreatingBucket == name
 	logf.FromContext(ctx).V(1).Info("Claiming an existing bucket", "bucket", name, "ownerTag", tags[OwnerTag], "unfinishedCreation", unfinished)
 	if tag := tags[OwnerTag]; tag != ownerTagValue(b) && !unfinished {
-		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonBucketAlreadyExists, fmt.Sprintf(
-			"Bucket %s already exists in the account of Contract %s but was not made for this resource "+
-				"(its %s tag is %q, not %q); it is left alone: choose another bucketName",
-			name, b.Spec.ContractName, OwnerTag, tag, ownerTagValue(b)))
+		p.found, p.tag = foundTaggedForAnother, tag
 		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("bucket %q %w (%q)", name, errTaggedForAnother, tag))
 	}
 	if tags[OwnerUIDTag] == string(b.UID) && !unfinished {
@@ -283,7 +294,7 @@ func (r *BucketReconciler) claim(ctx context.Context, b *storagev1alpha1.Bucket,
 	}
 	tags[OwnerTag], tags[OwnerUIDTag] = ownerTagValue(b), string(b.UID)
 	if err := store.PutBucketTags(ctx, name, tags); err != nil {
-		return r.s3Failed(b, err)
+		return r.s3Failed(b, p, err)
 	}
 	if err := r.recordMade(ctx, b, name); err != nil {
 		return ctrl.Result{}, err
@@ -298,7 +309,7 @@ func (r *BucketReconciler) claim(ctx context.Context, b *storagev1alpha1.Bucket,
 	return ctrl.Result{}, nil
 }
 
-func (r *BucketReconciler) createBucket(ctx context.Context, b *storagev1alpha1.Bucket, store objectstore.Store) (ctrl.Result, error) {
+func (r *BucketReconciler) createBucket(ctx context.Context, b *storagev1alpha1.Bucket, p *bucketPass, store objectstore.Store) (ctrl.Result, error) {
 	name := b.Spec.BucketName
 	// Record the intent first: should this pass stop between creating the bucket and tagging
 	// it, the next one (or a deletion) knows the untagged bucket is its own.
@@ -313,16 +324,16 @@ func (r *BucketReconciler) createBucket(ctx context.Context, b *storagev1alpha1.
 	err := store.CreateBucket(ctx, name)
 	switch {
 	case errors.Is(err, objectstore.ErrBucketTakenElsewhere):
-		return r.nameTaken(b)
+		return nameTaken(b, p)
 	case objectstore.ErrorCode(err) == "BucketAlreadyOwnedByYou":
 		// An earlier attempt whose answer was lost, or another resource of this account.
-		return r.claim(ctx, b, store)
+		return r.claim(ctx, b, p, store)
 	case err != nil:
-		return r.s3Failed(b, err)
+		return r.s3Failed(b, p, err)
 	}
 	// Tag at once: the tag is what lets this resource, and only it, adopt the bucket later.
 	if err := store.PutBucketTags(ctx, name, map[string]string{OwnerTag: ownerTagValue(b), OwnerUIDTag: string(b.UID)}); err != nil {
-		return r.s3Failed(b, err)
+		return r.s3Failed(b, p, err)
 	}
 	if err := r.recordMade(ctx, b, name); err != nil {
 		return ctrl.Result{}, err
@@ -362,9 +373,8 @@ func (r *BucketReconciler) forgetCreation(ctx context.Context, b *storagev1alpha
 	return ctrl.Result{}, nil
 }
 
-func (r *BucketReconciler) nameTaken(b *storagev1alpha1.Bucket) (ctrl.Result, error) {
-	r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonBucketNameTaken, fmt.Sprintf(
-		"Another account owns a bucket named %s; bucket names are global: choose another bucketName", b.Spec.BucketName))
+func nameTaken(b *storagev1alpha1.Bucket, p *bucketPass) (ctrl.Result, error) {
+	p.found = foundNameTaken
 	return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("bucket name %q is taken", b.Spec.BucketName))
 }
 
@@ -442,29 +452,25 @@ func (r *BucketReconciler) specApplied(b *storagev1alpha1.Bucket) bool {
 		b.Status.BucketName == b.Spec.BucketName
 }
 
-func (r *BucketReconciler) reconcileDelete(ctx context.Context, b *storagev1alpha1.Bucket) (ctrl.Result, error) {
+func (r *BucketReconciler) reconcileDelete(ctx context.Context, b *storagev1alpha1.Bucket, p *bucketPass) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(b, Finalizer) {
 		return ctrl.Result{}, nil
 	}
-	inUse, err := r.updateInUse(ctx, b)
-	if err != nil {
+	if err := r.listUsers(ctx, b, p); err != nil {
 		return ctrl.Result{}, err
 	}
-	if inUse {
-		// The users' watch wakes this Bucket when they let go.
-		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonDeleting,
-			"Deletion waits until nothing uses this Bucket (see the InUse condition)")
-		return ctrl.Result{}, nil
+	if len(p.users) > 0 {
+		return ctrl.Result{}, nil // the users' watch wakes this Bucket when they let go
 	}
 	// A creation whose end was never recorded (a lost answer, a failed tag, a crash) is
 	// finished first, so the bucket is deleted or kept like any other, never leaked.
 	if b.Status.BucketName == "" && b.Status.CreatingBucket != "" {
-		if res, err := r.finishCreation(ctx, b); err != nil || !res.IsZero() {
+		if res, err := r.finishCreation(ctx, b, p); err != nil || !res.IsZero() {
 			return res, err
 		}
 	}
 	if b.Spec.BucketReclaimPolicy == storagev1alpha1.ReclaimPolicyDelete && b.Status.BucketName != "" {
-		if res, err := r.deleteBucket(ctx, b); err != nil || !res.IsZero() {
+		if res, err := r.deleteBucket(ctx, b, p); err != nil || !res.IsZero() {
 			return res, err
 		}
 	} else if b.Status.BucketName != "" {
@@ -479,7 +485,7 @@ func (r *BucketReconciler) reconcileDelete(ctx context.Context, b *storagev1alph
 // tagged and recorded, so deletion deletes or keeps it; the record is dropped only when the
 // server shows that nothing this resource may touch was made. Anything it cannot tell yet
 // blocks the deletion and says why.
-func (r *BucketReconciler) finishCreation(ctx context.Context, b *storagev1alpha1.Bucket) (ctrl.Result, error) {
+func (r *BucketReconciler) finishCreation(ctx context.Context, b *storagev1alpha1.Bucket, p *bucketPass) (ctrl.Result, error) {
 	name := b.Status.CreatingBucket
 	contract := &storagev1alpha1.Contract{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ContractName}, contract)
@@ -494,11 +500,10 @@ func (r *BucketReconciler) finishCreation(ctx context.Context, b *storagev1alpha
 	case contract.Status.State == string(contractapi.Cancelled):
 		return r.forgetCreation(ctx, b) // the account went with its buckets
 	}
-	store, _, err := r.connect(ctx, b)
+	store, _, err := r.connect(ctx, b, p)
 	if store == nil {
 		if err == nil {
-			ready := meta.FindStatusCondition(b.Status.Conditions, storagev1alpha1.ReadyCondition)
-			r.setBlocked(b, ready.Reason, fmt.Sprintf("Bucket %s may have been created and cannot be checked yet: %s", name, ready.Message))
+			p.holdsUp = fmt.Sprintf("Bucket %s may have been created and cannot be checked yet", name)
 			return ctrl.Result{RequeueAfter: blockedRetryInterval}, nil
 		}
 		return ctrl.Result{}, err
@@ -510,64 +515,53 @@ func (r *BucketReconciler) finishCreation(ctx context.Context, b *storagev1alpha
 		// A HEAD has no body: only the account's own list tells "not ours" from "ours, denied".
 		names, listErr := store.BucketNames(ctx)
 		if listErr != nil {
-			return r.creationUnsettled(b, listErr)
+			return r.creationUnsettled(b, p, listErr)
 		}
 		if !slices.Contains(names, name) {
 			return r.forgetCreation(ctx, b)
 		}
 	case err != nil:
-		return r.creationUnsettled(b, err)
+		return r.creationUnsettled(b, p, err)
 	}
-	res, err := r.claim(ctx, b, store)
+	res, err := r.claim(ctx, b, p, store)
 	switch {
 	case errors.Is(err, errTaggedForAnother):
 		return r.forgetCreation(ctx, b) // someone else's: left alone
 	case err != nil:
-		return r.creationUnsettled(b, err)
+		return r.creationUnsettled(b, p, err)
 	}
 	return res, nil
 }
 
 // creationUnsettled keeps a deletion waiting while whether its bucket was made cannot be told:
 // retried with backoff when the server may answer later, blocked with the reason otherwise.
-func (r *BucketReconciler) creationUnsettled(b *storagev1alpha1.Bucket, err error) (ctrl.Result, error) {
-	res, err := r.s3Failed(b, err)
+func (r *BucketReconciler) creationUnsettled(b *storagev1alpha1.Bucket, p *bucketPass, err error) (ctrl.Result, error) {
+	res, err := r.s3Failed(b, p, err)
 	if !errors.Is(err, reconcile.TerminalError(nil)) {
 		return res, err
 	}
-	ready := meta.FindStatusCondition(b.Status.Conditions, storagev1alpha1.ReadyCondition)
-	r.setBlocked(b, ready.Reason, fmt.Sprintf("Bucket %s may have been created for this resource and cannot be checked: %s",
-		b.Status.CreatingBucket, ready.Message))
+	p.holdsUp = fmt.Sprintf("Bucket %s may have been created for this resource and cannot be checked", b.Status.CreatingBucket)
 	return ctrl.Result{RequeueAfter: blockedRetryInterval}, nil
 }
 
-// updateInUse records who uses the Bucket, and reports whether anyone does.
-func (r *BucketReconciler) updateInUse(ctx context.Context, b *storagev1alpha1.Bucket) (bool, error) {
-	var users []string
+// listUsers records in the pass who uses the Bucket, one entry per kind.
+func (r *BucketReconciler) listUsers(ctx context.Context, b *storagev1alpha1.Bucket, p *bucketPass) error {
 	for _, u := range r.Users {
 		names, err := u.List(ctx, r.Client, b.Namespace, b.Name)
 		if err != nil {
-			return false, err
+			return err
 		}
 		if len(names) > 0 {
-			users = append(users, fmt.Sprintf("%s: %s", plural(len(names), u.Kind), strings.Join(names, ", ")))
+			p.users = append(p.users, fmt.Sprintf("%s: %s", plural(len(names), u.Kind), strings.Join(names, ", ")))
 		}
 	}
-	if len(users) == 0 {
-		if len(r.Users) > 0 {
-			status.SetCondition(&b.Status.Conditions, b.Generation, storagev1alpha1.InUseCondition, metav1.ConditionFalse,
-				storagev1alpha1.ReasonNotInUse, "Nothing uses this Bucket")
-		}
-		return false, nil
-	}
-	status.SetCondition(&b.Status.Conditions, b.Generation, storagev1alpha1.InUseCondition, metav1.ConditionTrue,
-		storagev1alpha1.ReasonInUse, "Used by "+strings.Join(users, "; "))
-	return true, nil
+	p.usersListed = len(r.Users) > 0
+	return nil
 }
 
 // deleteBucket deletes an empty bucket. A zero result and nil error mean it is gone. A bucket
 // with objects is never emptied: deletion waits, and DeletionBlocked says why and what to do.
-func (r *BucketReconciler) deleteBucket(ctx context.Context, b *storagev1alpha1.Bucket) (ctrl.Result, error) {
+func (r *BucketReconciler) deleteBucket(ctx context.Context, b *storagev1alpha1.Bucket, p *bucketPass) (ctrl.Result, error) {
 	name := b.Status.BucketName
 	contract := &storagev1alpha1.Contract{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ContractName}, contract)
@@ -578,11 +572,10 @@ func (r *BucketReconciler) deleteBucket(ctx context.Context, b *storagev1alpha1.
 			"Bucket %s went with cancelled contract %s", name, contract.Status.ContractID)
 		return ctrl.Result{}, nil
 	}
-	store, _, err := r.connect(ctx, b)
+	store, _, err := r.connect(ctx, b, p)
 	if store == nil {
 		if err == nil {
-			ready := meta.FindStatusCondition(b.Status.Conditions, storagev1alpha1.ReadyCondition)
-			r.setBlocked(b, ready.Reason, fmt.Sprintf("Bucket %s cannot be deleted yet: %s", name, ready.Message))
+			p.holdsUp = fmt.Sprintf("Bucket %s cannot be deleted yet", name)
 		}
 		return ctrl.Result{}, err
 	}
@@ -592,9 +585,9 @@ func (r *BucketReconciler) deleteBucket(ctx context.Context, b *storagev1alpha1.
 	case errors.Is(err, objectstore.ErrNoSuchBucket):
 		return ctrl.Result{}, nil
 	case errors.Is(err, objectstore.ErrAccessDenied):
-		return r.deletionDenied(b, err)
+		return deletionDenied(p, err)
 	case err != nil:
-		return r.s3Failed(b, err)
+		return r.s3Failed(b, p, err)
 	case tags[OwnerTag] != ownerTagValue(b):
 		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, "BucketRetained", "Delete",
 			"Left bucket %s in place: it is tagged for %q, not for this resource", name, tags[OwnerTag])
@@ -610,83 +603,44 @@ func (r *BucketReconciler) deleteBucket(ctx context.Context, b *storagev1alpha1.
 	case errors.Is(err, objectstore.ErrBucketNotEmpty):
 		n, more, countErr := store.CountObjects(ctx, name, 1000)
 		if countErr != nil {
-			return r.s3Failed(b, countErr)
+			return r.s3Failed(b, p, countErr)
 		}
-		count := plural(n, "object")
+		p.found, p.objects = foundNotEmpty, plural(n, "object")
 		if more {
-			count = "more than " + count
+			p.objects = "more than " + p.objects
 		}
-		r.setBlocked(b, storagev1alpha1.ReasonBucketNotEmpty, fmt.Sprintf(
-			"Bucket %s still holds %s and is never emptied automatically: delete its objects, "+
-				"or set spec.bucketReclaimPolicy to Retain to keep the bucket", name, count))
 		return ctrl.Result{RequeueAfter: blockedRetryInterval}, nil
 	case errors.Is(err, objectstore.ErrAccessDenied):
-		return r.deletionDenied(b, err)
+		return deletionDenied(p, err)
 	default:
-		return r.s3Failed(b, err)
+		return r.s3Failed(b, p, err)
 	}
 }
 
-// deletionDenied blocks a deletion the bucket's policy denies its own account, and says how out.
-func (r *BucketReconciler) deletionDenied(b *storagev1alpha1.Bucket, err error) (ctrl.Result, error) {
-	r.setBlocked(b, storagev1alpha1.ReasonAccessDeniedByPolicy, fmt.Sprintf(
-		"Bucket %s cannot be deleted: the server denies its own account (%s), so its policy locks the owner out; "+
-			"ask the provider to remove the bucket's policy, or set spec.bucketReclaimPolicy to Retain to keep the bucket",
-		b.Status.BucketName, objectstore.Describe(err)))
+// deletionDenied blocks a deletion the bucket's policy denies its own account.
+func deletionDenied(p *bucketPass, err error) (ctrl.Result, error) {
+	p.found, p.err = foundDeletionDenied, err
 	return ctrl.Result{RequeueAfter: blockedRetryInterval}, nil
-}
-
-func (r *BucketReconciler) setBlocked(b *storagev1alpha1.Bucket, reason, message string) {
-	wasBlocked := meta.IsStatusConditionTrue(b.Status.Conditions, storagev1alpha1.DeletionBlockedCondition)
-	oldReason := status.Reason(b.Status.Conditions, storagev1alpha1.DeletionBlockedCondition)
-	status.SetCondition(&b.Status.Conditions, b.Generation, storagev1alpha1.DeletionBlockedCondition,
-		metav1.ConditionTrue, reason, message)
-	if !wasBlocked || oldReason != reason {
-		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, "DeletionBlocked", "Delete", "%s", message)
-	}
-	r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonDeleting, "Deletion is blocked (see DeletionBlocked)")
 }
 
 // deniedByPolicy records that the server denied the account a request on its own bucket: a
 // bucket policy (the spec's, or one set behind the operator's back) locks the owner out.
-func (r *BucketReconciler) deniedByPolicy(b *storagev1alpha1.Bucket, err error) (ctrl.Result, error) {
-	r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonAccessDeniedByPolicy, fmt.Sprintf(
-		"Bucket %s belongs to the account of Contract %s, but the server denies that account a request on it (%s): "+
-			"a bucket policy that denies its owner (a Deny for every principal, or, on servers that judge the owner by the "+
-			"policy alone, one that does not allow it) locks the operator out; change spec.policy, "+
-			"or ask the provider to remove the bucket's policy", b.Spec.BucketName, b.Spec.ContractName, objectstore.Describe(err)))
+func deniedByPolicy(p *bucketPass, err error) (ctrl.Result, error) {
+	p.found, p.err = foundDeniedByPolicy, err
 	return ctrl.Result{}, reconcile.TerminalError(err)
 }
 
 // s3Failed records a failed S3 call. Transient failures are retried with backoff; a refusal
 // waits for the spec to change.
-func (r *BucketReconciler) s3Failed(b *storagev1alpha1.Bucket, err error) (ctrl.Result, error) {
+func (r *BucketReconciler) s3Failed(b *storagev1alpha1.Bucket, p *bucketPass, err error) (ctrl.Result, error) {
 	if errors.Is(err, objectstore.ErrAccessDenied) && b.Status.BucketName == b.Spec.BucketName {
-		return r.deniedByPolicy(b, err) // a bucket this resource owns
+		return deniedByPolicy(p, err) // a bucket this resource owns
 	}
+	p.found, p.err = foundS3Failed, err
 	if objectstore.IsTransient(err) {
-		r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonS3Unavailable,
-			fmt.Sprintf("The S3 endpoint %s failed: %s; retrying", b.Status.Endpoint, objectstore.Describe(err)))
 		return ctrl.Result{}, err
 	}
-	r.setReady(b, metav1.ConditionFalse, storagev1alpha1.ReasonS3Rejected,
-		fmt.Sprintf("The S3 endpoint %s refused a request the spec needs: %s", b.Status.Endpoint, objectstore.Describe(err)))
 	return ctrl.Result{}, reconcile.TerminalError(err)
-}
-
-// setReady sets the Ready condition and, when its reason changes, emits an event that says so.
-func (r *BucketReconciler) setReady(b *storagev1alpha1.Bucket, ready metav1.ConditionStatus, reason, message string) {
-	b.Status.ObservedGeneration = b.Generation
-	oldReason := status.Reason(b.Status.Conditions, storagev1alpha1.ReadyCondition)
-	status.SetCondition(&b.Status.Conditions, b.Generation, storagev1alpha1.ReadyCondition, ready, reason, message)
-	if oldReason == reason {
-		return
-	}
-	eventType := corev1.EventTypeNormal
-	if ready == metav1.ConditionFalse && reason != storagev1alpha1.ReasonDeleting {
-		eventType = corev1.EventTypeWarning
-	}
-	r.Recorder.Eventf(b, nil, eventType, reason, "Reconcile", "%s", message)
 }
 
 // SetupWithManager registers the controller. A Bucket wakes when its spec changes, when its

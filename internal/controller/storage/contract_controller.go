@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -95,20 +94,35 @@ func (r *ContractReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_
 	}
 
 	before := contract.DeepCopy()
+	p := &contractPass{}
 	defer func() {
+		r.setConditions(contract, p)
 		if err := status.Patch(ctx, r.Client, before, contract, &before.Status, &contract.Status); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
 		}
 	}()
 
 	if !contract.DeletionTimestamp.IsZero() {
-		return status.IgnoreConflict(r.reconcileDelete(ctx, contract))
+		return status.IgnoreConflict(r.reconcileDelete(ctx, contract, p))
 	}
-	return status.IgnoreConflict(r.reconcileNormal(ctx, contract))
+	return status.IgnoreConflict(r.reconcileNormal(ctx, contract, p))
 }
 
-func (r *ContractReconciler) reconcileNormal(ctx context.Context, c *storagev1alpha1.Contract) (ctrl.Result, error) {
-	if err := r.updateInUse(ctx, c, false); err != nil {
+// setConditions sets the conditions contractConditions derives from the pass, with an event
+// when Ready's reason changes.
+func (r *ContractReconciler) setConditions(c *storagev1alpha1.Contract, p *contractPass) {
+	ready, inUse := contractConditions(c, p)
+	if inUse != nil {
+		setCondition(&c.Status.Conditions, c.Generation, storagev1alpha1.InUseCondition, *inUse)
+	}
+	if ready != nil {
+		c.Status.ObservedGeneration = c.Generation
+		setReady(r.Recorder, c, &c.Status.Conditions, c.Generation, *ready)
+	}
+}
+
+func (r *ContractReconciler) reconcileNormal(ctx context.Context, c *storagev1alpha1.Contract, p *contractPass) (ctrl.Result, error) {
+	if err := r.listBuckets(ctx, c, p, false); err != nil {
 		return ctrl.Result{}, err
 	}
 
@@ -121,7 +135,7 @@ func (r *ContractReconciler) reconcileNormal(ctx context.Context, c *storagev1al
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("reading Secret %q: %w", secretName, err)
 	case !metav1.IsControlledBy(secret, c):
-		return r.secretConflict(c, secretName)
+		return secretConflict(p, secretName)
 	case !secret.DeletionTimestamp.IsZero():
 		// Deleted by hand: let it go, and its deletion wakes this Contract to write it again. Not
 		// when the whole namespace is going: its Buckets need it until they are gone.
@@ -132,12 +146,12 @@ func (r *ContractReconciler) reconcileNormal(ctx context.Context, c *storagev1al
 	}
 
 	if c.Status.ContractID == "" || secret == nil || !hasCredentials(secret) {
-		return r.createOrRecover(ctx, c, secret)
+		return r.createOrRecover(ctx, c, p, secret)
 	}
 	if err := r.removeStaleSecrets(ctx, c); err != nil {
 		return ctrl.Result{}, err
 	}
-	return r.observe(ctx, c, secret)
+	return r.observe(ctx, c, p, secret)
 }
 
 // removeStaleSecrets deletes this Contract's Secrets under names it no longer uses (after a
@@ -169,12 +183,10 @@ func (r *ContractReconciler) removeStaleSecrets(ctx context.Context, c *storagev
 // Idempotency-Key (the Contract's UID) with the same contract and the same first key pair, so a
 // crash between buying and recording never buys a second contract, and a Secret deleted by hand
 // comes back with the same keys.
-func (r *ContractReconciler) createOrRecover(ctx context.Context, c *storagev1alpha1.Contract, secret *corev1.Secret) (ctrl.Result, error) {
+func (r *ContractReconciler) createOrRecover(ctx context.Context, c *storagev1alpha1.Contract, p *contractPass, secret *corev1.Secret) (ctrl.Result, error) {
 	// What cannot work is refused before anything is bought: the name labels the Secret.
 	if errs := validation.IsValidLabelValue(c.Name); len(errs) > 0 {
-		r.setReady(c, metav1.ConditionFalse, storagev1alpha1.ReasonInvalidName, fmt.Sprintf(
-			"Contract name %q cannot label its Secret (%s); nothing was bought: recreate the Contract with a shorter name",
-			c.Name, strings.Join(errs, "; ")))
+		p.found, p.why = contractInvalidName, strings.Join(errs, "; ")
 		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("contract name %q is not a valid label value", c.Name))
 	}
 	// Record the intent first: should the answer be lost and the Contract then be deleted,
@@ -189,7 +201,7 @@ func (r *ContractReconciler) createOrRecover(ctx context.Context, c *storagev1al
 	logf.FromContext(ctx).V(1).Info("Buying the contract (or replaying the purchase)", "replay", c.Status.ContractID != "")
 	got, created, err := r.API.Buy(ctx, string(c.UID), purchaseRequest(c))
 	if err != nil {
-		return r.apiFailed(c, err)
+		return apiFailed(p, err)
 	}
 	if created {
 		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "ContractCreated", "Create",
@@ -197,16 +209,16 @@ func (r *ContractReconciler) createOrRecover(ctx context.Context, c *storagev1al
 	}
 	c.Status.ContractID = got.ID
 	if got.Cancelled() {
-		return r.cancelled(c, got.ID)
+		return cancelled(c, p, got.ID)
 	}
 
 	if secret == nil {
 		secret = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: c.SecretNameOrDefault()}}
 	}
 	if err := r.writeSecret(ctx, c, secret, got.Endpoint, got.Region, got.Credentials); err != nil {
-		return r.secretFailed(ctx, c, err)
+		return r.secretFailed(ctx, c, p, err)
 	}
-	r.setObserved(c, got)
+	setObserved(c, p, got)
 	got.Credentials = nil // the cache holds what Get would answer, never a secret
 	r.observed.Store(c.UID, observation{contract: got, at: time.Now()})
 	// Nothing this controller watches changes when the provider cancels the contract behind its
@@ -224,7 +236,7 @@ func purchaseRequest(c *storagev1alpha1.Contract) contractclient.Request {
 // purchase whose answer was lost. Asking again returns it, with its keys; a refusal means
 // nothing was bought. A zero result, nil error and nil contract mean c.Status.ContractID is as
 // complete as it gets.
-func (r *ContractReconciler) learnContract(ctx context.Context, c *storagev1alpha1.Contract) (*contractclient.Contract, ctrl.Result, error) {
+func (r *ContractReconciler) learnContract(ctx context.Context, c *storagev1alpha1.Contract, p *contractPass) (*contractclient.Contract, ctrl.Result, error) {
 	if c.Status.ContractID != "" || !c.Status.PurchaseRequested {
 		return nil, ctrl.Result{}, nil
 	}
@@ -233,7 +245,7 @@ func (r *ContractReconciler) learnContract(ctx context.Context, c *storagev1alph
 		if contractclient.NothingStored(err) {
 			return nil, ctrl.Result{}, nil // the request itself was refused: nothing was bought
 		}
-		res, err := r.apiFailed(c, err)
+		res, err := apiFailed(p, err)
 		return nil, res, err
 	}
 	c.Status.ContractID = got.ID
@@ -241,14 +253,14 @@ func (r *ContractReconciler) learnContract(ctx context.Context, c *storagev1alph
 }
 
 // observe reads the contract back and keeps the Secret's endpoint and region in line with it.
-func (r *ContractReconciler) observe(ctx context.Context, c *storagev1alpha1.Contract, secret *corev1.Secret) (ctrl.Result, error) {
+func (r *ContractReconciler) observe(ctx context.Context, c *storagev1alpha1.Contract, p *contractPass, secret *corev1.Secret) (ctrl.Result, error) {
 	if last, ok := r.observed.Load(c.UID); ok {
 		o := last.(observation)
 		if age := time.Since(o.at); age < r.ResyncPeriod && o.contract.ID == c.Status.ContractID {
 			if err := r.writeSecret(ctx, c, secret, o.contract.Endpoint, o.contract.Region, nil); err != nil {
-				return r.secretFailed(ctx, c, err)
+				return r.secretFailed(ctx, c, p, err)
 			}
-			r.setObserved(c, o.contract)
+			setObserved(c, p, o.contract)
 			return ctrl.Result{RequeueAfter: r.ResyncPeriod - age}, nil
 		}
 	}
@@ -260,16 +272,16 @@ func (r *ContractReconciler) observe(ctx context.Context, c *storagev1alpha1.Con
 	}
 	switch {
 	case errors.Is(err, contractclient.ErrNotFound):
-		return r.cancelled(c, c.Status.ContractID)
+		return cancelled(c, p, c.Status.ContractID)
 	case err != nil:
-		return r.apiFailed(c, err)
+		return apiFailed(p, err)
 	case got.Cancelled():
-		return r.cancelled(c, got.ID)
+		return cancelled(c, p, got.ID)
 	}
 	if err := r.writeSecret(ctx, c, secret, got.Endpoint, got.Region, nil); err != nil {
-		return r.secretFailed(ctx, c, err)
+		return r.secretFailed(ctx, c, p, err)
 	}
-	r.setObserved(c, got)
+	setObserved(c, p, got)
 	return ctrl.Result{RequeueAfter: r.ResyncPeriod}, nil
 }
 
@@ -311,7 +323,8 @@ func (r *ContractReconciler) writeSecret(ctx context.Context, c *storagev1alpha1
 	return nil
 }
 
-func (r *ContractReconciler) setObserved(c *storagev1alpha1.Contract, got contractclient.Contract) {
+// setObserved records the contract as the provider reports it.
+func setObserved(c *storagev1alpha1.Contract, p *contractPass, got contractclient.Contract) {
 	c.Status.ContractID = got.ID
 	c.Status.State = got.State
 	c.Status.Endpoint = got.Endpoint
@@ -323,25 +336,22 @@ func (r *ContractReconciler) setObserved(c *storagev1alpha1.Contract, got contra
 		c.Status.BucketPolicy = &storagev1alpha1.BucketPolicyForm{ResourcePrefix: f.ResourcePrefix,
 			OwnerPrincipal: f.OwnerPrincipal, OwnerNeedsAllow: f.OwnerNeedsAllow}
 	}
-	r.setReady(c, metav1.ConditionTrue, storagev1alpha1.ReasonAvailable,
-		fmt.Sprintf("Contract %s is %s; its credentials are in Secret %s", got.ID, got.State, c.Status.SecretName))
+	p.found, p.observed = contractAvailable, got
 }
 
-func (r *ContractReconciler) cancelled(c *storagev1alpha1.Contract, id string) (ctrl.Result, error) {
+func cancelled(c *storagev1alpha1.Contract, p *contractPass, id string) (ctrl.Result, error) {
 	c.Status.State = string(contractapi.Cancelled)
-	r.setReady(c, metav1.ConditionFalse, storagev1alpha1.ReasonContractCancelled,
-		fmt.Sprintf("The provider reports contract %s as cancelled; delete this Contract and create a new one", id))
+	p.found, p.id = contractCancelled, id
 	return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("contract %s is cancelled", id))
 }
 
-func (r *ContractReconciler) secretConflict(c *storagev1alpha1.Contract, name string) (ctrl.Result, error) {
-	r.setReady(c, metav1.ConditionFalse, storagev1alpha1.ReasonSecretConflict,
-		fmt.Sprintf("Secret %s exists and does not belong to this Contract; delete it or set spec.secretName to another name", name))
+func secretConflict(p *contractPass, name string) (ctrl.Result, error) {
+	p.found, p.secret = contractSecretConflict, name
 	// A foreign Secret is not in the cache (it lacks the label), so no watch says when it goes.
 	return ctrl.Result{RequeueAfter: cancelRetryInterval}, nil
 }
 
-func (r *ContractReconciler) secretFailed(ctx context.Context, c *storagev1alpha1.Contract, err error) (ctrl.Result, error) {
+func (r *ContractReconciler) secretFailed(ctx context.Context, c *storagev1alpha1.Contract, p *contractPass, err error) (ctrl.Result, error) {
 	if !apierrors.IsAlreadyExists(err) {
 		return ctrl.Result{}, err
 	}
@@ -354,48 +364,30 @@ func (r *ContractReconciler) secretFailed(ctx context.Context, c *storagev1alpha
 	if metav1.IsControlledBy(existing, c) {
 		return ctrl.Result{}, err // the cache catches up; retry
 	}
-	return r.secretConflict(c, c.SecretNameOrDefault())
+	return secretConflict(p, c.SecretNameOrDefault())
 }
 
 // apiFailed records a failed contract API call. Transient failures are retried with backoff (or
 // after the API's Retry-After); refusals wait for the spec to change.
-func (r *ContractReconciler) apiFailed(c *storagev1alpha1.Contract, err error) (ctrl.Result, error) {
+func apiFailed(p *contractPass, err error) (ctrl.Result, error) {
 	e, ok := contractclient.AsError(err)
 	if !ok {
 		return ctrl.Result{}, err
 	}
-	if e.Retryable() {
-		r.setReady(c, metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIUnavailable,
-			fmt.Sprintf("The contract API failed while %s: %s; retrying", e.Op, e.Summary()))
-		if e.RetryAfter > 0 {
-			return ctrl.Result{RequeueAfter: e.RetryAfter}, nil
-		}
-		return ctrl.Result{}, err
+	p.found, p.apiErr = contractAPIFailed, e
+	if !e.Retryable() {
+		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
-	r.setReady(c, metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIRejected,
-		fmt.Sprintf("The contract API refused %s: %s", e.Op, e.Summary()))
-	return ctrl.Result{}, reconcile.TerminalError(err)
+	if e.RetryAfter > 0 {
+		return ctrl.Result{RequeueAfter: e.RetryAfter}, nil
+	}
+	return ctrl.Result{}, err
 }
 
-// setReady sets the Ready condition and, when its reason changes, emits an event that says so.
-func (r *ContractReconciler) setReady(c *storagev1alpha1.Contract, ready metav1.ConditionStatus, reason, message string) {
-	c.Status.ObservedGeneration = c.Generation
-	oldReason := status.Reason(c.Status.Conditions, storagev1alpha1.ReadyCondition)
-	status.SetCondition(&c.Status.Conditions, c.Generation, storagev1alpha1.ReadyCondition, ready, reason, message)
-	if oldReason == reason {
-		return
-	}
-	eventType := corev1.EventTypeNormal
-	if ready == metav1.ConditionFalse && reason != storagev1alpha1.ReasonDeleting {
-		eventType = corev1.EventTypeWarning
-	}
-	r.Recorder.Eventf(c, nil, eventType, reason, "Reconcile", "%s", message)
-}
-
-// updateInUse records which Buckets name this Contract. Before a Contract lets go, it asks the
-// API server itself: a Bucket created a moment ago may not be in the cache yet, and a Contract
-// cancelled under it would leave its bucket with no way to be deleted.
-func (r *ContractReconciler) updateInUse(ctx context.Context, c *storagev1alpha1.Contract, fromAPIServer bool) error {
+// listBuckets records in the pass which Buckets name this Contract. Before a Contract lets go, it
+// asks the API server itself: a Bucket created a moment ago may not be in the cache yet, and a
+// Contract cancelled under it would leave its bucket with no way to be deleted.
+func (r *ContractReconciler) listBuckets(ctx context.Context, c *storagev1alpha1.Contract, p *contractPass, fromAPIServer bool) error {
 	names, err := index.BucketsNaming(ctx, r.Client, c.Namespace, c.Name)
 	if fromAPIServer {
 		names, err = index.BucketsNamingUncached(ctx, r.APIReader, c.Namespace, c.Name)
@@ -403,38 +395,29 @@ func (r *ContractReconciler) updateInUse(ctx context.Context, c *storagev1alpha1
 	if err != nil {
 		return err
 	}
-	if len(names) == 0 {
-		status.SetCondition(&c.Status.Conditions, c.Generation, storagev1alpha1.InUseCondition, metav1.ConditionFalse,
-			storagev1alpha1.ReasonNoBuckets, "No Bucket names this Contract")
-		return nil
-	}
-	status.SetCondition(&c.Status.Conditions, c.Generation, storagev1alpha1.InUseCondition, metav1.ConditionTrue,
-		storagev1alpha1.ReasonBucketsExist, fmt.Sprintf("Named by %s: %s", plural(len(names), "Bucket"), strings.Join(names, ", ")))
+	p.bucketsListed, p.buckets = true, names
 	return nil
 }
 
-func (r *ContractReconciler) reconcileDelete(ctx context.Context, c *storagev1alpha1.Contract) (ctrl.Result, error) {
+func (r *ContractReconciler) reconcileDelete(ctx context.Context, c *storagev1alpha1.Contract, p *contractPass) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(c, Finalizer) {
 		return ctrl.Result{}, nil
 	}
-	if err := r.updateInUse(ctx, c, true); err != nil {
+	if err := r.listBuckets(ctx, c, p, true); err != nil {
 		return ctrl.Result{}, err
 	}
-	if meta.IsStatusConditionTrue(c.Status.Conditions, storagev1alpha1.InUseCondition) {
-		// The Bucket watch wakes this Contract when the Buckets go.
-		r.setReady(c, metav1.ConditionFalse, storagev1alpha1.ReasonDeleting,
-			"Deletion waits until no Bucket names this Contract (see the InUse condition)")
-		return ctrl.Result{}, nil
+	if len(p.buckets) > 0 {
+		return ctrl.Result{}, nil // the Bucket watch wakes this Contract when the Buckets go
 	}
 
 	// Whatever the policy, first learn a contract whose purchase answer was lost: Delete must
 	// cancel it, and Retain must leave its keys somewhere.
-	learned, res, err := r.learnContract(ctx, c)
+	learned, res, err := r.learnContract(ctx, c, p)
 	if err != nil || !res.IsZero() {
 		return res, err
 	}
 
-	if res, err := r.settleAtProvider(ctx, c, learned); err != nil || !res.IsZero() {
+	if res, err := r.settleAtProvider(ctx, c, p, learned); err != nil || !res.IsZero() {
 		return res, err
 	}
 	r.observed.Delete(c.UID)
@@ -445,7 +428,7 @@ func (r *ContractReconciler) reconcileDelete(ctx context.Context, c *storagev1al
 // the contract and deletes its Secret; Retain leaves the contract and its keys in a Secret that
 // outlives the Contract. learned is a contract whose purchase answer was lost, if any. A zero
 // result and nil error mean the Contract may go.
-func (r *ContractReconciler) settleAtProvider(ctx context.Context, c *storagev1alpha1.Contract, learned *contractclient.Contract) (ctrl.Result, error) {
+func (r *ContractReconciler) settleAtProvider(ctx context.Context, c *storagev1alpha1.Contract, p *contractPass, learned *contractclient.Contract) (ctrl.Result, error) {
 	secret := &corev1.Secret{}
 	secretErr := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.SecretNameOrDefault()}, secret)
 	if secretErr != nil && !apierrors.IsNotFound(secretErr) {
@@ -455,7 +438,7 @@ func (r *ContractReconciler) settleAtProvider(ctx context.Context, c *storagev1a
 
 	switch {
 	case c.Spec.ReclaimPolicy == storagev1alpha1.ReclaimPolicyDelete && c.Status.ContractID != "":
-		if res, err := r.cancelAtProvider(ctx, c); err != nil || !res.IsZero() {
+		if res, err := r.cancelAtProvider(ctx, c, p); err != nil || !res.IsZero() {
 			return res, err
 		}
 		// The keys are dead: the Secret goes with the contract.
@@ -470,13 +453,13 @@ func (r *ContractReconciler) settleAtProvider(ctx context.Context, c *storagev1a
 	case learned != nil && !learned.Cancelled() && !apierrors.IsNotFound(secretErr) && !ownSecret:
 		// Retain, the keys never reached a Secret, and their name is taken by another: they
 		// must land somewhere before this resource goes.
-		return r.secretConflict(c, c.SecretNameOrDefault())
+		return secretConflict(p, c.SecretNameOrDefault())
 	case learned != nil && !learned.Cancelled() && apierrors.IsNotFound(secretErr):
 		// Retain, and the keys never reached a Secret: write them, unowned, so they outlive
 		// this resource with the contract they open.
 		secret = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: c.SecretNameOrDefault()}}
 		if err := r.writeSecret(ctx, c, secret, learned.Endpoint, learned.Region, learned.Credentials); err != nil {
-			return r.secretFailed(ctx, c, err)
+			return r.secretFailed(ctx, c, p, err)
 		}
 		if err := r.releaseSecret(ctx, c, secret, true); err != nil {
 			return ctrl.Result{}, err
@@ -524,7 +507,7 @@ func (r *ContractReconciler) releaseSecret(ctx context.Context, c *storagev1alph
 }
 
 // cancelAtProvider cancels the contract. A zero result and nil error mean it is gone.
-func (r *ContractReconciler) cancelAtProvider(ctx context.Context, c *storagev1alpha1.Contract) (ctrl.Result, error) {
+func (r *ContractReconciler) cancelAtProvider(ctx context.Context, c *storagev1alpha1.Contract, p *contractPass) (ctrl.Result, error) {
 	logf.FromContext(ctx).V(1).Info("Cancelling the contract", "contractID", c.Status.ContractID)
 	err := r.API.Cancel(ctx, c.Status.ContractID)
 	switch {
@@ -535,13 +518,10 @@ func (r *ContractReconciler) cancelAtProvider(ctx context.Context, c *storagev1a
 	case errors.Is(err, contractclient.ErrNotFound):
 		return ctrl.Result{}, nil // already gone at the provider: nothing left to cancel
 	case errors.Is(err, contractclient.ErrHasBuckets):
-		// Buckets outside Kubernetes (or retained ones) are the user's data: never forced.
-		r.setReady(c, metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIRejected, fmt.Sprintf(
-			"Contract %s still owns buckets at the provider (retained or made outside Kubernetes); "+
-				"delete them, or set spec.reclaimPolicy to Retain to keep the contract", c.Status.ContractID))
+		p.found, p.id = contractHasBuckets, c.Status.ContractID
 		return ctrl.Result{RequeueAfter: cancelRetryInterval}, nil
 	default:
-		return r.apiFailed(c, err)
+		return apiFailed(p, err)
 	}
 }
 

@@ -1,0 +1,44 @@
+package storage
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
+)
+
+// condition is a condition's status, reason and message, before it is set with the generation
+// it describes. The reconcilers derive them from what a pass found (bucketConditions,
+// contractConditions) and set them in one place at the end of the pass.
+type condition struct {
+	Status  metav1.ConditionStatus
+	Reason  string
+	Message string
+}
+
+func falseCondition(reason, message string) *condition {
+	return &condition{metav1.ConditionFalse, reason, message}
+}
+
+// setReady sets the Ready condition and, when its reason changes, emits an event that says so:
+// a warning for anything that stops the resource short of Ready, except an orderly deletion.
+func setReady(rec events.EventRecorder, obj runtime.Object, conds *[]metav1.Condition, generation int64, c condition) {
+	oldReason := status.Reason(*conds, storagev1alpha1.ReadyCondition)
+	status.SetCondition(conds, generation, storagev1alpha1.ReadyCondition, c.Status, c.Reason, c.Message)
+	if oldReason == c.Reason {
+		return
+	}
+	eventType := corev1.EventTypeNormal
+	if c.Status == metav1.ConditionFalse && c.Reason != storagev1alpha1.ReasonDeleting {
+		eventType = corev1.EventTypeWarning
+	}
+	rec.Eventf(obj, nil, eventType, c.Reason, "Reconcile", "%s", c.Message)
+}
+
+// setCondition sets a condition other than Ready, with no event.
+func setCondition(conds *[]metav1.Condition, generation int64, typ string, c condition) {
+	status.SetCondition(conds, generation, typ, c.Status, c.Reason, c.Message)
+}
