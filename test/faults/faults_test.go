@@ -120,6 +120,12 @@ func TestNothingLeaksDuplicatesOrWedgesUnderFaults(t *testing.T) {
 	sc.checkReadyBucketsExist()
 	t.Logf("burst: %d Buckets Ready in %s with %d restarts", sz.buckets, time.Since(start).Round(time.Second), restarts)
 
+	// From here on the servers also refuse (403, 400) some requests, as they do when a
+	// permission or a setting is briefly wrong: a refusal is looked at again after the resync
+	// period, and must leak nothing either.
+	for _, inj := range []*faults.Injector{s3Faults, apiFaults} {
+		inj.SetKinds(append(slices.Clone(faults.Kinds), faults.Refusals...)...)
+	}
 	deleteAll(sc, sc.buckets)
 	sc.createBuckets() // the Retain ones find their buckets again
 	sc.waitReady()

@@ -1,10 +1,17 @@
 package storage
 
 import (
+	"context"
+	"errors"
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
@@ -41,4 +48,27 @@ func setReady(rec events.EventRecorder, obj runtime.Object, conds *[]metav1.Cond
 // setCondition sets a condition other than Ready, with no event.
 func setCondition(conds *[]metav1.Condition, generation int64, typ string, c condition) {
 	status.SetCondition(conds, generation, typ, c.Status, c.Reason, c.Message)
+}
+
+// lookAgainIn is interval, or the resync period when that is shorter (and set).
+func lookAgainIn(interval, resync time.Duration) time.Duration {
+	if resync > 0 && resync < interval {
+		return resync
+	}
+	return interval
+}
+
+// lookAgainAfterRefusal turns a refusal (a terminal error, which the Ready condition and an
+// event already explain) into a look again after the resync period: what was refused may start
+// working with no event the operator could watch (the provider removes a policy, another
+// account frees a bucket name, a permission is granted), so nothing waits on a refusal forever.
+// Other results pass unchanged.
+func lookAgainAfterRefusal(ctx context.Context, resync time.Duration) func(ctrl.Result, error) (ctrl.Result, error) {
+	return func(res ctrl.Result, err error) (ctrl.Result, error) {
+		if resync <= 0 || !errors.Is(err, reconcile.TerminalError(nil)) {
+			return res, err
+		}
+		logf.FromContext(ctx).V(1).Info("Refused; looking again after the resync period", "reason", err.Error(), "after", resync)
+		return ctrl.Result{RequeueAfter: resync}, nil
+	}
 }

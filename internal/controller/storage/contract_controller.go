@@ -36,8 +36,8 @@ import (
 // cancelled or kept the contract, deleted or kept the bucket, and waited for what depends on it.
 const Finalizer = "storage.osm.dev/finalizer"
 
-// cancelRetryInterval is how often a Delete-policy Contract whose account still owns buckets
-// outside Kubernetes asks the provider again.
+// cancelRetryInterval is how often (or every resync period, if that is shorter) a Delete-policy
+// Contract whose account still owns buckets outside Kubernetes asks the provider again.
 const cancelRetryInterval = time.Minute
 
 // ContractReconciler buys a contract from the provider for each Contract and keeps its
@@ -103,9 +103,9 @@ func (r *ContractReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_
 	}()
 
 	if !contract.DeletionTimestamp.IsZero() {
-		return status.IgnoreConflict(r.reconcileDelete(ctx, contract, p))
+		return status.IgnoreConflict(lookAgainAfterRefusal(ctx, r.ResyncPeriod)(r.reconcileDelete(ctx, contract, p)))
 	}
-	return status.IgnoreConflict(r.reconcileNormal(ctx, contract, p))
+	return status.IgnoreConflict(lookAgainAfterRefusal(ctx, r.ResyncPeriod)(r.reconcileNormal(ctx, contract, p)))
 }
 
 // setConditions sets the conditions contractConditions derives from the pass, with an event
@@ -135,7 +135,7 @@ func (r *ContractReconciler) reconcileNormal(ctx context.Context, c *storagev1al
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("reading Secret %q: %w", secretName, err)
 	case !metav1.IsControlledBy(secret, c):
-		return secretConflict(p, secretName)
+		return r.secretConflict(p, secretName)
 	case !secret.DeletionTimestamp.IsZero():
 		// Deleted by hand: let it go, and its deletion wakes this Contract to write it again. Not
 		// when the whole namespace is going: its Buckets need it until they are gone.
@@ -345,10 +345,10 @@ func cancelled(c *storagev1alpha1.Contract, p *contractPass, id string) (ctrl.Re
 	return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("contract %s is cancelled", id))
 }
 
-func secretConflict(p *contractPass, name string) (ctrl.Result, error) {
+func (r *ContractReconciler) secretConflict(p *contractPass, name string) (ctrl.Result, error) {
 	p.found, p.secret = contractSecretConflict, name
 	// A foreign Secret is not in the cache (it lacks the label), so no watch says when it goes.
-	return ctrl.Result{RequeueAfter: cancelRetryInterval}, nil
+	return ctrl.Result{RequeueAfter: lookAgainIn(cancelRetryInterval, r.ResyncPeriod)}, nil
 }
 
 func (r *ContractReconciler) secretFailed(ctx context.Context, c *storagev1alpha1.Contract, p *contractPass, err error) (ctrl.Result, error) {
@@ -364,7 +364,7 @@ func (r *ContractReconciler) secretFailed(ctx context.Context, c *storagev1alpha
 	if metav1.IsControlledBy(existing, c) {
 		return ctrl.Result{}, err // the cache catches up; retry
 	}
-	return secretConflict(p, c.SecretNameOrDefault())
+	return r.secretConflict(p, c.SecretNameOrDefault())
 }
 
 // apiFailed records a failed contract API call. Transient failures are retried with backoff (or
@@ -453,7 +453,7 @@ func (r *ContractReconciler) settleAtProvider(ctx context.Context, c *storagev1a
 	case learned != nil && !learned.Cancelled() && !apierrors.IsNotFound(secretErr) && !ownSecret:
 		// Retain, the keys never reached a Secret, and their name is taken by another: they
 		// must land somewhere before this resource goes.
-		return secretConflict(p, c.SecretNameOrDefault())
+		return r.secretConflict(p, c.SecretNameOrDefault())
 	case learned != nil && !learned.Cancelled() && apierrors.IsNotFound(secretErr):
 		// Retain, and the keys never reached a Secret: write them, unowned, so they outlive
 		// this resource with the contract they open.
@@ -519,7 +519,7 @@ func (r *ContractReconciler) cancelAtProvider(ctx context.Context, c *storagev1a
 		return ctrl.Result{}, nil // already gone at the provider: nothing left to cancel
 	case errors.Is(err, contractclient.ErrHasBuckets):
 		p.found, p.id = contractHasBuckets, c.Status.ContractID
-		return ctrl.Result{RequeueAfter: cancelRetryInterval}, nil
+		return ctrl.Result{RequeueAfter: lookAgainIn(cancelRetryInterval, r.ResyncPeriod)}, nil
 	default:
 		return apiFailed(p, err)
 	}

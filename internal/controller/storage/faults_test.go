@@ -441,3 +441,24 @@ func TestAFreshPurchaseIsLookedAtAgainAfterTheResyncPeriod(t *testing.T) {
 			res.RequeueAfter, r.ResyncPeriod)
 	}
 }
+
+func TestARefusalIsLookedAtAgainAfterTheResyncPeriod(t *testing.T) {
+	b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
+	cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), b)
+	store := &fakes3.Store{Owner: "me"}
+	store.Fail("CreateBucket", fakes3.Failure{Err: refused("AccessDenied")}) // say, a permission granted a moment too late
+	r := bucketReconciler(cluster, store)
+
+	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(b)})
+	if err != nil || res.RequeueAfter != r.ResyncPeriod {
+		t.Fatalf("a refused pass returned (%+v, %v), want to look again after the resync period %s", res, err, r.ResyncPeriod)
+	}
+	if ready := readyOf(t, cluster, b, func() []metav1.Condition { return b.Status.Conditions }); ready.Reason != storagev1alpha1.ReasonS3Rejected {
+		t.Errorf("Ready = %s: %s, want %s", ready.Reason, ready.Message, storagev1alpha1.ReasonS3Rejected)
+	}
+
+	_ = reconcileOnce(t, r, b) // the resync: the refusal has passed
+	if ready := readyOf(t, cluster, b, func() []metav1.Condition { return b.Status.Conditions }); ready.Status != metav1.ConditionTrue {
+		t.Errorf("after the refusal passed, Ready = %s: %s", ready.Reason, ready.Message)
+	}
+}

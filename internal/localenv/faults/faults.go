@@ -1,6 +1,8 @@
 // Package faults puts failures between the operator and the servers it calls, for the fault
 // suite: by operation and rate it answers 500 or 503 SlowDown, resets the connection, adds
-// latency, or — the case that leaks — lets the request through and then drops the answer. It
+// latency, or — the case that leaks — lets the request through and then drops the answer; on
+// request it also refuses (403 AccessDenied, 400 InvalidRequest), as a server does when a
+// permission or a setting is briefly wrong. It
 // is an http.Handler middleware, so it stands in front of the contract API (a stack Hook) and,
 // as a reverse proxy on 127.0.0.1, in front of the S3 server.
 package faults
@@ -33,10 +35,18 @@ const (
 	// DropAnswer forwards the request, lets the server act on it, and closes the connection
 	// instead of answering.
 	DropAnswer Kind = "drop-answer"
+	// Forbidden answers 403 AccessDenied without forwarding.
+	Forbidden Kind = "403"
+	// BadRequest answers 400 InvalidRequest without forwarding.
+	BadRequest Kind = "400"
 )
 
-// Kinds are all the kinds, in the order Injector picks among them.
+// Kinds are the kinds a server produces by itself under load or failure, the default.
 var Kinds = []Kind{ServerError, SlowDown, Reset, Latency, DropAnswer}
+
+// Refusals are the kinds that refuse the request as it stands. An operator retries them only
+// slowly (they are not transient), so a scenario that injects them must allow for that.
+var Refusals = []Kind{Forbidden, BadRequest}
 
 // Injector decides, per request, whether and how it fails. Its zero value injects nothing.
 type Injector struct {
@@ -65,6 +75,13 @@ func (i *Injector) Enable(on bool) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	i.on = on
+}
+
+// SetKinds changes the kinds to choose from while requests flow.
+func (i *Injector) SetKinds(kinds ...Kind) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.Kinds = kinds
 }
 
 // Injected reports the faults injected so far, by "operation kind".
@@ -146,6 +163,10 @@ func (i *Injector) Serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		w.Header().Set("Content-Type", "application/xml")
 		w.WriteHeader(http.StatusServiceUnavailable)
 		_, _ = fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>injected fault</Message></Error>`)
+	case Forbidden:
+		refuse(w, http.StatusForbidden, "AccessDenied")
+	case BadRequest:
+		refuse(w, http.StatusBadRequest, "InvalidRequest")
 	case Reset:
 		panic(http.ErrAbortHandler) // net/http closes the connection without an answer
 	case Latency:
@@ -162,6 +183,14 @@ func (i *Injector) Serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		next.ServeHTTP(httptest.NewRecorder(), r) // the server acts; its answer goes nowhere
 		panic(http.ErrAbortHandler)
 	}
+}
+
+// refuse answers as S3 does; the contract API's client reads it as a refusal without a problem
+// document.
+func refuse(w http.ResponseWriter, status int, code string) {
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(status)
+	_, _ = fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>injected fault</Message></Error>`, code)
 }
 
 // Proxy is a reverse proxy on 127.0.0.1 in front of target, failing requests as inj decides.

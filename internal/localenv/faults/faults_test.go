@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -81,5 +82,39 @@ func TestNothingIsInjectedUntilEnabled(t *testing.T) {
 	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("status %d before Enable, want 200", resp.StatusCode)
+	}
+}
+
+// TestARefusalIsNotForwarded pins the refusals: the server never sees the request, and the
+// client reads an S3 error code it will not retry at once.
+func TestARefusalIsNotForwarded(t *testing.T) {
+	var acted atomic.Int32
+	target := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { acted.Add(1) }))
+	defer target.Close()
+	for _, tt := range []struct {
+		kind   Kind
+		status int
+		code   string
+	}{{Forbidden, http.StatusForbidden, "<Code>AccessDenied</Code>"}, {BadRequest, http.StatusBadRequest, "<Code>InvalidRequest</Code>"}} {
+		inj := &Injector{Rate: 1}
+		inj.SetKinds(tt.kind)
+		inj.Enable(true)
+		p, err := NewProxy(target.URL, inj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Get(p.URL + "/b?acl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		p.Close()
+		if resp.StatusCode != tt.status || !strings.Contains(string(body), tt.code) {
+			t.Errorf("%s: answered %d %s, want %d with %s", tt.kind, resp.StatusCode, body, tt.status, tt.code)
+		}
+	}
+	if acted.Load() != 0 {
+		t.Errorf("the server saw %d refused requests, want none", acted.Load())
 	}
 }
