@@ -44,10 +44,6 @@ const OwnerTag = "storage.osm.dev/bucket"
 // a genuine adoption from a pass that read its own resource from a cache a step behind.
 const OwnerUIDTag = "storage.osm.dev/bucket-uid"
 
-// blockedRetryInterval is how often a blocked deletion looks again (or every resync period, if
-// that is shorter): objects may be removed without any change the controller could watch.
-const blockedRetryInterval = time.Minute
-
 // StoreFactory returns a Store for one account on one S3 endpoint.
 type StoreFactory func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Store
 
@@ -239,7 +235,7 @@ func (r *BucketReconciler) ensureBucket(ctx context.Context, b *storagev1alpha1.
 		logf.FromContext(ctx).V(1).Info("Another Bucket holds the bucket name", "bucket", name, "holder", other)
 		p.found, p.other = foundNameHeld, other
 		// Nothing this Bucket watches says when the other lets go.
-		return ctrl.Result{RequeueAfter: lookAgainIn(blockedRetryInterval, r.ResyncPeriod)}, nil
+		return ctrl.Result{RequeueAfter: waitingRetry(r.ResyncPeriod)}, nil
 	}
 	// Look before creating: Ceph RGW answers 200 to a CreateBucket of a bucket that exists.
 	err := store.HeadBucket(ctx, name)
@@ -504,7 +500,7 @@ func (r *BucketReconciler) finishCreation(ctx context.Context, b *storagev1alpha
 	if store == nil {
 		if err == nil {
 			p.holdsUp = fmt.Sprintf("Bucket %s may have been created and cannot be checked yet", name)
-			return ctrl.Result{RequeueAfter: lookAgainIn(blockedRetryInterval, r.ResyncPeriod)}, nil
+			return ctrl.Result{RequeueAfter: waitingRetry(r.ResyncPeriod)}, nil
 		}
 		return ctrl.Result{}, err
 	}
@@ -541,7 +537,7 @@ func (r *BucketReconciler) creationUnsettled(b *storagev1alpha1.Bucket, p *bucke
 		return res, err
 	}
 	p.holdsUp = fmt.Sprintf("Bucket %s may have been created for this resource and cannot be checked", b.Status.CreatingBucket)
-	return ctrl.Result{RequeueAfter: lookAgainIn(blockedRetryInterval, r.ResyncPeriod)}, nil
+	return ctrl.Result{RequeueAfter: waitingRetry(r.ResyncPeriod)}, nil
 }
 
 // listUsers records in the pass who uses the Bucket, one entry per kind.
@@ -609,7 +605,7 @@ func (r *BucketReconciler) deleteBucket(ctx context.Context, b *storagev1alpha1.
 		if more {
 			p.objects = "more than " + p.objects
 		}
-		return ctrl.Result{RequeueAfter: lookAgainIn(blockedRetryInterval, r.ResyncPeriod)}, nil
+		return ctrl.Result{RequeueAfter: waitingRetry(r.ResyncPeriod)}, nil
 	case errors.Is(err, objectstore.ErrAccessDenied):
 		return r.deletionDenied(p, err)
 	default:
@@ -620,7 +616,7 @@ func (r *BucketReconciler) deleteBucket(ctx context.Context, b *storagev1alpha1.
 // deletionDenied blocks a deletion the bucket's policy denies its own account.
 func (r *BucketReconciler) deletionDenied(p *bucketPass, err error) (ctrl.Result, error) {
 	p.found, p.err = foundDeletionDenied, err
-	return ctrl.Result{RequeueAfter: lookAgainIn(blockedRetryInterval, r.ResyncPeriod)}, nil
+	return ctrl.Result{RequeueAfter: waitingRetry(r.ResyncPeriod)}, nil
 }
 
 // deniedByPolicy records that the server denied the account a request on its own bucket: a

@@ -50,12 +50,16 @@ func setCondition(conds *[]metav1.Condition, generation int64, typ string, c con
 	status.SetCondition(conds, generation, typ, c.Status, c.Reason, c.Message)
 }
 
-// lookAgainIn is interval, or the resync period when that is shorter (and set).
-func lookAgainIn(interval, resync time.Duration) time.Duration {
-	if resync > 0 && resync < interval {
+// waitingRetryInterval is how often a resource that waits on something no watch reports looks
+// again (objects in a bucket to delete, buckets an account keeps, a Secret of someone else's
+// under the name it needs), or every resync period if that is shorter.
+const waitingRetryInterval = time.Minute
+
+func waitingRetry(resync time.Duration) time.Duration {
+	if resync > 0 && resync < waitingRetryInterval {
 		return resync
 	}
-	return interval
+	return waitingRetryInterval
 }
 
 // lookAgainAfterRefusal turns a refusal (a terminal error, which the Ready condition and an

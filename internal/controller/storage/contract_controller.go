@@ -36,10 +36,6 @@ import (
 // cancelled or kept the contract, deleted or kept the bucket, and waited for what depends on it.
 const Finalizer = "storage.osm.dev/finalizer"
 
-// cancelRetryInterval is how often (or every resync period, if that is shorter) a Delete-policy
-// Contract whose account still owns buckets outside Kubernetes asks the provider again.
-const cancelRetryInterval = time.Minute
-
 // ContractReconciler buys a contract from the provider for each Contract and keeps its
 // credentials in a Secret.
 type ContractReconciler struct {
@@ -348,7 +344,7 @@ func cancelled(c *storagev1alpha1.Contract, p *contractPass, id string) (ctrl.Re
 func (r *ContractReconciler) secretConflict(p *contractPass, name string) (ctrl.Result, error) {
 	p.found, p.secret = contractSecretConflict, name
 	// A foreign Secret is not in the cache (it lacks the label), so no watch says when it goes.
-	return ctrl.Result{RequeueAfter: lookAgainIn(cancelRetryInterval, r.ResyncPeriod)}, nil
+	return ctrl.Result{RequeueAfter: waitingRetry(r.ResyncPeriod)}, nil
 }
 
 func (r *ContractReconciler) secretFailed(ctx context.Context, c *storagev1alpha1.Contract, p *contractPass, err error) (ctrl.Result, error) {
@@ -519,7 +515,7 @@ func (r *ContractReconciler) cancelAtProvider(ctx context.Context, c *storagev1a
 		return ctrl.Result{}, nil // already gone at the provider: nothing left to cancel
 	case errors.Is(err, contractclient.ErrHasBuckets):
 		p.found, p.id = contractHasBuckets, c.Status.ContractID
-		return ctrl.Result{RequeueAfter: lookAgainIn(cancelRetryInterval, r.ResyncPeriod)}, nil
+		return ctrl.Result{RequeueAfter: waitingRetry(r.ResyncPeriod)}, nil
 	default:
 		return apiFailed(p, err)
 	}
