@@ -145,6 +145,15 @@ func (p *Process) Stop() error {
 	return nil
 }
 
+// Kill ends the process group at once with SIGKILL, as a crash or an OOM kill would, and waits.
+func (p *Process) Kill() {
+	if p == nil || p.Exited() {
+		return
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
+}
+
 // WaitHTTP polls url until it answers with any HTTP status, the process exits, or the timeout
 // passes.
 func WaitHTTP(ctx context.Context, p *Process, url string, timeout time.Duration) error {

@@ -90,11 +90,18 @@ func TestNothingLeaksDuplicatesOrWedgesUnderFaults(t *testing.T) {
 
 	s3Faults := &faults.Injector{Rate: sz.rate, Operation: faults.S3Operation, Seed: 1}
 	apiFaults := &faults.Injector{Rate: sz.rate, Operation: faults.ContractAPIOperation, Seed: 2}
-	stk, err := stack.Start(ctx, stack.Options{S3Faults: s3Faults})
+	// The manager is its own process, killed with SIGKILL at random moments: a crash cuts a pass
+	// wherever it is, between two calls, before its status write, with requests in flight.
+	stk, err := stack.Start(ctx, stack.Options{S3Faults: s3Faults, ManagerProcess: true})
 	if err != nil {
 		t.Fatalf("starting the stack: %v", err)
 	}
 	t.Cleanup(stk.Stop)
+	t.Cleanup(func() { // runs before Stop removes the log
+		if t.Failed() {
+			showLogTail(t, stk.ManagerLog(), 200)
+		}
+	})
 	stk.ContractAPI.SetHook(apiFaults.Serve)
 	stk.ManagerOptions.MaxConcurrentReconciles = 4
 	stk.ManagerOptions.ResyncPeriod = resyncPeriod
@@ -259,8 +266,8 @@ func (sc *scenario) create(obj client.Object) {
 	}
 }
 
-// restartDuring runs work while the manager is stopped and started again at random moments,
-// up to the scenario's number of restarts, and returns how many happened.
+// restartDuring runs work while the manager is killed and started again at random moments, up
+// to the scenario's number of restarts, and returns how many happened.
 func (sc *scenario) restartDuring(work func()) int {
 	done := make(chan struct{})
 	count := make(chan int)
@@ -480,6 +487,17 @@ func (sc *scenario) checkRetainedSecrets() (lost int) {
 		}
 	}
 	return lost
+}
+
+// showLogTail logs the last lines of the manager's log, for a failure's context.
+func showLogTail(t *testing.T, path string, lines int) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Logf("no manager log: %v", err)
+		return
+	}
+	all := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	t.Logf("the manager's log, last %d lines:\n%s", min(lines, len(all)), strings.Join(all[max(0, len(all)-lines):], "\n"))
 }
 
 type testWriter struct{ t *testing.T }

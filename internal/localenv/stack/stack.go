@@ -43,9 +43,11 @@ type Stack struct {
 	// (field-indexed lists).
 	ManagerClient client.Client
 
-	dir     string
-	env     *envtest.Environment
-	manager *runningManager
+	dir            string
+	env            *envtest.Environment
+	manager        *runningManager
+	managerProcess bool
+	process        *localenv.Process
 }
 
 // S3Server is the S3 endpoint behind the contract server.
@@ -70,6 +72,9 @@ type Options struct {
 	// S3Faults, with versitygw, puts a fault-injecting proxy in front of S3: the endpoint the
 	// contracts hand out (so the operator's calls) goes through it.
 	S3Faults *faults.Injector
+	// ManagerProcess runs the manager as its own process, built from cmd/manager as shipped,
+	// and StopManager kills it (SIGKILL) as a crash would; ManagerClient is then nil.
+	ManagerProcess bool
 }
 
 // Start brings up the control plane, versitygw and the contract server. The manager is started
@@ -77,7 +82,7 @@ type Options struct {
 func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	// s is not the named result: `return nil, err` must not hide from the clean-up below what
 	// was already started.
-	s := &Stack{}
+	s := &Stack{managerProcess: opts.ManagerProcess}
 	defer func() {
 		if err != nil {
 			s.Stop()
@@ -128,8 +133,11 @@ func (s *Stack) MetricsURL() string {
 
 // StartManager starts the operator's manager with s.ManagerOptions.
 func (s *Stack) StartManager() error {
-	if s.manager != nil {
+	if s.manager != nil || s.process != nil {
 		return errors.New("the manager is already running")
+	}
+	if s.managerProcess {
+		return s.startManagerProcess()
 	}
 	mgr, err := operator.NewManager(ManagerConfig(s.Config), s.ManagerOptions)
 	if err != nil {
@@ -153,6 +161,11 @@ func (s *Stack) StartManager() error {
 
 // StopManager stops the manager and waits until it has.
 func (s *Stack) StopManager() error {
+	if s.process != nil {
+		s.process.Kill()
+		s.process = nil
+		return nil
+	}
 	if s.manager == nil {
 		return nil
 	}

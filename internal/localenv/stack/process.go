@@ -1,0 +1,95 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
+)
+
+// startManagerProcess runs cmd/manager, built once per stack, with flags made from
+// s.ManagerOptions and a kubeconfig that acts as the manager's ServiceAccount, and waits until
+// its health server answers. Its log is manager.log in the stack's directory (ManagerLog).
+func (s *Stack) startManagerProcess() error {
+	bin := filepath.Join(s.dir, "manager")
+	if err := buildOnce(bin); err != nil {
+		return err
+	}
+	kubeconfig := filepath.Join(s.dir, "manager.kubeconfig")
+	if err := writeKubeconfig(kubeconfig, ManagerConfig(s.Config)); err != nil {
+		return err
+	}
+	healthPort, err := localenv.FreePort()
+	if err != nil {
+		return err
+	}
+	o := s.ManagerOptions
+	args := []string{
+		"--kubeconfig=" + kubeconfig,
+		"--contract-api-url=" + o.ContractAPIURL,
+		"--contract-api-token-file=" + o.ContractAPITokenFile,
+		"--contract-api-timeout=" + o.ContractAPITimeout.String(),
+		"--max-concurrent-reconciles=" + strconv.Itoa(max(1, o.MaxConcurrentReconciles)),
+		"--metrics-bind-address=" + o.MetricsBindAddress,
+		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(healthPort),
+		"--enable-webhooks=false",
+	}
+	// Unset durations keep the flags' defaults, as the in-process manager keeps its own.
+	if o.ResyncPeriod > 0 {
+		args = append(args, "--resync-period="+o.ResyncPeriod.String())
+	}
+	if o.S3Timeout > 0 {
+		args = append(args, "--s3-timeout="+o.S3Timeout.String())
+	}
+	p, err := localenv.StartProcess("manager", s.ManagerLog(), bin, args, nil)
+	if err != nil {
+		return err
+	}
+	s.process = p
+	return localenv.WaitHTTP(context.Background(), p, "http://127.0.0.1:"+strconv.Itoa(healthPort)+"/healthz", 60*time.Second)
+}
+
+// ManagerLog is where a manager run as its own process writes its log.
+func (s *Stack) ManagerLog() string { return filepath.Join(s.dir, "manager.log") }
+
+// buildOnce compiles cmd/manager into bin unless it is there.
+func buildOnce(bin string) error {
+	if _, err := os.Stat(bin); err == nil {
+		return nil
+	}
+	root, err := localenv.ModuleRoot()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/manager")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building cmd/manager: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// writeKubeconfig writes cfg, its impersonation included, as a kubeconfig file.
+func writeKubeconfig(path string, cfg *rest.Config) error {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["stack"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["manager"] = &clientcmdapi.AuthInfo{
+		ClientCertificateData: cfg.CertData,
+		ClientKeyData:         cfg.KeyData,
+		Token:                 cfg.BearerToken,
+		Impersonate:           cfg.Impersonate.UserName,
+		ImpersonateGroups:     cfg.Impersonate.Groups,
+	}
+	kc.Contexts["stack"] = &clientcmdapi.Context{Cluster: "stack", AuthInfo: "manager"}
+	kc.CurrentContext = "stack"
+	return clientcmd.WriteToFile(*kc, path)
+}
