@@ -8,8 +8,9 @@ GOLANGCI_LINT ?= go tool -modfile=hack/tools/lint/go.mod golangci-lint
 BIN_DIR ?= $(CURDIR)/bin
 export BIN_DIR
 
-# Debian packages the tests need that Go cannot build: Ceph for the RGW suite (see hack/deps.sh).
-DEB_PACKAGES ?= ceph-mon ceph-osd radosgw ceph-common
+# Debian packages the tests need that Go cannot build: Ceph for the RGW suite, the AWS CLI that
+# the backup and restore spec runs as a user's commands would (see hack/deps.sh).
+DEB_PACKAGES ?= ceph-mon ceph-osd radosgw ceph-common awscli
 
 # Go test flags; `make test GOTEST_FLAGS=-run=Contract` narrows a run.
 GOTEST_FLAGS ?=
@@ -52,7 +53,7 @@ lint: ## Run golangci-lint (pinned in hack/tools/lint/go.mod).
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: deps
-deps: ## Install the Debian packages the tests need (Ceph), with apt-get as root or sudo; otherwise print the command.
+deps: ## Install the Debian packages the tests need (Ceph, the AWS CLI), with apt-get as root or sudo; otherwise print the command.
 	@hack/deps.sh $(DEB_PACKAGES)
 
 .PHONY: tools

@@ -33,6 +33,14 @@ const (
 const (
 	EnvBackupBucket = "BACKUP_BUCKET"
 	EnvBackupPrefix = "BACKUP_PREFIX"
+	// EnvBackupRun is the run's Job name, and EnvBackupSnapshotPrefix BACKUP_PREFIX with it and
+	// "/": where a run writes, so that each run is a snapshot of its own.
+	EnvBackupRun            = "BACKUP_RUN"
+	EnvBackupSnapshotPrefix = "BACKUP_SNAPSHOT_PREFIX"
+	// EnvRestoreSnapshot is the snapshot a restore Job restores, EnvRestorePrefix where its
+	// objects are.
+	EnvRestoreSnapshot = "RESTORE_SNAPSHOT"
+	EnvRestorePrefix   = "RESTORE_PREFIX"
 )
 
 // LinkSuffixes are the variables each link defines, in the order they are injected. None is a
@@ -50,7 +58,7 @@ func LinkEnvNames(prefix string) []string {
 
 // BackupEnvNames are the names of the variables the backup container gets besides the links'.
 func BackupEnvNames() []string {
-	return []string{EnvBackupBucket, EnvBackupPrefix,
+	return []string{EnvBackupBucket, EnvBackupPrefix, EnvBackupRun, EnvBackupSnapshotPrefix, EnvRestoreSnapshot, EnvRestorePrefix,
 		storagev1alpha1.SecretKeyAccessKeyID, storagev1alpha1.SecretKeySecretAccessKey,
 		storagev1alpha1.SecretKeyEndpointURL, storagev1alpha1.SecretKeyRegion}
 }
@@ -91,6 +99,26 @@ func EnvProblems(path *field.Path, spec *paasv1alpha1.ApplicationSpec) field.Err
 			errs = append(errs, field.Forbidden(path.Index(i).Child("valueFrom", "secretKeyRef"),
 				"an Application reads Secrets only through its linked Buckets (spec.buckets)"))
 		}
+	}
+	return errs
+}
+
+// RestoreProblems says why the restore an Application's annotation asks for cannot run: the
+// snapshot must be one key segment (it is joined to the backup prefix), and the spec must say
+// how to restore.
+func RestoreProblems(app *paasv1alpha1.Application) field.ErrorList {
+	snapshot, ok := app.Annotations[paasv1alpha1.RestoreAnnotation]
+	if !ok {
+		return nil
+	}
+	path := field.NewPath("metadata", "annotations").Key(paasv1alpha1.RestoreAnnotation)
+	var errs field.ErrorList
+	if msgs := validation.IsConfigMapKey(snapshot); len(msgs) > 0 {
+		errs = append(errs, field.Invalid(path, snapshot, "must name a snapshot listed in status.backups: "+strings.Join(msgs, "; ")))
+	}
+	if app.Spec.Backup == nil || len(app.Spec.Backup.RestoreCommand) == 0 {
+		errs = append(errs, field.Required(field.NewPath("spec", "backup", "restoreCommand"),
+			"a restore runs spec.backup.restoreCommand; set it to restore from a snapshot"))
 	}
 	return errs
 }

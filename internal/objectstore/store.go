@@ -69,11 +69,15 @@ func NewHTTPClient(timeout time.Duration) *http.Client {
 // New returns a Store for one account on one endpoint. It is cheap: the connections live in
 // cfg.HTTPClient.
 func New(cfg Config) Store {
+	return &store{s3: newClient(cfg), region: cfg.Region}
+}
+
+func newClient(cfg Config) *s3.Client {
 	attempts := cfg.MaxAttempts
 	if attempts == 0 {
 		attempts = 3
 	}
-	client := s3.New(s3.Options{
+	return s3.New(s3.Options{
 		BaseEndpoint: aws.String(cfg.Endpoint),
 		Region:       cfg.Region,
 		Credentials:  credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, ""),
@@ -86,7 +90,6 @@ func New(cfg Config) Store {
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
 	})
-	return &store{s3: client, region: cfg.Region}
 }
 
 type store struct {

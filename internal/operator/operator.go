@@ -174,6 +174,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		IngressDomains:          opts.IngressDomains,
 		IngressClass:            opts.IngressClass,
+		Listers:                 listerFactory(opts),
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Application controller: %w", err)
 	}
@@ -244,6 +245,7 @@ func CacheOptions(namespaces []string) cache.Options {
 			&corev1.Service{}:       children,
 			&networkingv1.Ingress{}: children,
 			&batchv1.CronJob{}:      children,
+			&batchv1.Job{}:          children,
 		},
 	}
 }
@@ -284,6 +286,19 @@ func storeFactory(opts Options) storagecontroller.StoreFactory {
 			MaxAttempts:     opts.S3MaxAttempts,
 			APIOptions:      append([]func(*middleware.Stack) error{metrics.CountS3}, opts.S3APIOptions...),
 		})
+	}
+}
+
+// listerFactory opens a backup bucket for the Application controller, over its own HTTP client.
+func listerFactory(opts Options) func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Lister {
+	timeout := opts.S3Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	httpClient := objectstore.NewHTTPClient(timeout)
+	return func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Lister {
+		return objectstore.NewLister(objectstore.Config{Endpoint: endpoint, Region: region, AccessKeyID: accessKeyID,
+			SecretAccessKey: secretAccessKey, HTTPClient: httpClient, MaxAttempts: opts.S3MaxAttempts})
 	}
 }
 

@@ -85,7 +85,7 @@ func contractCallBound(contracts, restarts int, elapsed time.Duration) int {
 func TestNothingLeaksDuplicatesOrWedgesUnderFaults(t *testing.T) {
 	logf.SetLogger(zap.New(zap.WriteTo(testWriter{t}), zap.Level(zapcore.ErrorLevel)))
 	sz := sizeFromEnv(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(120+2*sz.buckets)*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(300+2*sz.buckets)*time.Second)
 	defer cancel()
 
 	s3Faults := &faults.Injector{Rate: sz.rate, Operation: faults.S3Operation, Seed: 1}

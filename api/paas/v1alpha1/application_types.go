@@ -40,11 +40,20 @@ type Backup struct {
 	Schedule string `json:"schedule"`
 
 	// command is the backup's entrypoint with its arguments. It finds the bucket in the
-	// link's environment variables and the key prefix to write under in BACKUP_PREFIX.
+	// link's environment variables and the key prefix to write under in BACKUP_PREFIX; each run
+	// should write under BACKUP_SNAPSHOT_PREFIX (BACKUP_PREFIX, the run's Job name and "/"), so
+	// every run is a snapshot that can be restored on its own.
 	// +required
 	// +kubebuilder:validation:MinItems=1
 	// +listType=atomic
 	Command []string `json:"command"`
+
+	// restoreCommand is the entrypoint of a restore, with its arguments. It runs in a Job when
+	// the annotation paas.osm.dev/restore names a snapshot, with the backup's environment and
+	// RESTORE_SNAPSHOT and RESTORE_PREFIX (where that snapshot's objects are).
+	// +optional
+	// +listType=atomic
+	RestoreCommand []string `json:"restoreCommand,omitempty"`
 
 	// image runs the backup. Defaults to spec.image.
 	// +optional
@@ -155,6 +164,63 @@ type ApplicationStatus struct {
 	// lastSuccessfulBackupTime is when a backup run last completed successfully.
 	// +optional
 	LastSuccessfulBackupTime *metav1.Time `json:"lastSuccessfulBackupTime,omitempty"`
+
+	// backups are the most recent snapshots the operator sees in the backup bucket, newest
+	// first (at most ten).
+	// +optional
+	// +listType=atomic
+	Backups []BackupSnapshot `json:"backups,omitempty"`
+
+	// restore is the restore the annotation paas.osm.dev/restore asked for last.
+	// +optional
+	Restore *RestoreStatus `json:"restore,omitempty"`
+}
+
+// BackupSnapshot is one backup run's objects in the backup bucket.
+type BackupSnapshot struct {
+	// name is the snapshot, the key segment after the backup prefix (the run's Job name).
+	Name string `json:"name"`
+	// objects and bytes are how many objects the snapshot holds, and their size.
+	Objects int64 `json:"objects"`
+	Bytes   int64 `json:"bytes"`
+	// lastModified is when its newest object was written.
+	// +optional
+	LastModified *metav1.Time `json:"lastModified,omitempty"`
+}
+
+// RestorePhase is where a restore stands.
+// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed
+type RestorePhase string
+
+const (
+	RestorePending   RestorePhase = "Pending"
+	RestoreRunning   RestorePhase = "Running"
+	RestoreSucceeded RestorePhase = "Succeeded"
+	RestoreFailed    RestorePhase = "Failed"
+)
+
+// RestoreAnnotation names the snapshot to restore the Application from; setting it (kubectl
+// annotate application/NAME paas.osm.dev/restore=SNAPSHOT) starts a restore Job. A snapshot
+// already restored is not restored again until its Job is deleted.
+const RestoreAnnotation = "paas.osm.dev/restore"
+
+// RestoreStatus is the outcome of a restore.
+type RestoreStatus struct {
+	// snapshot is what is being restored.
+	Snapshot string `json:"snapshot"`
+	// job runs the restore; empty while it cannot start.
+	// +optional
+	Job string `json:"job,omitempty"`
+	// phase is where the restore stands.
+	Phase RestorePhase `json:"phase"`
+	// message says why, for Pending and Failed.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// startTime and completionTime are the Job's.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 }
 
 // +kubebuilder:object:root=true

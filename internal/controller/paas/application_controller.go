@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -38,6 +39,7 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/application"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
 	"github.com/object-storage-manager/object-storage-manager/internal/index"
+	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
 
 // conflictRetryInterval is how soon a pass that lost a write race runs again.
@@ -62,6 +64,12 @@ type ApplicationReconciler struct {
 	IngressDomains []string
 	// IngressClass is set on the Ingresses; empty leaves the class to the cluster.
 	IngressClass string
+	// Listers read the backup bucket with a link's credentials, for status.backups; nil shows
+	// no backups.
+	Listers func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Lister
+
+	// listed remembers, by Application UID, when its backups were last listed.
+	listed sync.Map
 }
 
 // Secrets are read through the manager's cache, which holds only Secrets labelled
@@ -76,6 +84,7 @@ type ApplicationReconciler struct {
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
@@ -152,6 +161,20 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 		app.Status.LastBackupTime = cronJob.Status.LastScheduleTime
 		app.Status.LastSuccessfulBackupTime = cronJob.Status.LastSuccessfulTime
 	}
+	// Restores and the list of backups need the backup bucket's link, and an env the
+	// operator may write.
+	target := backupTarget(app, links)
+	if !usable || envRefused != nil {
+		target = nil
+	}
+	var restoreEnv []corev1.EnvVar
+	if target != nil {
+		restoreEnv = append(append(bucketEnv(links), backupEnv(*target, app.BackupPrefixOrDefault())...), userEnv(app.Spec.Env)...)
+	}
+	if err := r.syncRestore(ctx, app, target, restoreEnv); err != nil {
+		return r.childFailed(app, err)
+	}
+	r.listBackups(ctx, app, target)
 	switch {
 	case envRefused != nil:
 		r.setReady(app, *envRefused)
@@ -333,18 +356,31 @@ func (r *ApplicationReconciler) syncCronJob(ctx context.Context, app *paasv1alph
 		return existing, &condition{metav1.ConditionFalse, paasv1alpha1.ReasonBucketsNotReady,
 			"The backup waits for the linked Buckets (see BucketsReady)"}, err
 	}
-	var target resolvedLink
-	for _, l := range links {
-		if l.Name == backup.Bucket {
-			target = l
-		}
+	target := backupTarget(app, links)
+	if target == nil {
+		return nil, nil, fmt.Errorf("backup bucket %q is linked but not resolved", backup.Bucket)
 	}
-	env := append(bucketEnv(links), backupEnv(target, app.BackupPrefixOrDefault())...)
+	env := append(bucketEnv(links), backupEnv(*target, app.BackupPrefixOrDefault())...)
+	env = append(env, backupRunEnv()...)
 	env = append(env, userEnv(app.Spec.Env)...)
 	if err := r.apply(ctx, app, cj, "CronJob", func() { mutateCronJob(cj, app, env) }); err != nil {
 		return nil, nil, err
 	}
 	return cj, nil, nil
+}
+
+// backupTarget is the resolved link of the backup's Bucket, nil without a backup or when that
+// link could not be resolved.
+func backupTarget(app *paasv1alpha1.Application, links []resolvedLink) *resolvedLink {
+	if app.Spec.Backup == nil {
+		return nil
+	}
+	for i := range links {
+		if links[i].Name == app.Spec.Backup.Bucket {
+			return &links[i]
+		}
+	}
+	return nil
 }
 
 func linksBucket(links []paasv1alpha1.BucketLink, name string) bool {
@@ -506,6 +542,7 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Service{}).
 		Owns(&networkingv1.Ingress{}).
 		Owns(&batchv1.CronJob{}).
+		Owns(&batchv1.Job{}).
 		Watches(&storagev1alpha1.Bucket{}, handler.EnqueueRequestsFromMapFunc(r.applicationsOfBucket)).
 		Watches(&storagev1alpha1.Contract{}, handler.EnqueueRequestsFromMapFunc(r.applicationsOfContract)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.applicationsOfSecret)).

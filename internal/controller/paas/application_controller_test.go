@@ -151,6 +151,9 @@ var _ = Describe("Application", func() {
 			corev1.EnvVar{Name: "AWS_SECRET_ACCESS_KEY", ValueFrom: secretRef(secret, "AWS_SECRET_ACCESS_KEY")},
 			corev1.EnvVar{Name: "AWS_ENDPOINT_URL", Value: photos.Status.Endpoint},
 			corev1.EnvVar{Name: "AWS_REGION", Value: photos.Status.Region},
+			corev1.EnvVar{Name: "BACKUP_RUN", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+				APIVersion: "v1", FieldPath: "metadata.labels['batch.kubernetes.io/job-name']"}}},
+			corev1.EnvVar{Name: "BACKUP_SNAPSHOT_PREFIX", Value: "$(BACKUP_PREFIX)$(BACKUP_RUN)/"},
 		), corev1.EnvVar{Name: "STORE", Value: "$(PHOTOS_BUCKET)"})))
 
 		By("making the Deployment available, as the Deployment controller would")

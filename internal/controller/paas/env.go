@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
@@ -52,6 +53,17 @@ func backupEnv(target resolvedLink, prefix string) []corev1.EnvVar {
 		secretEnv(storagev1alpha1.SecretKeySecretAccessKey, target.SecretName, storagev1alpha1.SecretKeySecretAccessKey),
 		{Name: storagev1alpha1.SecretKeyEndpointURL, Value: target.Endpoint},
 		{Name: storagev1alpha1.SecretKeyRegion, Value: target.Region},
+	}
+}
+
+// backupRunEnv names each backup run, so that it writes a snapshot of its own: BACKUP_RUN is
+// the run's Job name (from its pod's label) and BACKUP_SNAPSHOT_PREFIX is BACKUP_PREFIX, the
+// run and "/", expanded by the kubelet from the variables before it.
+func backupRunEnv() []corev1.EnvVar {
+	return []corev1.EnvVar{
+		{Name: application.EnvBackupRun, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+			APIVersion: "v1", FieldPath: "metadata.labels['" + batchv1.JobNameLabel + "']"}}},
+		{Name: application.EnvBackupSnapshotPrefix, Value: "$(" + application.EnvBackupPrefix + ")$(" + application.EnvBackupRun + ")/"},
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/application"
@@ -69,12 +70,26 @@ func TestBackupEnv(t *testing.T) {
 	if diff := cmp.Diff(want, backupEnv(photos, "web/")); diff != "" {
 		t.Errorf("backupEnv() mismatch (-want +got):\n%s", diff)
 	}
-	var names []string
-	for _, e := range want {
+	// Reserved: what backupEnv, backupRunEnv and a restore Job set.
+	names := []string{application.EnvRestoreSnapshot, application.EnvRestorePrefix}
+	for _, e := range append(want, backupRunEnv()...) {
 		names = append(names, e.Name)
 	}
-	if diff := cmp.Diff(names, application.BackupEnvNames()); diff != "" {
-		t.Errorf("application.BackupEnvNames() does not name backupEnv's variables (-want +got):\n%s", diff)
+	if diff := cmp.Diff(names, application.BackupEnvNames(), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("application.BackupEnvNames() does not name the backup's and restore's variables (-want +got):\n%s", diff)
+	}
+}
+
+// Each backup run writes a snapshot of its own, under a prefix the kubelet expands from the
+// run's Job name.
+func TestBackupRunEnv(t *testing.T) {
+	want := []corev1.EnvVar{
+		{Name: "BACKUP_RUN", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+			APIVersion: "v1", FieldPath: "metadata.labels['batch.kubernetes.io/job-name']"}}},
+		{Name: "BACKUP_SNAPSHOT_PREFIX", Value: "$(BACKUP_PREFIX)$(BACKUP_RUN)/"},
+	}
+	if diff := cmp.Diff(want, backupRunEnv()); diff != "" {
+		t.Errorf("backupRunEnv() mismatch (-want +got):\n%s", diff)
 	}
 }
 

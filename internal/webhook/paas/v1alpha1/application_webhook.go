@@ -109,6 +109,7 @@ var applicationGroupKind = paasv1alpha1.GroupVersion.WithKind("Application").Gro
 func (v *ApplicationValidator) ValidateCreate(ctx context.Context, app *paasv1alpha1.Application) (admission.Warnings, error) {
 	errs := validateName(app)
 	errs = append(errs, validateSpec(app, v.IngressDomains)...)
+	errs = append(errs, application.RestoreProblems(app)...)
 	missing, err := v.checkBuckets(ctx, app, nil)
 	if err != nil {
 		return nil, err
@@ -121,8 +122,14 @@ func (v *ApplicationValidator) ValidateCreate(ctx context.Context, app *paasv1al
 // so an Application admitted under older rules stays manageable; a Bucket linked earlier may
 // since be gone, which the Application's status reports.
 func (v *ApplicationValidator) ValidateUpdate(ctx context.Context, oldApp, newApp *paasv1alpha1.Application) (admission.Warnings, error) {
+	restore, oldRestore := newApp.Annotations[paasv1alpha1.RestoreAnnotation], oldApp.Annotations[paasv1alpha1.RestoreAnnotation]
+	var restoreErrs field.ErrorList
+	if restore != oldRestore {
+		// A restore asked for now must be able to run.
+		restoreErrs = application.RestoreProblems(newApp)
+	}
 	if apiequality.Semantic.DeepEqual(oldApp.Spec, newApp.Spec) {
-		return nil, nil
+		return nil, invalid(newApp.Name, restoreErrs)
 	}
 	errs := validateSpec(newApp, v.IngressDomains)
 	if newApp.Spec.Backup != nil && oldApp.Spec.Backup == nil {
@@ -132,7 +139,7 @@ func (v *ApplicationValidator) ValidateUpdate(ctx context.Context, oldApp, newAp
 	if err != nil {
 		return nil, err
 	}
-	return nil, invalid(newApp.Name, append(errs, missing...))
+	return nil, invalid(newApp.Name, append(append(errs, restoreErrs...), missing...))
 }
 
 // ValidateDelete allows every deletion; the children go with the Application.

@@ -364,6 +364,18 @@ func TestApplicationValidateUpdate(t *testing.T) {
 		{name: "unlinking the backup's Bucket", modify: func(a *paasv1alpha1.Application) { a.Spec.Buckets = nil }, want: []string{
 			`spec.backup.bucket: Invalid value: "photos": must be one of the linked Buckets (spec.buckets[].name), and none is linked`,
 		}},
+		{name: "a restore asked for without a restore command", modify: func(a *paasv1alpha1.Application) {
+			a.Annotations = map[string]string{paasv1alpha1.RestoreAnnotation: "web-backup-29412345"}
+		}, want: []string{`spec.backup.restoreCommand: Required value: a restore runs spec.backup.restoreCommand; set it to restore from a snapshot`}},
+		{name: "a restore of a snapshot that is not one key segment", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Backup.RestoreCommand = []string{"restore"}
+			a.Annotations = map[string]string{paasv1alpha1.RestoreAnnotation: "a/b"}
+		}, want: []string{`metadata.annotations[paas.osm.dev/restore]: Invalid value: "a/b": must name a snapshot listed in status.backups: ` +
+			`a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')`}},
+		{name: "a restore asked for with a restore command", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Backup.RestoreCommand = []string{"restore"}
+			a.Annotations = map[string]string{paasv1alpha1.RestoreAnnotation: "web-backup-29412345"}
+		}},
 		{name: "backup added to a long-named Application", old: func(a *paasv1alpha1.Application) {
 			a.Name, a.Spec.Backup = strings.Repeat("w", 50), nil
 		}, modify: func(a *paasv1alpha1.Application) {

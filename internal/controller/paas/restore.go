@@ -1,0 +1,193 @@
+package paas
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/application"
+	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
+)
+
+// ComponentRestore labels the restore Jobs.
+const ComponentRestore = "restore"
+
+// restoreBackoffLimit is how often a failed restore is retried by its Job before it is Failed.
+const restoreBackoffLimit = 2
+
+// restoreJobName is the Job that restores snapshot: the same snapshot always gets the same Job,
+// so a restore runs once per snapshot until its Job is deleted.
+func restoreJobName(app *paasv1alpha1.Application, snapshot string) string {
+	sum := sha256.Sum256([]byte(snapshot))
+	base := app.Name
+	if len(base) > 40 {
+		base = base[:40]
+	}
+	return strings.TrimRight(base, "-.") + "-restore-" + hex.EncodeToString(sum[:])[:8]
+}
+
+// syncRestore starts the restore the annotation paas.osm.dev/restore asks for, once, and
+// reports it in status.restore, with an event when its phase changes. Without the annotation
+// status.restore keeps the outcome of the last restore.
+func (r *ApplicationReconciler) syncRestore(ctx context.Context, app *paasv1alpha1.Application, target *resolvedLink, env []corev1.EnvVar) error {
+	snapshot, asked := app.Annotations[paasv1alpha1.RestoreAnnotation]
+	if !asked {
+		return nil
+	}
+	st := &paasv1alpha1.RestoreStatus{Snapshot: snapshot}
+	defer func() { r.setRestore(app, st) }()
+	if errs := application.RestoreProblems(app); len(errs) > 0 {
+		st.Phase, st.Message = paasv1alpha1.RestoreFailed, "The restore cannot run: "+errs.ToAggregate().Error()
+		return nil
+	}
+	if target == nil {
+		st.Phase, st.Message = paasv1alpha1.RestorePending, fmt.Sprintf(
+			"The restore waits for Bucket %s (see BucketsReady)", app.Spec.Backup.Bucket)
+		return nil
+	}
+	st.Job = restoreJobName(app, snapshot)
+	job := &batchv1.Job{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: st.Job}, job)
+	switch {
+	case apierrors.IsNotFound(err):
+		job = &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: st.Job}}
+		mutateRestoreJob(job, app, snapshot, env)
+		if err := controllerutil.SetControllerReference(app, job, r.Scheme()); err != nil {
+			return err
+		}
+		if err := r.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating restore Job %q: %w", st.Job, err)
+		}
+		logf.FromContext(ctx).Info("Started a restore", "snapshot", snapshot, "job", st.Job)
+		st.Phase = paasv1alpha1.RestoreRunning
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading restore Job %q: %w", st.Job, err)
+	case !metav1.IsControlledBy(job, app):
+		st.Phase, st.Message = paasv1alpha1.RestoreFailed, fmt.Sprintf("Job %s exists and does not belong to this Application", st.Job)
+		return nil
+	}
+	st.Phase, st.Message = restorePhase(job)
+	st.StartTime, st.CompletionTime = job.Status.StartTime, job.Status.CompletionTime
+	return nil
+}
+
+// restorePhase reads a restore Job's outcome from its conditions.
+func restorePhase(job *batchv1.Job) (paasv1alpha1.RestorePhase, string) {
+	for _, c := range job.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return paasv1alpha1.RestoreSucceeded, ""
+		case batchv1.JobFailed:
+			return paasv1alpha1.RestoreFailed, fmt.Sprintf("Job %s failed (%s: %s); delete it to try again", job.Name, c.Reason, c.Message)
+		}
+	}
+	return paasv1alpha1.RestoreRunning, ""
+}
+
+// setRestore records st, with an event when the restore reaches a new phase.
+func (r *ApplicationReconciler) setRestore(app *paasv1alpha1.Application, st *paasv1alpha1.RestoreStatus) {
+	old := app.Status.Restore
+	app.Status.Restore = st
+	if old != nil && old.Snapshot == st.Snapshot && old.Phase == st.Phase {
+		return
+	}
+	switch st.Phase {
+	case paasv1alpha1.RestoreRunning:
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "RestoreStarted", "Restore",
+			"Restoring snapshot %s with Job %s", st.Snapshot, st.Job)
+	case paasv1alpha1.RestoreSucceeded:
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "RestoreSucceeded", "Restore",
+			"Restored snapshot %s (Job %s)", st.Snapshot, st.Job)
+	case paasv1alpha1.RestoreFailed:
+		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, "RestoreFailed", "Restore", "Snapshot %s: %s", st.Snapshot, st.Message)
+	case paasv1alpha1.RestorePending:
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "RestorePending", "Restore", "Snapshot %s: %s", st.Snapshot, st.Message)
+	}
+}
+
+// mutateRestoreJob makes job run spec.backup.restoreCommand once, with the backup's environment
+// and where the snapshot is, restricted as the backup's pods are.
+func mutateRestoreJob(job *batchv1.Job, app *paasv1alpha1.Application, snapshot string, env []corev1.EnvVar) {
+	setLabels(&job.Labels, app, ComponentRestore)
+	job.Spec.BackoffLimit = ptr.To(int32(restoreBackoffLimit))
+	tpl := &job.Spec.Template
+	setLabels(&tpl.Labels, app, ComponentRestore)
+	tpl.Spec.RestartPolicy = corev1.RestartPolicyNever
+	c := corev1.Container{Name: ComponentRestore}
+	setImage(&c, app.BackupImageOrDefault())
+	c.Command = app.Spec.Backup.RestoreCommand
+	c.Env = append(append([]corev1.EnvVar(nil), env...),
+		corev1.EnvVar{Name: application.EnvRestoreSnapshot, Value: snapshot},
+		corev1.EnvVar{Name: application.EnvRestorePrefix, Value: app.BackupPrefixOrDefault() + snapshot + "/"})
+	restrictContainer(&c)
+	tpl.Spec.Containers = []corev1.Container{c}
+	restrictPod(&tpl.Spec, app)
+}
+
+// backupsListInterval is how often the snapshots in the backup bucket are listed again when no
+// backup run has finished since: listing costs S3 calls, and an Application is reconciled on
+// every change of its children.
+const backupsListInterval = 5 * time.Minute
+
+// maxListedObjects bounds one listing of the backup prefix; maxShownBackups how many
+// snapshots status shows.
+const (
+	maxListedObjects = 10000
+	maxShownBackups  = 10
+)
+
+// backupsListing is when an Application's snapshots were last listed, and the last successful
+// backup run then known.
+type backupsListing struct {
+	at, lastSuccess time.Time
+}
+
+// listBackups fills status.backups with the newest snapshots under the backup prefix, when a
+// backup run finished since the last listing or the listing is older than backupsListInterval.
+func (r *ApplicationReconciler) listBackups(ctx context.Context, app *paasv1alpha1.Application, target *resolvedLink) {
+	if app.Spec.Backup == nil || target == nil || r.Listers == nil {
+		app.Status.Backups = nil
+		return
+	}
+	var lastSuccess time.Time
+	if t := app.Status.LastSuccessfulBackupTime; t != nil {
+		lastSuccess = t.Time
+	}
+	if v, ok := r.listed.Load(app.UID); ok {
+		l := v.(backupsListing)
+		if time.Since(l.at) < backupsListInterval && !lastSuccess.After(l.lastSuccess) && app.Status.Backups != nil {
+			return
+		}
+	}
+	lister := r.Listers(target.Endpoint, target.Region, string(target.accessKeyID), string(target.secretAccessKey))
+	sums, _, err := lister.SummarizePrefixes(ctx, target.BucketName, app.BackupPrefixOrDefault(), maxListedObjects)
+	if err != nil {
+		// Status keeps what it showed; the next pass tries again.
+		logf.FromContext(ctx).Info("Cannot list the backups", "bucket", target.BucketName, "error", objectstore.Describe(err))
+		return
+	}
+	r.listed.Store(app.UID, backupsListing{at: time.Now(), lastSuccess: lastSuccess})
+	app.Status.Backups = make([]paasv1alpha1.BackupSnapshot, 0, min(len(sums), maxShownBackups))
+	for _, s := range sums[:min(len(sums), maxShownBackups)] {
+		app.Status.Backups = append(app.Status.Backups, paasv1alpha1.BackupSnapshot{
+			Name: s.Name, Objects: s.Objects, Bytes: s.Bytes, LastModified: ptr.To(metav1.NewTime(s.LastModified.Truncate(time.Second))),
+		})
+	}
+}

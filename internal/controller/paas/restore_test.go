@@ -1,0 +1,178 @@
+package paas_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
+)
+
+var _ = Describe("Backup and restore", func() {
+	// The commands a user would write, with the AWS CLI: a backup run copies DATA_DIR into its
+	// own snapshot, a restore copies a snapshot back.
+	backupCommand := []string{"sh", "-c", `aws --endpoint-url "$AWS_ENDPOINT_URL" s3 cp --recursive --only-show-errors "$DATA_DIR" "s3://$BACKUP_BUCKET/$BACKUP_SNAPSHOT_PREFIX"`}
+	restoreCommand := []string{"sh", "-c", `aws --endpoint-url "$AWS_ENDPOINT_URL" s3 cp --recursive --only-show-errors "s3://$BACKUP_BUCKET/$RESTORE_PREFIX" "$DATA_DIR"`}
+
+	It("restores the data a backup run wrote, each run with the environment its pod would get", func(ctx SpecContext) {
+		awsCLI()
+		data := GinkgoT().TempDir()
+		Expect(os.WriteFile(filepath.Join(data, "orders.db"), []byte("orders v1"), 0o600)).To(Succeed())
+		Expect(os.MkdirAll(filepath.Join(data, "media"), 0o700)).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(data, "media", "logo.png"), []byte("png"), 0o600)).To(Succeed())
+
+		ns := newNamespace(ctx)
+		readyContract(ctx, ns, "team")
+		readyBucket(ctx, ns, "photos", "team")
+		app := newApp(ns, "web", func(s *paasv1alpha1.ApplicationSpec) {
+			s.Buckets = []paasv1alpha1.BucketLink{{Name: "photos"}}
+			s.Env = []corev1.EnvVar{{Name: "DATA_DIR", Value: data}}
+			s.Backup = &paasv1alpha1.Backup{Bucket: "photos", Schedule: "* * * * *", Command: backupCommand, RestoreCommand: restoreCommand}
+		})
+		Expect(k8s.Create(ctx, app)).To(Succeed())
+		appCondition(ctx, app, paasv1alpha1.BackupScheduledCondition, metav1.ConditionTrue, paasv1alpha1.ReasonScheduled)
+
+		By("running a backup as the CronJob's pod would, and reporting it as its controller would")
+		cj := &batchv1.CronJob{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-backup"}, cj)).To(Succeed())
+		const run = "web-backup-29412345"
+		runAsPod(ctx, ns, cj.Spec.JobTemplate.Spec.Template.Spec, run)
+		cj.Status.LastScheduleTime = &metav1.Time{Time: metav1.Now().Add(-1e9)}
+		cj.Status.LastSuccessfulTime = ptrTime(metav1.Now())
+		Expect(k8s.Status().Update(ctx, cj)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), app)).To(Succeed())
+			g.Expect(app.Status.Backups).To(HaveLen(1))
+			g.Expect(app.Status.Backups[0].Name).To(Equal(run))
+			g.Expect(app.Status.Backups[0].Objects).To(Equal(int64(2)))
+		}).Should(Succeed())
+
+		By("losing the data, then asking for a restore of that snapshot")
+		Expect(os.RemoveAll(data)).To(Succeed())
+		Expect(os.MkdirAll(data, 0o700)).To(Succeed())
+		patch := client.MergeFrom(app.DeepCopy())
+		app.Annotations = map[string]string{paasv1alpha1.RestoreAnnotation: run}
+		Expect(k8s.Patch(ctx, app, patch)).To(Succeed())
+		var jobName string
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), app)).To(Succeed())
+			g.Expect(app.Status.Restore).NotTo(BeNil())
+			g.Expect(app.Status.Restore.Phase).To(Equal(paasv1alpha1.RestoreRunning))
+			jobName = app.Status.Restore.Job
+		}).Should(Succeed())
+		job := &batchv1.Job{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: jobName}, job)).To(Succeed())
+		Expect(metav1.IsControlledBy(job, app)).To(BeTrue())
+		runAsPod(ctx, ns, job.Spec.Template.Spec, jobName)
+		Expect(os.ReadFile(filepath.Join(data, "orders.db"))).To(Equal([]byte("orders v1")), "the data comes back")
+		Expect(os.ReadFile(filepath.Join(data, "media", "logo.png"))).To(Equal([]byte("png")))
+
+		By("reporting the Job's success in status and in an event")
+		now := metav1.Now()
+		job.Status.StartTime, job.Status.CompletionTime = &now, &now
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		}
+		job.Status.Succeeded = 1
+		Expect(k8s.Status().Update(ctx, job)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), app)).To(Succeed())
+			g.Expect(app.Status.Restore.Phase).To(Equal(paasv1alpha1.RestoreSucceeded))
+			var reasons []string
+			for _, e := range namespaceEvents(ctx, ns).Items {
+				if e.Regarding.UID == app.UID {
+					reasons = append(reasons, e.Reason)
+				}
+			}
+			g.Expect(reasons).To(ContainElements("RestoreStarted", "RestoreSucceeded"))
+		}).Should(Succeed())
+	})
+
+	It("says why a restore cannot run, without starting one", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		readyContract(ctx, ns, "team")
+		readyBucket(ctx, ns, "photos", "team")
+		app := newApp(ns, "web", func(s *paasv1alpha1.ApplicationSpec) {
+			s.Buckets = []paasv1alpha1.BucketLink{{Name: "photos"}}
+			s.Backup = &paasv1alpha1.Backup{Bucket: "photos", Schedule: "@daily", Command: backupCommand}
+		})
+		app.Annotations = map[string]string{paasv1alpha1.RestoreAnnotation: "web-backup-1"}
+		Expect(k8s.Create(ctx, app)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), app)).To(Succeed())
+			g.Expect(app.Status.Restore).NotTo(BeNil())
+			g.Expect(app.Status.Restore.Phase).To(Equal(paasv1alpha1.RestoreFailed))
+			g.Expect(app.Status.Restore.Message).To(ContainSubstring("spec.backup.restoreCommand: Required value"))
+		}).Should(Succeed())
+		var jobs batchv1.JobList
+		Expect(k8s.List(ctx, &jobs, client.InNamespace(ns))).To(Succeed())
+		Expect(jobs.Items).To(BeEmpty())
+	})
+})
+
+// awsCLI fails the spec unless the AWS CLI, which the commands above use, is on PATH.
+func awsCLI() {
+	GinkgoHelper()
+	if _, err := exec.LookPath("aws"); err != nil {
+		Fail("the AWS CLI (aws) is not on PATH: `make deps` installs it (Debian package awscli)")
+	}
+}
+
+// runAsPod runs the pod's only container's command here, with the environment the kubelet
+// would give it: values with $(VAR) references expanded, Secret keys read from the API server,
+// and the Job name label, which a Job's pods carry.
+func runAsPod(ctx context.Context, ns string, spec corev1.PodSpec, jobName string) {
+	GinkgoHelper()
+	Expect(spec.Containers).To(HaveLen(1))
+	c := spec.Containers[0]
+	env := map[string]string{}
+	var list []string
+	for _, e := range c.Env {
+		var v string
+		switch {
+		case e.ValueFrom == nil:
+			v = expandRefs(e.Value, env)
+		case e.ValueFrom.SecretKeyRef != nil:
+			s := &corev1.Secret{}
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: e.ValueFrom.SecretKeyRef.Name}, s)).To(Succeed())
+			v = string(s.Data[e.ValueFrom.SecretKeyRef.Key])
+		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.labels['"+batchv1.JobNameLabel+"']":
+			v = jobName
+		default:
+			Fail(fmt.Sprintf("env %s: a source this test cannot resolve", e.Name))
+		}
+		env[e.Name] = v
+		list = append(list, e.Name+"="+v)
+	}
+	cmd := exec.CommandContext(ctx, c.Command[0], append(c.Command[1:], c.Args...)...)
+	cmd.Env = append(list, "PATH="+os.Getenv("PATH"), "HOME="+GinkgoT().TempDir(),
+		"AWS_REQUEST_CHECKSUM_CALCULATION=when_required", "AWS_RESPONSE_CHECKSUM_VALIDATION=when_required")
+	out, err := cmd.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "%s: %s", strings.Join(c.Command, " "), out)
+}
+
+var varRef = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
+
+// expandRefs expands $(VAR) from the variables defined before, as the kubelet does.
+func expandRefs(s string, defined map[string]string) string {
+	return varRef.ReplaceAllStringFunc(s, func(ref string) string {
+		if v, ok := defined[ref[2:len(ref)-1]]; ok {
+			return v
+		}
+		return ref
+	})
+}
+
+func ptrTime(t metav1.Time) *metav1.Time { return &t }
