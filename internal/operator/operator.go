@@ -125,7 +125,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if opts.WebhookPort == 0 {
 		opts.WebhookPort = osmwebhook.DefaultPort
 	}
-	var webhookServer webhook.Server = webhook.NewServer(osmwebhook.ServerOptions(
+	webhookServer := webhook.NewServer(osmwebhook.ServerOptions(
 		opts.WebhookCertDir, opts.WebhookPort, opts.WebhookHost, opts.EnableHTTP2))
 	var certsReady chan struct{}
 	if opts.EnableWebhooks && opts.SelfManagedCerts != nil {
