@@ -93,6 +93,14 @@ func TestReleaseInstallsAndRuns(t *testing.T) {
 		same := decode(t, run(t, root, nil, helm, "template", installName, chart, "--namespace", installNamespace, "--include-crds",
 			"--set", "contractAPI.url="+contractAPIURL, "--set", "image.repository="+imageRepository, "--set", "image.digest="+r.digests["manager"]))
 		compareWithInstaller(t, decode(t, r.installYAML), same)
+		// And with certificates from cert-manager, the objects of config/default-certmanager.
+		kustomize := strings.Fields(os.Getenv("KUSTOMIZE"))
+		if len(kustomize) == 0 {
+			kustomize = []string{"go", "tool", "-modfile=hack/tools/kustomize/go.mod", "kustomize"}
+		}
+		withCertManager := decode(t, run(t, root, nil, kustomize[0], append(kustomize[1:], "build", "config/default-certmanager")...))
+		compareWithInstaller(t, withCertManager, decode(t, run(t, root, nil, helm, "template", installName, chart, "--namespace", installNamespace,
+			"--include-crds", "--set", "contractAPI.url="+contractAPIURL, "--set", "webhook.certificates=certManager")))
 
 		// A second release, for namespace team-b only and with one replica, applied for real.
 		const release, ns, watched = "osm-chart", "osm-chart", "team-b"
@@ -178,8 +186,9 @@ func checkInstaller(t *testing.T, r *release, objs []*unstructured.Unstructured)
 }
 
 // compareWithInstaller checks that the chart, rendered with config/default's names, holds the
-// objects install.yaml holds (but the Namespace, which Helm leaves to --create-namespace), with
-// the same rules, webhooks, image and manager arguments.
+// objects install (a kustomize rendering) holds, but the Namespace, which Helm leaves to
+// --create-namespace: the same rules, bindings, CRDs, certificates, webhooks, image, and manager
+// arguments (the chart may spell out defaults too).
 func compareWithInstaller(t *testing.T, install, chart []*unstructured.Unstructured) {
 	t.Helper()
 	id := func(o *unstructured.Unstructured) string {
@@ -209,7 +218,8 @@ func compareWithInstaller(t *testing.T, install, chart []*unstructured.Unstructu
 		if i == nil {
 			continue
 		}
-		for _, field := range [][]string{{"rules"}, {"roleRef"}, {"subjects"}, {"spec", "names"}, {"spec", "versions"}} {
+		for _, field := range [][]string{{"rules"}, {"roleRef"}, {"subjects"}, {"spec", "names"}, {"spec", "versions"},
+			{"spec", "dnsNames"}, {"spec", "issuerRef"}, {"spec", "secretName"}, {"spec", "selfSigned"}} {
 			iv, _, _ := unstructured.NestedFieldNoCopy(i.Object, field...)
 			cv, _, _ := unstructured.NestedFieldNoCopy(c.Object, field...)
 			if diff := cmp.Diff(iv, cv); diff != "" {
@@ -221,6 +231,9 @@ func compareWithInstaller(t *testing.T, install, chart []*unstructured.Unstructu
 			cw, _, _ := unstructured.NestedSlice(c.Object, "webhooks")
 			if diff := cmp.Diff(iw, cw); diff != "" {
 				t.Errorf("%s: webhooks differ between install.yaml (-) and the chart (+):\n%s", id(c), diff)
+			}
+			if diff := cmp.Diff(i.GetAnnotations(), c.GetAnnotations()); diff != "" {
+				t.Errorf("%s: annotations (CA injection) differ between install.yaml (-) and the chart (+):\n%s", id(c), diff)
 			}
 		}
 	}
