@@ -90,7 +90,7 @@ test-e2e: tools ## Run only the kubectl end-to-end suite against a fresh osm-dev
 
 .PHONY: test-install
 test-install: tools ## Run only the install test: make image build-installer, install.yaml and the Helm chart applied, the manager run under them (builds Helm once).
-	PATH="$(BIN_DIR):$$PATH" go test ./test/install/ -count=1 -timeout 60m -v
+	OSM_BIN_DIR="$(BIN_DIR)" PATH="$(BIN_DIR):$$PATH" go test ./test/install/ -count=1 -timeout 60m -v
 
 # Size of the fault suite at full scale: make test-faults N=1000 RATE=0.2 RESTARTS=5
 N ?= 1000
