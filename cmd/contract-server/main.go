@@ -29,7 +29,12 @@ import (
 	"syscall"
 	"time"
 
+	// Mozilla's roots, used only where the system has none: the release image holds nothing but
+	// this binary, and the server may call its backend's admin API over HTTPS.
+	_ "golang.org/x/crypto/x509roots/fallback"
+
 	"github.com/object-storage-manager/object-storage-manager/internal/contractserver"
+	"github.com/object-storage-manager/object-storage-manager/internal/version"
 )
 
 type options struct {
@@ -38,6 +43,7 @@ type options struct {
 	s3Endpoint, s3Region                                 string
 	adminEndpoint, adminAccessKey, adminSecretKey, plans string
 	rateLimit                                            float64
+	version                                              bool
 	maxRequestBytes                                      int64
 }
 
@@ -57,6 +63,11 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 	if err != nil {
 		return err
 	}
+	if opts.version {
+		fmt.Println(version.Line("contract-server"))
+		return nil
+	}
+	log.Info("Starting contract server", "version", version.Get())
 	key, err := readEncryptionKey(opts.encryptionKeyFile, opts.dataDir)
 	if err != nil {
 		return err
@@ -174,8 +185,12 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.tlsCertFile, "tls-cert-file", "", "serve HTTPS with this PEM certificate (chain), re-read when it changes; needs --tls-private-key-file")
 	fs.StringVar(&o.tlsKeyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file")
 	fs.Int64Var(&o.maxRequestBytes, "max-request-bytes", contractserver.DefaultMaxRequestBytes, "largest request body accepted; larger ones are answered 413")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.version {
+		return o, nil
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())

@@ -217,3 +217,12 @@ func TestParseFlagsReadsNewFlagsFromTheEnvironment(t *testing.T) {
 			o.encryptionKeyFile, o.tlsCertFile, o.tlsKeyFile, o.maxRequestBytes)
 	}
 }
+
+// --version answers without the flags a server needs, so `contract-server --version` works on
+// any machine and in the image.
+func TestVersionNeedsNoOtherFlag(t *testing.T) {
+	o, err := parseFlags([]string{"--version"})
+	if err != nil || !o.version {
+		t.Fatalf("parseFlags(--version) = version %t, error %v; want version and no error", o.version, err)
+	}
+}

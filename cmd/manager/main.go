@@ -3,13 +3,18 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"time"
 
+	// Mozilla's roots, used only where the system has none: the release image holds nothing but
+	// this binary, and the manager calls the contract API and S3 endpoints over HTTPS.
+	_ "golang.org/x/crypto/x509roots/fallback"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/operator"
+	"github.com/object-storage-manager/object-storage-manager/internal/version"
 )
 
 func main() {
@@ -55,13 +60,46 @@ func main() {
 	flag.IntVar(&opts.WebhookPort, "webhook-port", 9443, "Port of the webhook server.")
 	flag.BoolVar(&opts.EnableHTTP2, "enable-http2", false,
 		"Let the webhook server speak HTTP/2 (off by default: HTTP/2 Rapid Reset).")
+	certMode := flag.String("webhook-cert-management", operator.WebhookCertsExternal,
+		"Where the webhook certificate comes from: external (tls.crt and tls.key in --webhook-cert-dir are written by cert-manager or by hand) or self (the manager issues and renews it in --webhook-cert-secret and injects its CA into the webhook configurations).")
+	selfCerts := operator.SelfManagedCerts{}
+	flag.StringVar(&selfCerts.Secret.Namespace, "webhook-namespace", os.Getenv("POD_NAMESPACE"),
+		"With --webhook-cert-management=self: namespace of the webhook Service and certificate Secret.")
+	flag.StringVar(&selfCerts.Secret.Name, "webhook-cert-secret", "object-storage-manager-webhook-server-cert",
+		"With --webhook-cert-management=self: the Secret that keeps the CA and serving certificate; it must exist, and is mounted at --webhook-cert-dir.")
+	flag.StringVar(&selfCerts.Service, "webhook-service", "object-storage-manager-webhook-service",
+		"With --webhook-cert-management=self: the Service the API server calls the webhooks through; the certificate names it.")
+	var extraDNSNames string
+	flag.StringVar(&extraDNSNames, "webhook-cert-extra-dns-names", "",
+		"With --webhook-cert-management=self: comma-separated further DNS names for the certificate.")
+	flag.StringVar(&selfCerts.MutatingWebhookConfiguration, "mutating-webhook-configuration", "object-storage-manager-mutating-webhook-configuration",
+		"With --webhook-cert-management=self: the MutatingWebhookConfiguration that gets the CA.")
+	flag.StringVar(&selfCerts.ValidatingWebhookConfiguration, "validating-webhook-configuration", "object-storage-manager-validating-webhook-configuration",
+		"With --webhook-cert-management=self: the ValidatingWebhookConfiguration that gets the CA.")
+	showVersion := flag.Bool("version", false, "Print the version and exit.")
 	zapOpts := zap.Options{Development: false}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	if *showVersion {
+		fmt.Println(version.Line("manager"))
+		return
+	}
 
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
 	var err error
+	switch *certMode {
+	case operator.WebhookCertsExternal:
+	case operator.WebhookCertsSelf:
+		if selfCerts.ExtraDNSNames, err = operator.ParseDomains(extraDNSNames); err != nil {
+			log.Error(err, "Invalid --webhook-cert-extra-dns-names")
+			os.Exit(2)
+		}
+		opts.SelfManagedCerts = &selfCerts
+	default:
+		log.Error(fmt.Errorf("%q is neither %s nor %s", *certMode, operator.WebhookCertsExternal, operator.WebhookCertsSelf), "Invalid --webhook-cert-management")
+		os.Exit(2)
+	}
 	if opts.WatchNamespaces, err = operator.ParseNamespaces(watchNamespaces); err != nil {
 		log.Error(err, "Invalid --watch-namespaces")
 		os.Exit(2)
@@ -76,7 +114,7 @@ func main() {
 		log.Error(err, "Unable to set up the manager")
 		os.Exit(1)
 	}
-	log.Info("Starting manager", "contractAPI", opts.ContractAPIURL)
+	log.Info("Starting manager", "version", version.Get(), "contractAPI", opts.ContractAPIURL)
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		log.Error(err, "Manager stopped with an error")
 		os.Exit(1)

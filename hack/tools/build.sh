@@ -4,9 +4,10 @@
 # where setup-envtest cannot. Each binary is rebuilt only when its wrapper module changes: the
 # stamp next to it records a hash of the wrapper's go.mod and go.sum.
 #
-#   hack/tools/build.sh [kube-apiserver] [kubectl] [etcd] [versitygw] [dlv]
+#   hack/tools/build.sh [kube-apiserver] [kubectl] [etcd] [versitygw] [dlv] [helm]
 #
-# With no names it builds all but dlv, which only `make dev ARGS=--debug` needs and asks for.
+# With no names it builds all but dlv and helm, which only `make dev ARGS=--debug` and the
+# install test need and ask for.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -20,9 +21,10 @@ tools=(
   "etcd|etcd|go.etcd.io/etcd/server/v3|v3.6.16|3"
   "versitygw|versitygw|github.com/versity/versitygw/cmd/versitygw|v1.8.0|3"
   "dlv|delve|github.com/go-delve/delve/cmd/dlv|v1.27.2|2"
+  "helm|helm|helm.sh/helm/v4/cmd/helm|v4.3.1|6"
 )
-# Built only when named.
-on_request=" dlv "
+# Built only when named: dlv for `make dev ARGS=--debug`, helm for the install test (test/install).
+on_request=" dlv helm "
 
 ldflags_for() {
   case "$1" in
@@ -33,6 +35,8 @@ ldflags_for() {
       echo "-s -w -X $pkg.gitVersion=$v -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
       ;;
     etcd|dlv) echo "-s -w" ;;
+    # Without it `helm version` says v4.0 and charts asking for a newer Helm are refused.
+    helm) echo "-s -w -X helm.sh/helm/v4/internal/version.version=$2" ;;
     versitygw) echo "-s -w -X main.Version=$2" ;;
   esac
 }

@@ -107,6 +107,9 @@ type Options struct {
 	WebhookPort    int
 	// EnableHTTP2 lets the webhook server speak HTTP/2; off by default (Rapid Reset).
 	EnableHTTP2 bool
+	// SelfManagedCerts, when set, makes the manager issue and renew its webhook certificate
+	// itself (no cert-manager); nil: WebhookCertDir is filled by someone else.
+	SelfManagedCerts *SelfManagedCerts
 
 	// SkipNameValidation lets one process build several managers, as tests that restart the
 	// manager do; controller names must otherwise be unique per process.
@@ -122,6 +125,16 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if opts.WebhookPort == 0 {
 		opts.WebhookPort = osmwebhook.DefaultPort
 	}
+	webhookServer := webhook.NewServer(osmwebhook.ServerOptions(
+		opts.WebhookCertDir, opts.WebhookPort, opts.WebhookHost, opts.EnableHTTP2))
+	var certsReady chan struct{}
+	if opts.EnableWebhooks && opts.SelfManagedCerts != nil {
+		if err := opts.SelfManagedCerts.Validate(); err != nil {
+			return nil, err
+		}
+		certsReady = make(chan struct{})
+		webhookServer = gatedServer{Server: webhookServer, ready: certsReady}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme,
 		Cache:                   CacheOptions(opts.WatchNamespaces),
@@ -131,8 +144,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		LeaderElectionID:        "object-storage-manager.osm.dev",
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
 		Controller:              config.Controller{SkipNameValidation: &opts.SkipNameValidation},
-		WebhookServer: webhook.NewServer(osmwebhook.ServerOptions(
-			opts.WebhookCertDir, opts.WebhookPort, opts.WebhookHost, opts.EnableHTTP2)),
+		WebhookServer:           webhookServer,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
@@ -177,6 +189,11 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Listers:                 listerFactory(opts),
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Application controller: %w", err)
+	}
+	if certsReady != nil {
+		if err := addCertRotator(mgr, opts.SelfManagedCerts, opts.WebhookCertDir, certsReady); err != nil {
+			return nil, fmt.Errorf("setting up the webhook certificate rotator: %w", err)
+		}
 	}
 	if opts.EnableWebhooks {
 		if err := storagewebhook.SetupWebhooksWithManager(mgr); err != nil {
