@@ -178,7 +178,7 @@ func (s *Server) AddPrincipalKey(ctx context.Context, req contractapi.AddPrincip
 				AccessKeyID:    creds.AccessKeyID,
 				IdempotencyKey: key,
 				State:          keyPending,
-				SealedSecret:   s.secrets.sealPrincipalKey(rec.ID, p.ID, creds.AccessKeyID, creds.SecretAccessKey),
+				SealedSecret:   s.secrets.sealPrincipalKey(r.ID, p.ID, creds.AccessKeyID, creds.SecretAccessKey),
 				CreatedAt:      now(),
 			})
 			return nil

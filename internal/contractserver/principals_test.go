@@ -150,6 +150,19 @@ func testPrincipalLifecycle(t *testing.T, ts *testServer, s3For func(contractapi
 	wantProblem(t, "create in a cancelled contract", refused.HTTPResponse, refused.ApplicationproblemJSON409, http.StatusConflict, contractapi.ProblemContractCancelled)
 	removePrincipalKey(t, ts.client, contract.Id, other.Id, other.Credentials.AccessKeyId, http.StatusNoContent, "")
 	deletePrincipal(t, ts.client, contract.Id, other.Id, http.StatusNoContent)
+
+	// The records keep one tombstone per idempotency key, without keys.
+	audit, err := ts.srv.Principals()
+	if err != nil {
+		t.Fatalf("Principals: %v", err)
+	}
+	wantAudit := []PrincipalSummary{
+		{ContractID: contract.Id, ID: created.Id, IdempotencyKey: "ba-uid-1", State: principalDeleted, AccessKeyIDs: []string{}},
+		{ContractID: contract.Id, ID: other.Id, IdempotencyKey: "ba-uid-2", State: principalDeleted, AccessKeyIDs: []string{}},
+	}
+	if diff := cmp.Diff(wantAudit, audit); diff != "" {
+		t.Errorf("Principals (-want +got):\n%s", diff)
+	}
 }
 
 // A backend without principals answers every principal call 501, and is never called for one.
