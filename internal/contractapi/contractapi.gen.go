@@ -49,6 +49,7 @@ const (
 	ProblemLastKey             ProblemType = "https://osm.dev/problems/last-key"
 	ProblemNotFound            ProblemType = "https://osm.dev/problems/not-found"
 	ProblemNotSupported        ProblemType = "https://osm.dev/problems/not-supported"
+	ProblemPrincipalDeleted    ProblemType = "https://osm.dev/problems/principal-deleted"
 	ProblemRateLimited         ProblemType = "https://osm.dev/problems/rate-limited"
 	ProblemUnauthorized        ProblemType = "https://osm.dev/problems/unauthorized"
 	ProblemUnknownPlan         ProblemType = "https://osm.dev/problems/unknown-plan"
@@ -75,6 +76,8 @@ func (e ProblemType) Valid() bool {
 	case ProblemNotFound:
 		return true
 	case ProblemNotSupported:
+		return true
+	case ProblemPrincipalDeleted:
 		return true
 	case ProblemRateLimited:
 		return true
@@ -208,7 +211,7 @@ type ContractWithCredentials struct {
 	// CreatedAt When the contract was first requested.
 	CreatedAt time.Time `json:"createdAt"`
 
-	// Credentials An S3 key pair, secret included. Returned only when the key pair is made (and on an idempotent replay of createContract).
+	// Credentials An S3 key pair, secret included. Returned only when the key pair is made (and on an idempotent replay of the request that made it).
 	Credentials Credentials `json:"credentials"`
 
 	// DisplayName The displayName from the request, if any.
@@ -243,7 +246,7 @@ type ContractWithCredentials struct {
 	State ContractState `json:"state"`
 }
 
-// Credentials An S3 key pair, secret included. Returned only when the key pair is made (and on an idempotent replay of createContract).
+// Credentials An S3 key pair, secret included. Returned only when the key pair is made (and on an idempotent replay of the request that made it).
 type Credentials struct {
 	// AccessKeyId The S3 access key id (AWS_ACCESS_KEY_ID).
 	//
@@ -252,6 +255,54 @@ type Credentials struct {
 
 	// SecretAccessKey The S3 secret access key (AWS_SECRET_ACCESS_KEY). Never logged, never returned by getContract.
 	SecretAccessKey string `json:"secretAccessKey"`
+}
+
+// Principal A principal of a contract's account. Carries key ids, never secrets.
+type Principal struct {
+	// AccessKeyIds The access key ids of its key pairs that work now, oldest first.
+	AccessKeyIds []string `json:"accessKeyIds"`
+
+	// CreatedAt When the principal was first requested.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Id The principal id, chosen by the server; unique within the contract.
+	//
+	// Example: q4zx7m2kd9w3hn5t
+	Id string `json:"id"`
+
+	// PolicyPrincipal The Principal element of a bucket policy statement that names this principal on the
+	// contract's endpoint. It can change when key pairs are added or revoked (versitygw
+	// names each key), so read it again after every change.
+	//
+	//
+	// Example: {"AWS":"arn:aws:iam:::user/contract-7h2kq9x4mv3np8dz-q4zx7m2kd9w3hn5t"}
+	PolicyPrincipal map[string]interface{} `json:"policyPrincipal"`
+}
+
+// PrincipalWithCredentials A principal together with a key pair: its first one (createPrincipal) or the one added
+// (addPrincipalKey).
+type PrincipalWithCredentials struct {
+	// AccessKeyIds The access key ids of its key pairs that work now, oldest first.
+	AccessKeyIds []string `json:"accessKeyIds"`
+
+	// CreatedAt When the principal was first requested.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Credentials An S3 key pair, secret included. Returned only when the key pair is made (and on an idempotent replay of the request that made it).
+	Credentials Credentials `json:"credentials"`
+
+	// Id The principal id, chosen by the server; unique within the contract.
+	//
+	// Example: q4zx7m2kd9w3hn5t
+	Id string `json:"id"`
+
+	// PolicyPrincipal The Principal element of a bucket policy statement that names this principal on the
+	// contract's endpoint. It can change when key pairs are added or revoked (versitygw
+	// names each key), so read it again after every change.
+	//
+	//
+	// Example: {"AWS":"arn:aws:iam:::user/contract-7h2kq9x4mv3np8dz-q4zx7m2kd9w3hn5t"}
+	PolicyPrincipal map[string]interface{} `json:"policyPrincipal"`
 }
 
 // Problem An RFC 7807 problem document.
@@ -273,12 +324,13 @@ type Problem struct {
 	// - `unauthorized` (401): the bearer token is missing or wrong.
 	// - `invalid-request` (400): malformed JSON, a missing or invalid field or header; (413) a body
 	//   larger than the server accepts.
-	// - `not-found` (404): no such contract, or no such key on it.
+	// - `not-found` (404): no such contract, or no such key or principal on it.
 	// - `unknown-plan` (422): the plan is not offered.
 	// - `unsupported-region` (422): the region is not served.
 	// - `idempotency-key-reuse` (422): the Idempotency-Key was used before with another plan or region.
 	// - `contract-has-buckets` (409): cancelling needs `force=true` while the account owns buckets.
-	// - `last-key` (409): the only key pair of a contract cannot be revoked.
+	// - `last-key` (409): the only key pair of a contract or principal cannot be revoked.
+	// - `principal-deleted` (410): the principal made for this Idempotency-Key was deleted.
 	// - `contract-cancelled` (409): the contract is cancelled; keys can no longer change.
 	// - `not-supported` (501): the provider's backend cannot do this.
 	// - `rate-limited` (429): too many requests; see Retry-After.
@@ -292,12 +344,13 @@ type Problem struct {
 //   - `unauthorized` (401): the bearer token is missing or wrong.
 //   - `invalid-request` (400): malformed JSON, a missing or invalid field or header; (413) a body
 //     larger than the server accepts.
-//   - `not-found` (404): no such contract, or no such key on it.
+//   - `not-found` (404): no such contract, or no such key or principal on it.
 //   - `unknown-plan` (422): the plan is not offered.
 //   - `unsupported-region` (422): the region is not served.
 //   - `idempotency-key-reuse` (422): the Idempotency-Key was used before with another plan or region.
 //   - `contract-has-buckets` (409): cancelling needs `force=true` while the account owns buckets.
-//   - `last-key` (409): the only key pair of a contract cannot be revoked.
+//   - `last-key` (409): the only key pair of a contract or principal cannot be revoked.
+//   - `principal-deleted` (410): the principal made for this Idempotency-Key was deleted.
 //   - `contract-cancelled` (409): the contract is cancelled; keys can no longer change.
 //   - `not-supported` (501): the provider's backend cannot do this.
 //   - `rate-limited` (429): too many requests; see Retry-After.
@@ -319,6 +372,12 @@ type ContractID = string
 
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
+
+// PrincipalID defines model for PrincipalID.
+type PrincipalID = string
+
+// PrincipalIdempotencyKey defines model for PrincipalIdempotencyKey.
+type PrincipalIdempotencyKey = string
 
 // BackendUnavailable An RFC 7807 problem document.
 type BackendUnavailable = Problem
@@ -352,6 +411,22 @@ type CreateContractParams struct {
 type CancelContractParams struct {
 	// Force Delete the account's buckets and every object in them, then cancel.
 	Force *bool `form:"force,omitempty" json:"force,omitempty"`
+}
+
+// CreatePrincipalParams defines parameters for CreatePrincipal.
+type CreatePrincipalParams struct {
+	// IdempotencyKey A unique key chosen by the caller for the principal or key pair it asks for, scoped to
+	// the contract (createPrincipal) or to the principal (addPrincipalKey). The same key always
+	// names the same principal or key pair.
+	IdempotencyKey PrincipalIdempotencyKey `json:"Idempotency-Key"`
+}
+
+// AddPrincipalKeyParams defines parameters for AddPrincipalKey.
+type AddPrincipalKeyParams struct {
+	// IdempotencyKey A unique key chosen by the caller for the principal or key pair it asks for, scoped to
+	// the contract (createPrincipal) or to the principal (addPrincipalKey). The same key always
+	// names the same principal or key pair.
+	IdempotencyKey PrincipalIdempotencyKey `json:"Idempotency-Key"`
 }
 
 // CreateContractJSONRequestBody defines body for CreateContract for application/json ContentType.
@@ -502,6 +577,60 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /v1/contracts/{id}/keys/{accessKeyId} (the `RemoveKey` operationId).
 	RemoveKey(ctx context.Context, id ContractID, accessKeyId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreatePrincipal Create a principal in a contract's account, or return the one already created for this Idempotency-Key.
+	//
+	// Makes a principal with one key pair. It can do nothing until a bucket policy names its
+	// `policyPrincipal`. The answer is the only place, with an idempotent replay, where the
+	// secret of its first key pair appears.
+	//
+	// Repeating the request with the same `Idempotency-Key` (keys are scoped to the contract)
+	// returns `200` with the same principal as it is now and the same first key pair; that key
+	// pair works only while `accessKeyIds` lists it. A request that failed with a `5xx` may be
+	// repeated with the same key: the server finishes what it started and never makes a second
+	// principal. The key of a principal deleted since is answered `410 principal-deleted`.
+	//
+	// Corresponds with POST /v1/contracts/{id}/principals (the `CreatePrincipal` operationId).
+	CreatePrincipal(ctx context.Context, id ContractID, params *CreatePrincipalParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeletePrincipal Delete a principal with all its key pairs.
+	//
+	// Deletes the principal at the provider; all its key pairs stop working at once. Bucket
+	// policies that name it are the caller's to change. Deleting a principal that is already
+	// deleted, or one of a cancelled contract, succeeds (`204`).
+	//
+	// Corresponds with DELETE /v1/contracts/{id}/principals/{principalId} (the `DeletePrincipal` operationId).
+	DeletePrincipal(ctx context.Context, id ContractID, principalId PrincipalID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPrincipal Get a principal.
+	//
+	// Returns the principal with the ids of its key pairs and how policies name it. Secrets are
+	// never returned here. A deleted principal, and every principal of a cancelled contract, is
+	// `404 not-found`.
+	//
+	// Corresponds with GET /v1/contracts/{id}/principals/{principalId} (the `GetPrincipal` operationId).
+	GetPrincipal(ctx context.Context, id ContractID, principalId PrincipalID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddPrincipalKey Add a key pair to a principal, or return the one already added for this Idempotency-Key.
+	//
+	// Makes another key pair for the principal, for rotation: the existing ones keep working
+	// until they are revoked. Answers the principal as it now is (read `policyPrincipal` again:
+	// on some backends it changes) with the new key pair. Repeating the request with the same
+	// `Idempotency-Key` (keys are scoped to the principal) returns `200` with the same key pair,
+	// which works only while `accessKeyIds` lists it.
+	//
+	// Corresponds with POST /v1/contracts/{id}/principals/{principalId}/keys (the `AddPrincipalKey` operationId).
+	AddPrincipalKey(ctx context.Context, id ContractID, principalId PrincipalID, params *AddPrincipalKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RemovePrincipalKey Revoke a key pair of a principal.
+	//
+	// Revokes the key pair at the provider; it stops working at once. The last key pair of a
+	// principal cannot be revoked (`409 last-key`): add another first, or delete the principal.
+	// Revoking a key pair that is already revoked (also by deleting its principal or cancelling
+	// the contract) succeeds (`204`).
+	//
+	// Corresponds with DELETE /v1/contracts/{id}/principals/{principalId}/keys/{accessKeyId} (the `RemovePrincipalKey` operationId).
+	RemovePrincipalKey(ctx context.Context, id ContractID, principalId PrincipalID, accessKeyId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // CreateContractWithBody Create a contract, or return the one already created for this Idempotency-Key.
@@ -626,6 +755,110 @@ func (c *Client) AddKey(ctx context.Context, id ContractID, reqEditors ...Reques
 // Corresponds with DELETE /v1/contracts/{id}/keys/{accessKeyId} (the `RemoveKey` operationId).
 func (c *Client) RemoveKey(ctx context.Context, id ContractID, accessKeyId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRemoveKeyRequest(c.Server, id, accessKeyId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreatePrincipal Create a principal in a contract's account, or return the one already created for this Idempotency-Key.
+//
+// Makes a principal with one key pair. It can do nothing until a bucket policy names its
+// `policyPrincipal`. The answer is the only place, with an idempotent replay, where the
+// secret of its first key pair appears.
+//
+// Repeating the request with the same `Idempotency-Key` (keys are scoped to the contract)
+// returns `200` with the same principal as it is now and the same first key pair; that key
+// pair works only while `accessKeyIds` lists it. A request that failed with a `5xx` may be
+// repeated with the same key: the server finishes what it started and never makes a second
+// principal. The key of a principal deleted since is answered `410 principal-deleted`.
+//
+// Corresponds with POST /v1/contracts/{id}/principals (the `CreatePrincipal` operationId).
+func (c *Client) CreatePrincipal(ctx context.Context, id ContractID, params *CreatePrincipalParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePrincipalRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeletePrincipal Delete a principal with all its key pairs.
+//
+// Deletes the principal at the provider; all its key pairs stop working at once. Bucket
+// policies that name it are the caller's to change. Deleting a principal that is already
+// deleted, or one of a cancelled contract, succeeds (`204`).
+//
+// Corresponds with DELETE /v1/contracts/{id}/principals/{principalId} (the `DeletePrincipal` operationId).
+func (c *Client) DeletePrincipal(ctx context.Context, id ContractID, principalId PrincipalID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeletePrincipalRequest(c.Server, id, principalId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPrincipal Get a principal.
+//
+// Returns the principal with the ids of its key pairs and how policies name it. Secrets are
+// never returned here. A deleted principal, and every principal of a cancelled contract, is
+// `404 not-found`.
+//
+// Corresponds with GET /v1/contracts/{id}/principals/{principalId} (the `GetPrincipal` operationId).
+func (c *Client) GetPrincipal(ctx context.Context, id ContractID, principalId PrincipalID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPrincipalRequest(c.Server, id, principalId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddPrincipalKey Add a key pair to a principal, or return the one already added for this Idempotency-Key.
+//
+// Makes another key pair for the principal, for rotation: the existing ones keep working
+// until they are revoked. Answers the principal as it now is (read `policyPrincipal` again:
+// on some backends it changes) with the new key pair. Repeating the request with the same
+// `Idempotency-Key` (keys are scoped to the principal) returns `200` with the same key pair,
+// which works only while `accessKeyIds` lists it.
+//
+// Corresponds with POST /v1/contracts/{id}/principals/{principalId}/keys (the `AddPrincipalKey` operationId).
+func (c *Client) AddPrincipalKey(ctx context.Context, id ContractID, principalId PrincipalID, params *AddPrincipalKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddPrincipalKeyRequest(c.Server, id, principalId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RemovePrincipalKey Revoke a key pair of a principal.
+//
+// Revokes the key pair at the provider; it stops working at once. The last key pair of a
+// principal cannot be revoked (`409 last-key`): add another first, or delete the principal.
+// Revoking a key pair that is already revoked (also by deleting its principal or cancelling
+// the contract) succeeds (`204`).
+//
+// Corresponds with DELETE /v1/contracts/{id}/principals/{principalId}/keys/{accessKeyId} (the `RemovePrincipalKey` operationId).
+func (c *Client) RemovePrincipalKey(ctx context.Context, id ContractID, principalId PrincipalID, accessKeyId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRemovePrincipalKeyRequest(c.Server, id, principalId, accessKeyId)
 	if err != nil {
 		return nil, err
 	}
@@ -859,6 +1092,237 @@ func NewRemoveKeyRequest(server string, id ContractID, accessKeyId string) (*htt
 	return req, nil
 }
 
+// NewCreatePrincipalRequest constructs an http.Request for the CreatePrincipal method
+func NewCreatePrincipalRequest(server string, id ContractID, params *CreatePrincipalParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/contracts/%s/principals", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
+// NewDeletePrincipalRequest constructs an http.Request for the DeletePrincipal method
+func NewDeletePrincipalRequest(server string, id ContractID, principalId PrincipalID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "principalId", principalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/contracts/%s/principals/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPrincipalRequest constructs an http.Request for the GetPrincipal method
+func NewGetPrincipalRequest(server string, id ContractID, principalId PrincipalID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "principalId", principalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/contracts/%s/principals/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAddPrincipalKeyRequest constructs an http.Request for the AddPrincipalKey method
+func NewAddPrincipalKeyRequest(server string, id ContractID, principalId PrincipalID, params *AddPrincipalKeyParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "principalId", principalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/contracts/%s/principals/%s/keys", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
+// NewRemovePrincipalKeyRequest constructs an http.Request for the RemovePrincipalKey method
+func NewRemovePrincipalKeyRequest(server string, id ContractID, principalId PrincipalID, accessKeyId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "principalId", principalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "accessKeyId", accessKeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/contracts/%s/principals/%s/keys/%s", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -982,6 +1446,70 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /v1/contracts/{id}/keys/{accessKeyId} (the `RemoveKey` operationId).
 	RemoveKeyWithResponse(ctx context.Context, id ContractID, accessKeyId string, reqEditors ...RequestEditorFn) (*RemoveKeyResponse, error)
+
+	// CreatePrincipalWithResponse Create a principal in a contract's account, or return the one already created for this Idempotency-Key.
+	//
+	// Makes a principal with one key pair. It can do nothing until a bucket policy names its
+	// `policyPrincipal`. The answer is the only place, with an idempotent replay, where the
+	// secret of its first key pair appears.
+	//
+	// Repeating the request with the same `Idempotency-Key` (keys are scoped to the contract)
+	// returns `200` with the same principal as it is now and the same first key pair; that key
+	// pair works only while `accessKeyIds` lists it. A request that failed with a `5xx` may be
+	// repeated with the same key: the server finishes what it started and never makes a second
+	// principal. The key of a principal deleted since is answered `410 principal-deleted`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/contracts/{id}/principals (the `CreatePrincipal` operationId).
+	CreatePrincipalWithResponse(ctx context.Context, id ContractID, params *CreatePrincipalParams, reqEditors ...RequestEditorFn) (*CreatePrincipalResponse, error)
+
+	// DeletePrincipalWithResponse Delete a principal with all its key pairs.
+	//
+	// Deletes the principal at the provider; all its key pairs stop working at once. Bucket
+	// policies that name it are the caller's to change. Deleting a principal that is already
+	// deleted, or one of a cancelled contract, succeeds (`204`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/contracts/{id}/principals/{principalId} (the `DeletePrincipal` operationId).
+	DeletePrincipalWithResponse(ctx context.Context, id ContractID, principalId PrincipalID, reqEditors ...RequestEditorFn) (*DeletePrincipalResponse, error)
+
+	// GetPrincipalWithResponse Get a principal.
+	//
+	// Returns the principal with the ids of its key pairs and how policies name it. Secrets are
+	// never returned here. A deleted principal, and every principal of a cancelled contract, is
+	// `404 not-found`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/contracts/{id}/principals/{principalId} (the `GetPrincipal` operationId).
+	GetPrincipalWithResponse(ctx context.Context, id ContractID, principalId PrincipalID, reqEditors ...RequestEditorFn) (*GetPrincipalResponse, error)
+
+	// AddPrincipalKeyWithResponse Add a key pair to a principal, or return the one already added for this Idempotency-Key.
+	//
+	// Makes another key pair for the principal, for rotation: the existing ones keep working
+	// until they are revoked. Answers the principal as it now is (read `policyPrincipal` again:
+	// on some backends it changes) with the new key pair. Repeating the request with the same
+	// `Idempotency-Key` (keys are scoped to the principal) returns `200` with the same key pair,
+	// which works only while `accessKeyIds` lists it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/contracts/{id}/principals/{principalId}/keys (the `AddPrincipalKey` operationId).
+	AddPrincipalKeyWithResponse(ctx context.Context, id ContractID, principalId PrincipalID, params *AddPrincipalKeyParams, reqEditors ...RequestEditorFn) (*AddPrincipalKeyResponse, error)
+
+	// RemovePrincipalKeyWithResponse Revoke a key pair of a principal.
+	//
+	// Revokes the key pair at the provider; it stops working at once. The last key pair of a
+	// principal cannot be revoked (`409 last-key`): add another first, or delete the principal.
+	// Revoking a key pair that is already revoked (also by deleting its principal or cancelling
+	// the contract) succeeds (`204`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/contracts/{id}/principals/{principalId}/keys/{accessKeyId} (the `RemovePrincipalKey` operationId).
+	RemovePrincipalKeyWithResponse(ctx context.Context, id ContractID, principalId PrincipalID, accessKeyId string, reqEditors ...RequestEditorFn) (*RemovePrincipalKeyResponse, error)
 }
 
 // CreateContractResponse429Headers the declared response headers of an HTTP 429 response for CreateContract
@@ -1469,6 +1997,519 @@ func (r RemoveKeyResponse) ContentType() string {
 	return ""
 }
 
+// CreatePrincipalResponse429Headers the declared response headers of an HTTP 429 response for CreatePrincipal
+type CreatePrincipalResponse429Headers struct {
+	RetryAfter int
+}
+
+// CreatePrincipalResponse503Headers the declared response headers of an HTTP 503 response for CreatePrincipal
+type CreatePrincipalResponse503Headers struct {
+	RetryAfter int
+}
+
+type CreatePrincipalResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PrincipalWithCredentials
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *PrincipalWithCredentials
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON410 the response for an HTTP 410 `application/problem+json` response
+	ApplicationproblemJSON410 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
+	ApplicationproblemJSON501 *NotSupported
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *BackendUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreatePrincipalResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreatePrincipalResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CreatePrincipalResponse) GetJSON200() *PrincipalWithCredentials {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreatePrincipalResponse) GetJSON201() *PrincipalWithCredentials {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreatePrincipalResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreatePrincipalResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CreatePrincipalResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreatePrincipalResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON410 returns the response for an HTTP 410 `application/problem+json` response
+func (r CreatePrincipalResponse) GetApplicationproblemJSON410() *Problem {
+	return r.ApplicationproblemJSON410
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CreatePrincipalResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r CreatePrincipalResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
+func (r CreatePrincipalResponse) GetApplicationproblemJSON501() *NotSupported {
+	return r.ApplicationproblemJSON501
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreatePrincipalResponse) GetApplicationproblemJSON503() *BackendUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreatePrincipalResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreatePrincipalResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreatePrincipalResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreatePrincipalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeletePrincipalResponse429Headers the declared response headers of an HTTP 429 response for DeletePrincipal
+type DeletePrincipalResponse429Headers struct {
+	RetryAfter int
+}
+
+// DeletePrincipalResponse503Headers the declared response headers of an HTTP 503 response for DeletePrincipal
+type DeletePrincipalResponse503Headers struct {
+	RetryAfter int
+}
+
+type DeletePrincipalResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
+	ApplicationproblemJSON501 *NotSupported
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *BackendUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeletePrincipalResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeletePrincipalResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeletePrincipalResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeletePrincipalResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DeletePrincipalResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeletePrincipalResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
+func (r DeletePrincipalResponse) GetApplicationproblemJSON501() *NotSupported {
+	return r.ApplicationproblemJSON501
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeletePrincipalResponse) GetApplicationproblemJSON503() *BackendUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeletePrincipalResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeletePrincipalResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeletePrincipalResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeletePrincipalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPrincipalResponse429Headers the declared response headers of an HTTP 429 response for GetPrincipal
+type GetPrincipalResponse429Headers struct {
+	RetryAfter int
+}
+
+type GetPrincipalResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Principal
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
+	ApplicationproblemJSON501 *NotSupported
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPrincipalResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPrincipalResponse) GetJSON200() *Principal {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetPrincipalResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetPrincipalResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetPrincipalResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetPrincipalResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
+func (r GetPrincipalResponse) GetApplicationproblemJSON501() *NotSupported {
+	return r.ApplicationproblemJSON501
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPrincipalResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPrincipalResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPrincipalResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPrincipalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AddPrincipalKeyResponse429Headers the declared response headers of an HTTP 429 response for AddPrincipalKey
+type AddPrincipalKeyResponse429Headers struct {
+	RetryAfter int
+}
+
+// AddPrincipalKeyResponse503Headers the declared response headers of an HTTP 503 response for AddPrincipalKey
+type AddPrincipalKeyResponse503Headers struct {
+	RetryAfter int
+}
+
+type AddPrincipalKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PrincipalWithCredentials
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *PrincipalWithCredentials
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
+	ApplicationproblemJSON501 *NotSupported
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *BackendUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AddPrincipalKeyResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AddPrincipalKeyResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AddPrincipalKeyResponse) GetJSON200() *PrincipalWithCredentials {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r AddPrincipalKeyResponse) GetJSON201() *PrincipalWithCredentials {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AddPrincipalKeyResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AddPrincipalKeyResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r AddPrincipalKeyResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r AddPrincipalKeyResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AddPrincipalKeyResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r AddPrincipalKeyResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
+func (r AddPrincipalKeyResponse) GetApplicationproblemJSON501() *NotSupported {
+	return r.ApplicationproblemJSON501
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r AddPrincipalKeyResponse) GetApplicationproblemJSON503() *BackendUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AddPrincipalKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AddPrincipalKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AddPrincipalKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AddPrincipalKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RemovePrincipalKeyResponse429Headers the declared response headers of an HTTP 429 response for RemovePrincipalKey
+type RemovePrincipalKeyResponse429Headers struct {
+	RetryAfter int
+}
+
+// RemovePrincipalKeyResponse503Headers the declared response headers of an HTTP 503 response for RemovePrincipalKey
+type RemovePrincipalKeyResponse503Headers struct {
+	RetryAfter int
+}
+
+type RemovePrincipalKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
+	ApplicationproblemJSON501 *NotSupported
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *BackendUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RemovePrincipalKeyResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RemovePrincipalKeyResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RemovePrincipalKeyResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RemovePrincipalKeyResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RemovePrincipalKeyResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RemovePrincipalKeyResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RemovePrincipalKeyResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
+func (r RemovePrincipalKeyResponse) GetApplicationproblemJSON501() *NotSupported {
+	return r.ApplicationproblemJSON501
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RemovePrincipalKeyResponse) GetApplicationproblemJSON503() *BackendUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RemovePrincipalKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RemovePrincipalKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RemovePrincipalKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RemovePrincipalKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreateContractWithBodyWithResponse Create a contract, or return the one already created for this Idempotency-Key.
 //
 // Buys a contract: an account on the provider's S3 endpoint with one key pair. The answer is
@@ -1583,6 +2624,100 @@ func (c *ClientWithResponses) RemoveKeyWithResponse(ctx context.Context, id Cont
 		return nil, err
 	}
 	return ParseRemoveKeyResponse(rsp)
+}
+
+// CreatePrincipalWithResponse Create a principal in a contract's account, or return the one already created for this Idempotency-Key.
+//
+// Makes a principal with one key pair. It can do nothing until a bucket policy names its
+// `policyPrincipal`. The answer is the only place, with an idempotent replay, where the
+// secret of its first key pair appears.
+//
+// Repeating the request with the same `Idempotency-Key` (keys are scoped to the contract)
+// returns `200` with the same principal as it is now and the same first key pair; that key
+// pair works only while `accessKeyIds` lists it. A request that failed with a `5xx` may be
+// repeated with the same key: the server finishes what it started and never makes a second
+// principal. The key of a principal deleted since is answered `410 principal-deleted`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/contracts/{id}/principals (the `CreatePrincipal` operationId).
+func (c *ClientWithResponses) CreatePrincipalWithResponse(ctx context.Context, id ContractID, params *CreatePrincipalParams, reqEditors ...RequestEditorFn) (*CreatePrincipalResponse, error) {
+	rsp, err := c.CreatePrincipal(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreatePrincipalResponse(rsp)
+}
+
+// DeletePrincipalWithResponse Delete a principal with all its key pairs.
+//
+// Deletes the principal at the provider; all its key pairs stop working at once. Bucket
+// policies that name it are the caller's to change. Deleting a principal that is already
+// deleted, or one of a cancelled contract, succeeds (`204`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/contracts/{id}/principals/{principalId} (the `DeletePrincipal` operationId).
+func (c *ClientWithResponses) DeletePrincipalWithResponse(ctx context.Context, id ContractID, principalId PrincipalID, reqEditors ...RequestEditorFn) (*DeletePrincipalResponse, error) {
+	rsp, err := c.DeletePrincipal(ctx, id, principalId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeletePrincipalResponse(rsp)
+}
+
+// GetPrincipalWithResponse Get a principal.
+//
+// Returns the principal with the ids of its key pairs and how policies name it. Secrets are
+// never returned here. A deleted principal, and every principal of a cancelled contract, is
+// `404 not-found`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/contracts/{id}/principals/{principalId} (the `GetPrincipal` operationId).
+func (c *ClientWithResponses) GetPrincipalWithResponse(ctx context.Context, id ContractID, principalId PrincipalID, reqEditors ...RequestEditorFn) (*GetPrincipalResponse, error) {
+	rsp, err := c.GetPrincipal(ctx, id, principalId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPrincipalResponse(rsp)
+}
+
+// AddPrincipalKeyWithResponse Add a key pair to a principal, or return the one already added for this Idempotency-Key.
+//
+// Makes another key pair for the principal, for rotation: the existing ones keep working
+// until they are revoked. Answers the principal as it now is (read `policyPrincipal` again:
+// on some backends it changes) with the new key pair. Repeating the request with the same
+// `Idempotency-Key` (keys are scoped to the principal) returns `200` with the same key pair,
+// which works only while `accessKeyIds` lists it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/contracts/{id}/principals/{principalId}/keys (the `AddPrincipalKey` operationId).
+func (c *ClientWithResponses) AddPrincipalKeyWithResponse(ctx context.Context, id ContractID, principalId PrincipalID, params *AddPrincipalKeyParams, reqEditors ...RequestEditorFn) (*AddPrincipalKeyResponse, error) {
+	rsp, err := c.AddPrincipalKey(ctx, id, principalId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddPrincipalKeyResponse(rsp)
+}
+
+// RemovePrincipalKeyWithResponse Revoke a key pair of a principal.
+//
+// Revokes the key pair at the provider; it stops working at once. The last key pair of a
+// principal cannot be revoked (`409 last-key`): add another first, or delete the principal.
+// Revoking a key pair that is already revoked (also by deleting its principal or cancelling
+// the contract) succeeds (`204`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/contracts/{id}/principals/{principalId}/keys/{accessKeyId} (the `RemovePrincipalKey` operationId).
+func (c *ClientWithResponses) RemovePrincipalKeyWithResponse(ctx context.Context, id ContractID, principalId PrincipalID, accessKeyId string, reqEditors ...RequestEditorFn) (*RemovePrincipalKeyResponse, error) {
+	rsp, err := c.RemovePrincipalKey(ctx, id, principalId, accessKeyId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRemovePrincipalKeyResponse(rsp)
 }
 
 // ParseCreateContractResponse parses an HTTP response from a CreateContractWithResponse call
@@ -2043,6 +3178,492 @@ func ParseRemoveKeyResponse(rsp *http.Response) (*RemoveKeyResponse, error) {
 	return response, nil
 }
 
+// ParseCreatePrincipalResponse parses an HTTP response from a CreatePrincipalWithResponse call
+func ParseCreatePrincipalResponse(rsp *http.Response) (*CreatePrincipalResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreatePrincipalResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PrincipalWithCredentials
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest PrincipalWithCredentials
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON410 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotSupported
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest BackendUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers CreatePrincipalResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreatePrincipalResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeletePrincipalResponse parses an HTTP response from a DeletePrincipalWithResponse call
+func ParseDeletePrincipalResponse(rsp *http.Response) (*DeletePrincipalResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeletePrincipalResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotSupported
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest BackendUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers DeletePrincipalResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeletePrincipalResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPrincipalResponse parses an HTTP response from a GetPrincipalWithResponse call
+func ParseGetPrincipalResponse(rsp *http.Response) (*GetPrincipalResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPrincipalResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Principal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotSupported
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON501 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetPrincipalResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAddPrincipalKeyResponse parses an HTTP response from a AddPrincipalKeyWithResponse call
+func ParseAddPrincipalKeyResponse(rsp *http.Response) (*AddPrincipalKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AddPrincipalKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PrincipalWithCredentials
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest PrincipalWithCredentials
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotSupported
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest BackendUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers AddPrincipalKeyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers AddPrincipalKeyResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRemovePrincipalKeyResponse parses an HTTP response from a RemovePrincipalKeyWithResponse call
+func ParseRemovePrincipalKeyResponse(rsp *http.Response) (*RemovePrincipalKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RemovePrincipalKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotSupported
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest BackendUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers RemovePrincipalKeyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RemovePrincipalKeyResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// CreateContract Create a contract, or return the one already created for this Idempotency-Key.
@@ -2060,6 +3681,21 @@ type ServerInterface interface {
 	// RemoveKey Revoke a key pair of a contract.
 	// (DELETE /v1/contracts/{id}/keys/{accessKeyId})
 	RemoveKey(w http.ResponseWriter, r *http.Request, id ContractID, accessKeyId string)
+	// CreatePrincipal Create a principal in a contract's account, or return the one already created for this Idempotency-Key.
+	// (POST /v1/contracts/{id}/principals)
+	CreatePrincipal(w http.ResponseWriter, r *http.Request, id ContractID, params CreatePrincipalParams)
+	// DeletePrincipal Delete a principal with all its key pairs.
+	// (DELETE /v1/contracts/{id}/principals/{principalId})
+	DeletePrincipal(w http.ResponseWriter, r *http.Request, id ContractID, principalId PrincipalID)
+	// GetPrincipal Get a principal.
+	// (GET /v1/contracts/{id}/principals/{principalId})
+	GetPrincipal(w http.ResponseWriter, r *http.Request, id ContractID, principalId PrincipalID)
+	// AddPrincipalKey Add a key pair to a principal, or return the one already added for this Idempotency-Key.
+	// (POST /v1/contracts/{id}/principals/{principalId}/keys)
+	AddPrincipalKey(w http.ResponseWriter, r *http.Request, id ContractID, principalId PrincipalID, params AddPrincipalKeyParams)
+	// RemovePrincipalKey Revoke a key pair of a principal.
+	// (DELETE /v1/contracts/{id}/principals/{principalId}/keys/{accessKeyId})
+	RemovePrincipalKey(w http.ResponseWriter, r *http.Request, id ContractID, principalId PrincipalID, accessKeyId string)
 }
 
 // ServerInterfaceWrapper converts contexts to parameters.
@@ -2245,6 +3881,237 @@ func (siw *ServerInterfaceWrapper) RemoveKey(w http.ResponseWriter, r *http.Requ
 	handler.ServeHTTP(w, r)
 }
 
+// CreatePrincipal operation middleware
+func (siw *ServerInterfaceWrapper) CreatePrincipal(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id ContractID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreatePrincipalParams
+
+	headers := r.Header
+
+	// ------------- Required header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey PrincipalIdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = IdempotencyKey
+
+	} else {
+		err := fmt.Errorf("Header parameter Idempotency-Key is required, but not found")
+		siw.ErrorHandlerFunc(w, r, &RequiredHeaderError{ParamName: "Idempotency-Key", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreatePrincipal(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeletePrincipal operation middleware
+func (siw *ServerInterfaceWrapper) DeletePrincipal(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id ContractID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "principalId" -------------
+	var principalId PrincipalID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "principalId", r.PathValue("principalId"), &principalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "principalId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeletePrincipal(w, r, id, principalId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetPrincipal operation middleware
+func (siw *ServerInterfaceWrapper) GetPrincipal(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id ContractID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "principalId" -------------
+	var principalId PrincipalID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "principalId", r.PathValue("principalId"), &principalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "principalId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetPrincipal(w, r, id, principalId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// AddPrincipalKey operation middleware
+func (siw *ServerInterfaceWrapper) AddPrincipalKey(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id ContractID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "principalId" -------------
+	var principalId PrincipalID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "principalId", r.PathValue("principalId"), &principalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "principalId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params AddPrincipalKeyParams
+
+	headers := r.Header
+
+	// ------------- Required header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey PrincipalIdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = IdempotencyKey
+
+	} else {
+		err := fmt.Errorf("Header parameter Idempotency-Key is required, but not found")
+		siw.ErrorHandlerFunc(w, r, &RequiredHeaderError{ParamName: "Idempotency-Key", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.AddPrincipalKey(w, r, id, principalId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RemovePrincipalKey operation middleware
+func (siw *ServerInterfaceWrapper) RemovePrincipalKey(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id ContractID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "principalId" -------------
+	var principalId PrincipalID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "principalId", r.PathValue("principalId"), &principalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "principalId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "accessKeyId" -------------
+	var accessKeyId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "accessKeyId", r.PathValue("accessKeyId"), &accessKeyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "accessKeyId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RemovePrincipalKey(w, r, id, principalId, accessKeyId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 type UnescapedCookieParamError struct {
 	ParamName string
 	Err       error
@@ -2370,6 +4237,11 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/contracts/{id}", wrapper.GetContract)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/contracts/{id}/keys", wrapper.AddKey)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/v1/contracts/{id}/keys/{accessKeyId}", wrapper.RemoveKey)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/contracts/{id}/principals", wrapper.CreatePrincipal)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/v1/contracts/{id}/principals/{principalId}", wrapper.DeletePrincipal)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/contracts/{id}/principals/{principalId}", wrapper.GetPrincipal)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/contracts/{id}/principals/{principalId}/keys", wrapper.AddPrincipalKey)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/v1/contracts/{id}/principals/{principalId}/keys/{accessKeyId}", wrapper.RemovePrincipalKey)
 
 	return m
 }
@@ -3028,6 +4900,700 @@ func (response RemoveKey503ApplicationProblemPlusJSONResponse) VisitRemoveKeyRes
 	return err
 }
 
+type CreatePrincipalRequestObject struct {
+	Id     ContractID `json:"id"`
+	Params CreatePrincipalParams
+}
+
+type CreatePrincipalResponseObject interface {
+	VisitCreatePrincipalResponse(w http.ResponseWriter) error
+}
+
+type CreatePrincipal200JSONResponse PrincipalWithCredentials
+
+func (response CreatePrincipal200JSONResponse) VisitCreatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePrincipal201JSONResponse PrincipalWithCredentials
+
+func (response CreatePrincipal201JSONResponse) VisitCreatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePrincipal400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePrincipal400ApplicationProblemPlusJSONResponse) VisitCreatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePrincipal401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePrincipal401ApplicationProblemPlusJSONResponse) VisitCreatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePrincipal404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePrincipal404ApplicationProblemPlusJSONResponse) VisitCreatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePrincipal409ApplicationProblemPlusJSONResponse Problem
+
+func (response CreatePrincipal409ApplicationProblemPlusJSONResponse) VisitCreatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePrincipal410ApplicationProblemPlusJSONResponse Problem
+
+func (response CreatePrincipal410ApplicationProblemPlusJSONResponse) VisitCreatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(410)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePrincipal429ApplicationProblemPlusJSONResponse struct {
+	RateLimitedApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePrincipal429ApplicationProblemPlusJSONResponse) VisitCreatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePrincipal500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePrincipal500ApplicationProblemPlusJSONResponse) VisitCreatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePrincipal501ApplicationProblemPlusJSONResponse struct {
+	NotSupportedApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePrincipal501ApplicationProblemPlusJSONResponse) VisitCreatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePrincipal503ApplicationProblemPlusJSONResponse struct {
+	BackendUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePrincipal503ApplicationProblemPlusJSONResponse) VisitCreatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePrincipalRequestObject struct {
+	Id          ContractID  `json:"id"`
+	PrincipalId PrincipalID `json:"principalId"`
+}
+
+type DeletePrincipalResponseObject interface {
+	VisitDeletePrincipalResponse(w http.ResponseWriter) error
+}
+
+type DeletePrincipal204Response struct {
+}
+
+func (response DeletePrincipal204Response) VisitDeletePrincipalResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeletePrincipal401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response DeletePrincipal401ApplicationProblemPlusJSONResponse) VisitDeletePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePrincipal404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response DeletePrincipal404ApplicationProblemPlusJSONResponse) VisitDeletePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePrincipal429ApplicationProblemPlusJSONResponse struct {
+	RateLimitedApplicationProblemPlusJSONResponse
+}
+
+func (response DeletePrincipal429ApplicationProblemPlusJSONResponse) VisitDeletePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePrincipal500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response DeletePrincipal500ApplicationProblemPlusJSONResponse) VisitDeletePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePrincipal501ApplicationProblemPlusJSONResponse struct {
+	NotSupportedApplicationProblemPlusJSONResponse
+}
+
+func (response DeletePrincipal501ApplicationProblemPlusJSONResponse) VisitDeletePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePrincipal503ApplicationProblemPlusJSONResponse struct {
+	BackendUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response DeletePrincipal503ApplicationProblemPlusJSONResponse) VisitDeletePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipalRequestObject struct {
+	Id          ContractID  `json:"id"`
+	PrincipalId PrincipalID `json:"principalId"`
+}
+
+type GetPrincipalResponseObject interface {
+	VisitGetPrincipalResponse(w http.ResponseWriter) error
+}
+
+type GetPrincipal200JSONResponse Principal
+
+func (response GetPrincipal200JSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipal401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetPrincipal401ApplicationProblemPlusJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipal404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetPrincipal404ApplicationProblemPlusJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipal429ApplicationProblemPlusJSONResponse struct {
+	RateLimitedApplicationProblemPlusJSONResponse
+}
+
+func (response GetPrincipal429ApplicationProblemPlusJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipal500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response GetPrincipal500ApplicationProblemPlusJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipal501ApplicationProblemPlusJSONResponse struct {
+	NotSupportedApplicationProblemPlusJSONResponse
+}
+
+func (response GetPrincipal501ApplicationProblemPlusJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddPrincipalKeyRequestObject struct {
+	Id          ContractID  `json:"id"`
+	PrincipalId PrincipalID `json:"principalId"`
+	Params      AddPrincipalKeyParams
+}
+
+type AddPrincipalKeyResponseObject interface {
+	VisitAddPrincipalKeyResponse(w http.ResponseWriter) error
+}
+
+type AddPrincipalKey200JSONResponse PrincipalWithCredentials
+
+func (response AddPrincipalKey200JSONResponse) VisitAddPrincipalKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddPrincipalKey201JSONResponse PrincipalWithCredentials
+
+func (response AddPrincipalKey201JSONResponse) VisitAddPrincipalKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddPrincipalKey400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response AddPrincipalKey400ApplicationProblemPlusJSONResponse) VisitAddPrincipalKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddPrincipalKey401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response AddPrincipalKey401ApplicationProblemPlusJSONResponse) VisitAddPrincipalKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddPrincipalKey404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response AddPrincipalKey404ApplicationProblemPlusJSONResponse) VisitAddPrincipalKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddPrincipalKey409ApplicationProblemPlusJSONResponse Problem
+
+func (response AddPrincipalKey409ApplicationProblemPlusJSONResponse) VisitAddPrincipalKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddPrincipalKey429ApplicationProblemPlusJSONResponse struct {
+	RateLimitedApplicationProblemPlusJSONResponse
+}
+
+func (response AddPrincipalKey429ApplicationProblemPlusJSONResponse) VisitAddPrincipalKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddPrincipalKey500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response AddPrincipalKey500ApplicationProblemPlusJSONResponse) VisitAddPrincipalKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddPrincipalKey501ApplicationProblemPlusJSONResponse struct {
+	NotSupportedApplicationProblemPlusJSONResponse
+}
+
+func (response AddPrincipalKey501ApplicationProblemPlusJSONResponse) VisitAddPrincipalKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddPrincipalKey503ApplicationProblemPlusJSONResponse struct {
+	BackendUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response AddPrincipalKey503ApplicationProblemPlusJSONResponse) VisitAddPrincipalKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemovePrincipalKeyRequestObject struct {
+	Id          ContractID  `json:"id"`
+	PrincipalId PrincipalID `json:"principalId"`
+	AccessKeyId string      `json:"accessKeyId"`
+}
+
+type RemovePrincipalKeyResponseObject interface {
+	VisitRemovePrincipalKeyResponse(w http.ResponseWriter) error
+}
+
+type RemovePrincipalKey204Response struct {
+}
+
+func (response RemovePrincipalKey204Response) VisitRemovePrincipalKeyResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type RemovePrincipalKey401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response RemovePrincipalKey401ApplicationProblemPlusJSONResponse) VisitRemovePrincipalKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemovePrincipalKey404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response RemovePrincipalKey404ApplicationProblemPlusJSONResponse) VisitRemovePrincipalKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemovePrincipalKey409ApplicationProblemPlusJSONResponse Problem
+
+func (response RemovePrincipalKey409ApplicationProblemPlusJSONResponse) VisitRemovePrincipalKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemovePrincipalKey429ApplicationProblemPlusJSONResponse struct {
+	RateLimitedApplicationProblemPlusJSONResponse
+}
+
+func (response RemovePrincipalKey429ApplicationProblemPlusJSONResponse) VisitRemovePrincipalKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemovePrincipalKey500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response RemovePrincipalKey500ApplicationProblemPlusJSONResponse) VisitRemovePrincipalKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemovePrincipalKey501ApplicationProblemPlusJSONResponse struct {
+	NotSupportedApplicationProblemPlusJSONResponse
+}
+
+func (response RemovePrincipalKey501ApplicationProblemPlusJSONResponse) VisitRemovePrincipalKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemovePrincipalKey503ApplicationProblemPlusJSONResponse struct {
+	BackendUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response RemovePrincipalKey503ApplicationProblemPlusJSONResponse) VisitRemovePrincipalKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// CreateContract Create a contract, or return the one already created for this Idempotency-Key.
@@ -3045,6 +5611,21 @@ type StrictServerInterface interface {
 	// RemoveKey Revoke a key pair of a contract.
 	// (DELETE /v1/contracts/{id}/keys/{accessKeyId})
 	RemoveKey(ctx context.Context, request RemoveKeyRequestObject) (RemoveKeyResponseObject, error)
+	// CreatePrincipal Create a principal in a contract's account, or return the one already created for this Idempotency-Key.
+	// (POST /v1/contracts/{id}/principals)
+	CreatePrincipal(ctx context.Context, request CreatePrincipalRequestObject) (CreatePrincipalResponseObject, error)
+	// DeletePrincipal Delete a principal with all its key pairs.
+	// (DELETE /v1/contracts/{id}/principals/{principalId})
+	DeletePrincipal(ctx context.Context, request DeletePrincipalRequestObject) (DeletePrincipalResponseObject, error)
+	// GetPrincipal Get a principal.
+	// (GET /v1/contracts/{id}/principals/{principalId})
+	GetPrincipal(ctx context.Context, request GetPrincipalRequestObject) (GetPrincipalResponseObject, error)
+	// AddPrincipalKey Add a key pair to a principal, or return the one already added for this Idempotency-Key.
+	// (POST /v1/contracts/{id}/principals/{principalId}/keys)
+	AddPrincipalKey(ctx context.Context, request AddPrincipalKeyRequestObject) (AddPrincipalKeyResponseObject, error)
+	// RemovePrincipalKey Revoke a key pair of a principal.
+	// (DELETE /v1/contracts/{id}/principals/{principalId}/keys/{accessKeyId})
+	RemovePrincipalKey(ctx context.Context, request RemovePrincipalKeyRequestObject) (RemovePrincipalKeyResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
@@ -3218,6 +5799,143 @@ func (sh *strictHandler) RemoveKey(w http.ResponseWriter, r *http.Request, id Co
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(RemoveKeyResponseObject); ok {
 		if err := validResponse.VisitRemoveKeyResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreatePrincipal operation middleware
+func (sh *strictHandler) CreatePrincipal(w http.ResponseWriter, r *http.Request, id ContractID, params CreatePrincipalParams) {
+	var request CreatePrincipalRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreatePrincipal(ctx, request.(CreatePrincipalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreatePrincipal")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreatePrincipalResponseObject); ok {
+		if err := validResponse.VisitCreatePrincipalResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeletePrincipal operation middleware
+func (sh *strictHandler) DeletePrincipal(w http.ResponseWriter, r *http.Request, id ContractID, principalId PrincipalID) {
+	var request DeletePrincipalRequestObject
+
+	request.Id = id
+	request.PrincipalId = principalId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeletePrincipal(ctx, request.(DeletePrincipalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeletePrincipal")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeletePrincipalResponseObject); ok {
+		if err := validResponse.VisitDeletePrincipalResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetPrincipal operation middleware
+func (sh *strictHandler) GetPrincipal(w http.ResponseWriter, r *http.Request, id ContractID, principalId PrincipalID) {
+	var request GetPrincipalRequestObject
+
+	request.Id = id
+	request.PrincipalId = principalId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetPrincipal(ctx, request.(GetPrincipalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetPrincipal")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetPrincipalResponseObject); ok {
+		if err := validResponse.VisitGetPrincipalResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// AddPrincipalKey operation middleware
+func (sh *strictHandler) AddPrincipalKey(w http.ResponseWriter, r *http.Request, id ContractID, principalId PrincipalID, params AddPrincipalKeyParams) {
+	var request AddPrincipalKeyRequestObject
+
+	request.Id = id
+	request.PrincipalId = principalId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.AddPrincipalKey(ctx, request.(AddPrincipalKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AddPrincipalKey")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(AddPrincipalKeyResponseObject); ok {
+		if err := validResponse.VisitAddPrincipalKeyResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RemovePrincipalKey operation middleware
+func (sh *strictHandler) RemovePrincipalKey(w http.ResponseWriter, r *http.Request, id ContractID, principalId PrincipalID, accessKeyId string) {
+	var request RemovePrincipalKeyRequestObject
+
+	request.Id = id
+	request.PrincipalId = principalId
+	request.AccessKeyId = accessKeyId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RemovePrincipalKey(ctx, request.(RemovePrincipalKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RemovePrincipalKey")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RemovePrincipalKeyResponseObject); ok {
+		if err := validResponse.VisitRemovePrincipalKeyResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -13,12 +13,18 @@ import (
 )
 
 var (
-	// ErrNotFound: the API itself says it knows no such contract (problem type not-found). A bare
-	// 404 from a wrong URL or a proxy is not this: it is an *Error that is not retried and
-	// never taken to mean that a contract is gone.
-	ErrNotFound = errors.New("the provider knows no such contract")
+	// ErrNotFound: the API itself says it knows no such contract, or no such principal or key
+	// of it (problem type not-found). A bare 404 from a wrong URL or a proxy is not this: it is
+	// an *Error that is retried and never taken to mean that a contract is gone.
+	ErrNotFound = errors.New("the provider knows no such contract or principal")
 	// ErrHasBuckets: the account still owns buckets, so it is not cancelled without force.
 	ErrHasBuckets = errors.New("the contract still owns buckets")
+	// ErrLastKey: the key pair is the only one of its principal (or contract), so it is not
+	// revoked; another must be added first.
+	ErrLastKey = errors.New("the last key pair cannot be revoked")
+	// ErrPrincipalDeleted: the principal made for this idempotency key was deleted since; a new
+	// principal needs a new key.
+	ErrPrincipalDeleted = errors.New("the principal made for this idempotency key was deleted")
 )
 
 // Error is a call that did not succeed, classified so the reconciler knows whether to retry (the
@@ -43,8 +49,8 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %s", e.Op, e.Summary())
 }
 
-// Unwrap lets errors.Is find the cause, and ErrNotFound or ErrHasBuckets when the API's problem
-// type says so.
+// Unwrap lets errors.Is find the cause, and ErrNotFound, ErrHasBuckets, ErrLastKey or
+// ErrPrincipalDeleted when the API's problem type says so.
 func (e *Error) Unwrap() []error {
 	var out []error
 	if e.Cause != nil {
@@ -55,6 +61,10 @@ func (e *Error) Unwrap() []error {
 		out = append(out, ErrNotFound)
 	case e.hasType(contractapi.ProblemContractHasBuckets):
 		out = append(out, ErrHasBuckets)
+	case e.hasType(contractapi.ProblemLastKey):
+		out = append(out, ErrLastKey)
+	case e.hasType(contractapi.ProblemPrincipalDeleted):
+		out = append(out, ErrPrincipalDeleted)
 	}
 	return out
 }

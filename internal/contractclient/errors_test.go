@@ -16,9 +16,9 @@ func TestCheckClassifiesTheAPIsAnswers(t *testing.T) {
 		return []byte(`{"type":"https://osm.dev/problems/` + typ + `","title":"` + title + `","status":` + status + `,"detail":"` + detail + `"}`)
 	}
 	type classification struct {
-		Retryable, NotFound, HasBuckets bool
-		RetryAfter                      time.Duration
-		Summary                         string
+		Retryable, NotFound, HasBuckets, LastKey, PrincipalDeleted bool
+		RetryAfter                                                 time.Duration
+		Summary                                                    string
 	}
 	tests := []struct {
 		name   string
@@ -42,6 +42,12 @@ func TestCheckClassifiesTheAPIsAnswers(t *testing.T) {
 		{name: "an account with buckets is told apart", status: 409,
 			body: problem("409", "contract-has-buckets", "Contract has buckets.", "2 buckets."),
 			want: &classification{HasBuckets: true, Summary: "Contract has buckets: 2 buckets (HTTP 409)"}},
+		{name: "the last key of a principal is told apart", status: 409,
+			body: problem("409", "last-key", "Last key.", "key K is the only key of principal p."),
+			want: &classification{LastKey: true, Summary: "Last key: key K is the only key of principal p (HTTP 409)"}},
+		{name: "a principal deleted since its idempotency key was used is told apart, and not retried", status: 410,
+			body: problem("410", "principal-deleted", "Principal deleted.", "principal p was deleted."),
+			want: &classification{PrincipalDeleted: true, Summary: "Principal deleted: principal p was deleted (HTTP 410)"}},
 		{name: "an outage is retried after Retry-After", status: 503, header: http.Header{"Retry-After": {"5"}},
 			want: &classification{Retryable: true, RetryAfter: 5 * time.Second, Summary: "HTTP 503"}},
 		{name: "throttling is retried", status: 429, want: &classification{Retryable: true, Summary: "HTTP 429"}},
@@ -66,7 +72,8 @@ func TestCheckClassifiesTheAPIsAnswers(t *testing.T) {
 				t.Fatalf("error %T is not an *Error", err)
 			}
 			got := &classification{Retryable: e.Retryable(), NotFound: errors.Is(err, ErrNotFound),
-				HasBuckets: errors.Is(err, ErrHasBuckets), RetryAfter: e.RetryAfter, Summary: e.Summary()}
+				HasBuckets: errors.Is(err, ErrHasBuckets), LastKey: errors.Is(err, ErrLastKey),
+				PrincipalDeleted: errors.Is(err, ErrPrincipalDeleted), RetryAfter: e.RetryAfter, Summary: e.Summary()}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("classification (-want +got):\n%s", diff)
 			}

@@ -66,3 +66,23 @@ type PolicyForms interface {
 
 // awsResourcePrefix is how AWS, and the servers that follow it, name buckets in policies.
 const awsResourcePrefix = "arn:aws:s3:::"
+
+// PrincipalBackend is implemented by a backend that can make principals: identities inside a
+// contract's account with key pairs of their own, which can do nothing until a bucket policy
+// names them. A backend without it answers the principal calls 501 not-supported. Like
+// Backend's, every method is idempotent; the server passes only keys it recorded for the
+// principal, so a backend never touches a key of another.
+type PrincipalBackend interface {
+	// CreatePrincipal makes principalID in the account of contractID with its first key pair.
+	CreatePrincipal(ctx context.Context, contractID, principalID string, creds Credentials) error
+	// DeletePrincipal removes the principal with its keys: accessKeyIDs are every key the server
+	// recorded for it that may exist, including ones it may not have finished making.
+	DeletePrincipal(ctx context.Context, contractID, principalID string, accessKeyIDs []string) error
+	// AddPrincipalKey gives the principal another key pair.
+	AddPrincipalKey(ctx context.Context, contractID, principalID string, creds Credentials) error
+	// RemovePrincipalKey revokes one key pair of the principal.
+	RemovePrincipalKey(ctx context.Context, contractID, principalID, accessKeyID string) error
+	// PolicyPrincipal is the Principal element that names the principal in a bucket policy,
+	// given its keys in effect, oldest first.
+	PolicyPrincipal(contractID, principalID string, accessKeyIDs []string) map[string]any
+}

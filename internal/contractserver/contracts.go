@@ -71,15 +71,23 @@ func validateCreate(req contractapi.CreateContractRequestObject) error {
 	invalid := func(format string, args ...any) error {
 		return newProblem(contractapi.ProblemInvalidRequest, http.StatusBadRequest, format, args...)
 	}
-	// JSON Schema counts characters, not bytes.
-	if n := utf8.RuneCountInString(req.Params.IdempotencyKey); n < 1 || n > 128 {
-		return invalid("Idempotency-Key must be 1 to 128 characters")
+	if err := validateIdempotencyKey(req.Params.IdempotencyKey); err != nil {
+		return err
 	}
 	if req.Body == nil || req.Body.Plan == "" {
 		return invalid("plan is required")
 	}
 	if d := req.Body.DisplayName; d != nil && utf8.RuneCountInString(*d) > 256 {
 		return invalid("displayName must be at most 256 characters")
+	}
+	return nil
+}
+
+// validateIdempotencyKey enforces the length openapi/contract.yaml gives the header.
+func validateIdempotencyKey(key string) error {
+	// JSON Schema counts characters, not bytes.
+	if n := utf8.RuneCountInString(key); n < 1 || n > 128 {
+		return newProblem(contractapi.ProblemInvalidRequest, http.StatusBadRequest, "Idempotency-Key must be 1 to 128 characters")
 	}
 	return nil
 }
@@ -165,9 +173,19 @@ func (s *Server) CancelContract(ctx context.Context, req contractapi.CancelContr
 	if err := s.backend.DeleteAccount(bctx, rec.ID, force); err != nil {
 		return nil, backendProblem("deleting the account", fmt.Errorf("deleting account of contract %s: %w", rec.ID, err))
 	}
+	// After the account, so a refused cancel leaves the principals working; a crash in between
+	// is repaired by the next cancel.
+	if err := s.deletePrincipals(bctx, rec); err != nil {
+		return nil, err
+	}
 	_, err = s.store.update(rec.ID, func(r *record) error {
 		cancelled := now()
 		r.State, r.CancelledAt = stateCancelled, &cancelled
+		for i := range r.Principals {
+			if r.Principals[i].State != principalDeleted {
+				r.Principals[i].markDeleted(cancelled)
+			}
+		}
 		return nil
 	})
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
@@ -83,4 +85,98 @@ func TestConcurrentCreatesMakeOneContract(t *testing.T) {
 	if created != 1 || len(ids) != 1 {
 		t.Errorf("%d requests with one key: %d created, %d distinct ids; want 1 and 1", n, created, len(ids))
 	}
+}
+
+// A crash after the backend made a principal (or a principal's key) but before the record said
+// so: the replay after the restart finishes it with the recorded key pair, sealed across the
+// restart, and never makes a second one.
+func TestPrincipalRetryAfterCrash(t *testing.T) {
+	gw := startGateway(t, localenv.VersityGWOptions{})
+	backend := gatewayBackend(t, gw)
+	dir := t.TempDir()
+
+	crashed := startServer(t, Config{Backend: backend, DataDir: dir})
+	contract := createContract(t, crashed.client, "uid-principal-crash", contractapi.ContractRequest{Plan: "standard"})
+	done := createPrincipal(t, crashed.client, contract.Id, "ba-done")
+
+	// A principal made at the backend, unfinished in the records.
+	rec, p, err := crashed.srv.recordPrincipal(contract.Id, "ba-crash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := crashed.srv.principalKey(rec.ID, p, &p.Keys[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := backend.CreatePrincipal(t.Context(), rec.ID, p.ID, first); err != nil {
+		t.Fatal(err)
+	}
+	// A key of the finished principal made at the backend, unfinished in the records.
+	key := newCredentials(newPrincipalAccessKeyID())
+	_, err = crashed.srv.store.update(contract.Id, func(r *record) error {
+		q := r.principal(done.Id)
+		q.Keys = append(q.Keys, storedPrincipalKey{AccessKeyID: key.AccessKeyID, IdempotencyKey: "rotation-crash", State: keyPending,
+			SealedSecret: crashed.srv.secrets.sealPrincipalKey(contract.Id, done.Id, key.AccessKeyID, key.SecretAccessKey), CreatedAt: now()})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := backend.AddPrincipalKey(t.Context(), contract.Id, done.Id, key); err != nil {
+		t.Fatal(err)
+	}
+	crashed.stop()
+	wantNoSecret(t, dir, done.Credentials.SecretAccessKey)
+	wantNoSecret(t, dir, first.SecretAccessKey)
+	wantNoSecret(t, dir, key.SecretAccessKey)
+
+	restarted := startServer(t, Config{Backend: backend, DataDir: dir})
+	get, err := restarted.client.GetPrincipalWithResponse(t.Context(), contract.Id, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantProblem(t, "get unfinished principal", get.HTTPResponse, get.ApplicationproblemJSON404, http.StatusNotFound, contractapi.ProblemNotFound)
+	if got := getPrincipal(t, restarted.client, contract.Id, done.Id); len(got.AccessKeyIds) != 1 {
+		t.Errorf("a key whose adding did not finish is shown: %v", got.AccessKeyIds)
+	}
+
+	got := createPrincipal(t, restarted.client, contract.Id, "ba-crash")
+	if got.Id != p.ID || got.Credentials.AccessKeyId != first.AccessKeyID || got.Credentials.SecretAccessKey != first.SecretAccessKey {
+		t.Fatalf("replay made principal %s key %s, want the recorded principal %s key %s", got.Id, got.Credentials.AccessKeyId, p.ID, first.AccessKeyID)
+	}
+	added := addPrincipalKey(t, restarted.client, contract.Id, done.Id, "rotation-crash", http.StatusCreated)
+	if added.Credentials.AccessKeyId != key.AccessKeyID || added.Credentials.SecretAccessKey != key.SecretAccessKey || len(added.AccessKeyIds) != 2 {
+		t.Fatalf("add-key replay made key %s (principal keys %v), want the recorded key %s in effect", added.Credentials.AccessKeyId, added.AccessKeyIds, key.AccessKeyID)
+	}
+	for _, creds := range []contractapi.Credentials{got.Credentials, added.Credentials} {
+		if _, err := s3As(gw, creds).ListBuckets(t.Context(), &s3.ListBucketsInput{}); err != nil {
+			t.Errorf("key %s after the replay: %v", creds.AccessKeyId, err)
+		}
+	}
+}
+
+// A principal whose creation never finished, and is never asked for again, is removed with its
+// contract: its key, which the backend made, stops working.
+func TestCancelRemovesUnfinishedPrincipals(t *testing.T) {
+	gw := startGateway(t, localenv.VersityGWOptions{})
+	backend := gatewayBackend(t, gw)
+	ts := startServer(t, Config{Backend: backend})
+	contract := createContract(t, ts.client, "uid-unfinished", contractapi.ContractRequest{Plan: "standard"})
+	rec, p, err := ts.srv.recordPrincipal(contract.Id, "ba-lost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := ts.srv.principalKey(rec.ID, p, &p.Keys[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := backend.CreatePrincipal(t.Context(), rec.ID, p.ID, first); err != nil {
+		t.Fatal(err)
+	}
+	creds := contractapi.Credentials{AccessKeyId: first.AccessKeyID, SecretAccessKey: first.SecretAccessKey}
+	if _, err := s3As(gw, creds).ListBuckets(t.Context(), &s3.ListBucketsInput{}); err != nil {
+		t.Fatalf("the unfinished principal's key: %v", err)
+	}
+	cancelContract(t, ts.client, contract.Id, false)
+	wantKeysRejected(t, gw, creds)
 }

@@ -35,6 +35,17 @@ func newAccessKeyID() string {
 	return "OSMK" + strings.ToUpper(lowerBase32.EncodeToString(randomBytes(10)))
 }
 
+// newPrincipalID returns 16 random characters (80 bits), like a contract id.
+func newPrincipalID() string {
+	return lowerBase32.EncodeToString(randomBytes(10))
+}
+
+// newPrincipalAccessKeyID returns the id of a principal's key pair: "OSMP" and 16 random
+// characters, so a gateway's user list tells principals from contracts.
+func newPrincipalAccessKeyID() string {
+	return "OSMP" + strings.ToUpper(lowerBase32.EncodeToString(randomBytes(10)))
+}
+
 func randomBytes(n int) []byte {
 	b := make([]byte, n)
 	// crypto/rand.Read never fails on Linux (Go 1.24+ panics internally instead of returning).

@@ -33,7 +33,8 @@ type RGWConfig struct {
 }
 
 // RGWBackend makes contracts on Ceph RGW through its admin ops API: one RGW user per contract,
-// named by rgwUserID, with S3 key pairs and an optional user quota. The contract server's keys
+// named by rgwUserID, with S3 key pairs and an optional user quota, and one RGW user per
+// principal (rgwPrincipalUserID). The contract server's keys
 // are imported as they are, so RGW never generates a secret the server did not record.
 type RGWBackend struct {
 	endpoint, region string
@@ -41,8 +42,9 @@ type RGWBackend struct {
 }
 
 var (
-	_ Backend      = (*RGWBackend)(nil)
-	_ QuotaSupport = (*RGWBackend)(nil)
+	_ Backend          = (*RGWBackend)(nil)
+	_ QuotaSupport     = (*RGWBackend)(nil)
+	_ PrincipalBackend = (*RGWBackend)(nil)
 )
 
 // NewRGWBackend checks the configuration; it does not contact radosgw.
@@ -167,10 +169,14 @@ func (b *RGWBackend) checkNoBuckets(ctx context.Context, uid string) error {
 	return nil
 }
 
-// AddKey gives the user another S3 key pair. RGW treats adding a key the user already holds as
-// an update of its secret, so a repeated call succeeds; a key held by another user fails.
+// AddKey gives the user another S3 key pair.
 func (b *RGWBackend) AddKey(ctx context.Context, contractID string, creds Credentials) error {
-	uid := rgwUserID(contractID)
+	return b.addKey(ctx, rgwUserID(contractID), creds)
+}
+
+// addKey gives user uid another S3 key pair. RGW treats adding a key the user already holds as
+// an update of its secret, so a repeated call succeeds; a key held by another user fails.
+func (b *RGWBackend) addKey(ctx context.Context, uid string, creds Credentials) error {
 	generate := false
 	keys, err := b.api.CreateKey(ctx, admin.UserKeySpec{
 		UID:         uid,
@@ -188,10 +194,14 @@ func (b *RGWBackend) AddKey(ctx context.Context, contractID string, creds Creden
 	return nil
 }
 
-// RemoveKey revokes one key pair. It reads the user first, so a key already gone (or a user
-// already gone) counts as success, and a key of some other user is never touched.
+// RemoveKey revokes one key pair of the contract's user.
 func (b *RGWBackend) RemoveKey(ctx context.Context, contractID, accessKeyID string) error {
-	uid := rgwUserID(contractID)
+	return b.removeKey(ctx, rgwUserID(contractID), accessKeyID)
+}
+
+// removeKey revokes one key pair of user uid. It reads the user first, so a key already gone (or
+// a user already gone) counts as success, and a key of some other user is never touched.
+func (b *RGWBackend) removeKey(ctx context.Context, uid, accessKeyID string) error {
 	user, err := b.api.GetUser(ctx, admin.User{ID: uid})
 	if errors.Is(err, admin.ErrNoSuchUser) {
 		return nil
@@ -206,6 +216,60 @@ func (b *RGWBackend) RemoveKey(ctx context.Context, contractID, accessKeyID stri
 		return fmt.Errorf("removing key %q of rgw user %q: %w", accessKeyID, uid, err)
 	}
 	return nil
+}
+
+// rgwPrincipalUserID is the RGW user of a principal: named after its contract, so the users of
+// one contract are found together, and never equal to a contract's user.
+func rgwPrincipalUserID(contractID, principalID string) string {
+	return rgwUserID(contractID) + "-" + principalID
+}
+
+// CreatePrincipal creates the principal's RGW user with its first key pair, allowed to own no
+// bucket (max-buckets -1), so its only rights are those bucket policies give it. A user that
+// already exists with this exact key pair is an earlier attempt of the same call.
+func (b *RGWBackend) CreatePrincipal(ctx context.Context, contractID, principalID string, creds Credentials) error {
+	uid := rgwPrincipalUserID(contractID, principalID)
+	generate, noBuckets := false, -1
+	_, err := b.api.CreateUser(ctx, admin.User{
+		ID:          uid,
+		DisplayName: "principal " + principalID + " of contract " + contractID,
+		KeyType:     "s3",
+		Keys:        []admin.UserKeySpec{{AccessKey: creds.AccessKeyID, SecretKey: creds.SecretAccessKey}},
+		GenerateKey: &generate,
+		MaxBuckets:  &noBuckets,
+	})
+	switch {
+	case errors.Is(err, admin.ErrUserExists):
+		return b.checkHasKey(ctx, uid, creds)
+	case err != nil:
+		return fmt.Errorf("creating rgw user %q: %w", uid, redact(err))
+	}
+	return nil
+}
+
+// DeletePrincipal removes the principal's RGW user, and with it every key it holds. It owns no
+// bucket, so nothing is purged.
+func (b *RGWBackend) DeletePrincipal(ctx context.Context, contractID, principalID string, _ []string) error {
+	uid := rgwPrincipalUserID(contractID, principalID)
+	if err := b.api.RemoveUser(ctx, admin.User{ID: uid}); err != nil && !errors.Is(err, admin.ErrNoSuchUser) {
+		return fmt.Errorf("deleting rgw user %q: %w", uid, err)
+	}
+	return nil
+}
+
+// AddPrincipalKey gives the principal's user another key pair.
+func (b *RGWBackend) AddPrincipalKey(ctx context.Context, contractID, principalID string, creds Credentials) error {
+	return b.addKey(ctx, rgwPrincipalUserID(contractID, principalID), creds)
+}
+
+// RemovePrincipalKey revokes one key pair of the principal's user.
+func (b *RGWBackend) RemovePrincipalKey(ctx context.Context, contractID, principalID, accessKeyID string) error {
+	return b.removeKey(ctx, rgwPrincipalUserID(contractID, principalID), accessKeyID)
+}
+
+// PolicyPrincipal names the principal's user as an IAM user ARN, whichever keys it has.
+func (b *RGWBackend) PolicyPrincipal(contractID, principalID string, _ []string) map[string]any {
+	return map[string]any{"AWS": "arn:aws:iam:::user/" + rgwPrincipalUserID(contractID, principalID)}
 }
 
 // redact keeps secret keys out of an admin ops error: go-ceph quotes the whole response body

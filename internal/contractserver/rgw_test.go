@@ -15,6 +15,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/ceph/go-ceph/rgw/admin"
 
+	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
@@ -137,6 +138,67 @@ func TestRGWBackend(t *testing.T) {
 		}
 	})
 
+	t.Run("principals through the server", func(t *testing.T) {
+		ts := startServer(t, Config{Backend: b})
+		testPrincipalLifecycle(t, ts, func(c contractapi.Credentials) *s3.Client {
+			return rgwS3(b, Credentials{AccessKeyID: c.AccessKeyId, SecretAccessKey: c.SecretAccessKey})
+		})
+	})
+
+	t.Run("principal calls are idempotent", func(t *testing.T) {
+		ctx := t.Context()
+		contractID, principalID := newContractID(), newPrincipalID()
+		if err := b.CreateAccount(ctx, contractID, newCredentials(FirstAccessKeyID(contractID)), Plan{Name: "standard"}); err != nil {
+			t.Fatalf("CreateAccount: %v", err)
+		}
+		first, second := newCredentials(newPrincipalAccessKeyID()), newCredentials(newPrincipalAccessKeyID())
+		for i := range 2 {
+			if err := b.CreatePrincipal(ctx, contractID, principalID, first); err != nil {
+				t.Fatalf("CreatePrincipal, attempt %d: %v", i+1, err)
+			}
+			if err := b.AddPrincipalKey(ctx, contractID, principalID, second); err != nil {
+				t.Fatalf("AddPrincipalKey, attempt %d: %v", i+1, err)
+			}
+		}
+		if err := b.CreatePrincipal(ctx, contractID, principalID, newCredentials(first.AccessKeyID)); err == nil {
+			t.Errorf("CreatePrincipal with another secret for an existing principal succeeded")
+		}
+		uid := rgwPrincipalUserID(contractID, principalID)
+		user, err := b.api.GetUser(ctx, admin.User{ID: uid})
+		if err != nil {
+			t.Fatalf("GetUser: %v", err)
+		}
+		if user.MaxBuckets == nil || *user.MaxBuckets >= 0 || len(user.Keys) != 2 {
+			t.Errorf("principal user: max_buckets %v and %d keys, want bucket creation disabled and 2 keys", deref(user.MaxBuckets), len(user.Keys))
+		}
+		_, err = rgwS3(b, first).CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("own-" + principalID)})
+		if err == nil {
+			t.Errorf("a principal made a bucket of its own")
+		}
+		for i := range 2 {
+			if err := b.RemovePrincipalKey(ctx, contractID, principalID, first.AccessKeyID); err != nil {
+				t.Fatalf("RemovePrincipalKey, attempt %d: %v", i+1, err)
+			}
+		}
+		if code := rgwErrorCode(listErr(ctx, rgwS3(b, first))); code != "InvalidAccessKeyId" {
+			t.Errorf("revoked principal key: %q, want InvalidAccessKeyId", code)
+		}
+		if err := listErr(ctx, rgwS3(b, second)); err != nil {
+			t.Errorf("remaining principal key: %v", err)
+		}
+		for i := range 2 {
+			if err := b.DeletePrincipal(ctx, contractID, principalID, []string{second.AccessKeyID}); err != nil {
+				t.Fatalf("DeletePrincipal, attempt %d: %v", i+1, err)
+			}
+		}
+		if _, err := b.api.GetUser(ctx, admin.User{ID: uid}); !errors.Is(err, admin.ErrNoSuchUser) {
+			t.Errorf("GetUser after DeletePrincipal: %v, want NoSuchUser", err)
+		}
+		if _, err := b.api.GetUser(ctx, admin.User{ID: rgwUserID(contractID)}); err != nil {
+			t.Errorf("the contract's own user after DeletePrincipal: %v", err)
+		}
+	})
+
 	t.Run("delete refuses while buckets exist unless forced", func(t *testing.T) {
 		ctx := t.Context()
 		id := newContractID()
@@ -219,6 +281,11 @@ func rgwPutObject(ctx context.Context, client *s3.Client, bucket, key string, si
 		Key:    aws.String(key),
 		Body:   bytes.NewReader(bytes.Repeat([]byte("x"), size)),
 	})
+	return err
+}
+
+func listErr(ctx context.Context, client *s3.Client) error {
+	_, err := client.ListBuckets(ctx, &s3.ListBucketsInput{})
 	return err
 }
 

@@ -156,3 +156,25 @@ func wantNoSecret(t *testing.T, dir, secret string) {
 		t.Errorf("contracts.db holds the secret key %q", secret)
 	}
 }
+
+// A principal's sealed secret opens only as the secret of its own key, principal and contract.
+func TestSealedPrincipalSecretIsBoundToItsKey(t *testing.T) {
+	box, err := newSecretBox(testEncryptionKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed := box.sealPrincipalKey("c1", "p1", "AK1", "s3cr3t")
+	if got, err := box.openPrincipalKey("c1", "p1", "AK1", sealed); err != nil || got != "s3cr3t" {
+		t.Fatalf("open = %q, %v; want the secret", got, err)
+	}
+	for name, open := range map[string]func() (string, error){
+		"another key":       func() (string, error) { return box.openPrincipalKey("c1", "p1", "AK2", sealed) },
+		"another principal": func() (string, error) { return box.openPrincipalKey("c1", "p2", "AK1", sealed) },
+		"another contract":  func() (string, error) { return box.openPrincipalKey("c2", "p1", "AK1", sealed) },
+		"a contract secret": func() (string, error) { return box.open("c1", sealed) },
+	} {
+		if got, err := open(); err == nil {
+			t.Errorf("opened as %s: %q", name, got)
+		}
+	}
+}

@@ -47,6 +47,9 @@ type record struct {
 	Keys           []storedKey    `json:"keys"`
 	CreatedAt      time.Time      `json:"createdAt"`
 	CancelledAt    *time.Time     `json:"cancelledAt,omitempty"`
+	// Principals are kept in their contract's record, so one transaction cancels a contract
+	// together with its principals.
+	Principals []storedPrincipal `json:"principals,omitempty"`
 }
 
 // storedRequest is the create request as sent.
@@ -91,6 +94,107 @@ type storedKey struct {
 	AccessKeyID string    `json:"accessKeyId"`
 	State       string    `json:"state"`
 	CreatedAt   time.Time `json:"createdAt"`
+}
+
+// Principal states. A pending principal was recorded before the backend was asked to make it;
+// it is shown to no one, and finished by a replay of its creation. A deleted one stays as a
+// tombstone without keys, so its idempotency key never makes a second principal.
+const (
+	principalPending = "pending"
+	principalActive  = "active"
+	principalDeleted = "deleted"
+)
+
+// keyRemoved marks a principal's key pair that was revoked. It stays, with its sealed secret,
+// so a replay of the call that made it answers as the first answer did.
+const keyRemoved = "removed"
+
+// storedPrincipal is a principal as stored. Its first key is Keys[0].
+type storedPrincipal struct {
+	ID             string               `json:"id"`
+	IdempotencyKey string               `json:"idempotencyKey"`
+	State          string               `json:"state"`
+	Keys           []storedPrincipalKey `json:"keys,omitempty"`
+	CreatedAt      time.Time            `json:"createdAt"`
+	DeletedAt      *time.Time           `json:"deletedAt,omitempty"`
+}
+
+// storedPrincipalKey is a key pair of a principal, its secret sealed by a secretBox.
+type storedPrincipalKey struct {
+	AccessKeyID string `json:"accessKeyId"`
+	// IdempotencyKey is the addPrincipalKey request's; empty for the first key.
+	IdempotencyKey string    `json:"idempotencyKey,omitempty"`
+	State          string    `json:"state"`
+	SealedSecret   []byte    `json:"sealedSecret"`
+	CreatedAt      time.Time `json:"createdAt"`
+}
+
+// principal returns the principal with this id, or nil.
+func (r *record) principal(id string) *storedPrincipal {
+	for i := range r.Principals {
+		if r.Principals[i].ID == id {
+			return &r.Principals[i]
+		}
+	}
+	return nil
+}
+
+// principalByIdempotencyKey returns the principal created with this key, or nil.
+func (r *record) principalByIdempotencyKey(key string) *storedPrincipal {
+	for i := range r.Principals {
+		if r.Principals[i].IdempotencyKey == key {
+			return &r.Principals[i]
+		}
+	}
+	return nil
+}
+
+// key returns the key pair with this access key id, or nil.
+func (p *storedPrincipal) key(accessKeyID string) *storedPrincipalKey {
+	for i := range p.Keys {
+		if p.Keys[i].AccessKeyID == accessKeyID {
+			return &p.Keys[i]
+		}
+	}
+	return nil
+}
+
+// keyByIdempotencyKey returns the key pair added with this key, or nil.
+func (p *storedPrincipal) keyByIdempotencyKey(key string) *storedPrincipalKey {
+	for i := range p.Keys {
+		if k := &p.Keys[i]; k.IdempotencyKey != "" && k.IdempotencyKey == key {
+			return k
+		}
+	}
+	return nil
+}
+
+// activeKeyIDs are the access key ids in effect, oldest first.
+func (p *storedPrincipal) activeKeyIDs() []string {
+	ids := []string{}
+	for _, k := range p.Keys {
+		if k.State == keyActive {
+			ids = append(ids, k.AccessKeyID)
+		}
+	}
+	return ids
+}
+
+// liveKeyIDs are the access key ids that may exist at the backend: active, and pending ones
+// the backend may have made before an answer was lost.
+func (p *storedPrincipal) liveKeyIDs() []string {
+	var ids []string
+	for _, k := range p.Keys {
+		if k.State != keyRemoved {
+			ids = append(ids, k.AccessKeyID)
+		}
+	}
+	return ids
+}
+
+// markDeleted turns the principal into a tombstone: no keys, no secrets.
+func (p *storedPrincipal) markDeleted(at time.Time) {
+	p.State, p.DeletedAt, p.Keys = principalDeleted, &at, nil
 }
 
 func (r *record) activeKeys() []storedKey {

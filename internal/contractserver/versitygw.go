@@ -37,7 +37,8 @@ type VersityGWConfig struct {
 //
 // In versitygw a user is its access key: the user is named by the contract's first access key
 // (FirstAccessKeyID), and has no other key. So AddKey and RemoveKey are not supported, and
-// neither are quotas.
+// neither are quotas. A principal is a set of users of role user, one per key pair: such a user
+// cannot create buckets, and bucket policies name it by its access key.
 type VersityGWBackend struct {
 	cfg   VersityGWConfig
 	admin *vgwAdmin
@@ -45,8 +46,9 @@ type VersityGWBackend struct {
 }
 
 var (
-	_ Backend      = (*VersityGWBackend)(nil)
-	_ QuotaSupport = (*VersityGWBackend)(nil)
+	_ Backend          = (*VersityGWBackend)(nil)
+	_ QuotaSupport     = (*VersityGWBackend)(nil)
+	_ PrincipalBackend = (*VersityGWBackend)(nil)
 )
 
 // NewVersityGWBackend checks the configuration; it does not contact the gateway.
@@ -97,8 +99,7 @@ func (b *VersityGWBackend) BucketPolicyForm(_, firstAccessKeyID string) contract
 		OwnerPrincipal: map[string]string{"AWS": firstAccessKeyID}, OwnerNeedsAllow: true}
 }
 
-// CreateAccount creates the gateway user. A user that already exists with the same secret and
-// role is the result of an earlier attempt, and counts as success.
+// CreateAccount creates the gateway user of the contract.
 func (b *VersityGWBackend) CreateAccount(ctx context.Context, contractID string, creds Credentials, plan Plan) error {
 	if plan.QuotaBytes > 0 {
 		return fmt.Errorf("plan %q has a quota: %w", plan.Name, ErrNotSupported)
@@ -106,27 +107,33 @@ func (b *VersityGWBackend) CreateAccount(ctx context.Context, contractID string,
 	if creds.AccessKeyID != FirstAccessKeyID(contractID) {
 		return fmt.Errorf("versitygw names a contract's user by its first key %q, not %q", FirstAccessKeyID(contractID), creds.AccessKeyID)
 	}
-	err := b.admin.createUser(ctx, vgwAccount{Access: creds.AccessKeyID, Secret: creds.SecretAccessKey, Role: vgwRoleUserPlus})
+	return b.ensureUser(ctx, vgwAccount{Access: creds.AccessKeyID, Secret: creds.SecretAccessKey, Role: vgwRoleUserPlus})
+}
+
+// ensureUser creates a gateway user. One that already exists with the same secret and role is
+// the result of an earlier attempt, and counts as success.
+func (b *VersityGWBackend) ensureUser(ctx context.Context, acc vgwAccount) error {
+	err := b.admin.createUser(ctx, acc)
 	var vErr *vgwError
 	if !errors.As(err, &vErr) || vErr.Code != "XAdminUserExists" {
 		if err != nil {
-			return fmt.Errorf("creating user %q: %w", creds.AccessKeyID, err)
+			return fmt.Errorf("creating user %q: %w", acc.Access, err)
 		}
 		return nil
 	}
 	users, err := b.admin.listUsers(ctx)
 	if err != nil {
-		return fmt.Errorf("checking existing user %q: %w", creds.AccessKeyID, err)
+		return fmt.Errorf("checking existing user %q: %w", acc.Access, err)
 	}
 	for _, u := range users {
-		if u.Access == creds.AccessKeyID {
-			if subtle.ConstantTimeCompare([]byte(u.Secret), []byte(creds.SecretAccessKey)) == 1 && u.Role == vgwRoleUserPlus {
+		if u.Access == acc.Access {
+			if subtle.ConstantTimeCompare([]byte(u.Secret), []byte(acc.Secret)) == 1 && u.Role == acc.Role {
 				return nil
 			}
-			return fmt.Errorf("user %q exists with other credentials or role", creds.AccessKeyID)
+			return fmt.Errorf("user %q exists with other credentials or role", acc.Access)
 		}
 	}
-	return fmt.Errorf("user %q reported as existing but not listed", creds.AccessKeyID)
+	return fmt.Errorf("user %q reported as existing but not listed", acc.Access)
 }
 
 // DeleteAccount deletes the gateway user, after its buckets when forced. versitygw itself would
@@ -160,4 +167,46 @@ func (b *VersityGWBackend) AddKey(context.Context, string, Credentials) error {
 // RemoveKey is not supported: the only key is the user itself.
 func (b *VersityGWBackend) RemoveKey(context.Context, string, string) error {
 	return fmt.Errorf("versitygw accounts have a single key pair: %w", ErrNotSupported)
+}
+
+// CreatePrincipal makes the user of the principal's first key pair.
+func (b *VersityGWBackend) CreatePrincipal(ctx context.Context, _, _ string, creds Credentials) error {
+	return b.AddPrincipalKey(ctx, "", "", creds)
+}
+
+// AddPrincipalKey makes a user of role user named by the new access key: its rights come only
+// from bucket policies that name that key.
+func (b *VersityGWBackend) AddPrincipalKey(ctx context.Context, _, _ string, creds Credentials) error {
+	return b.ensureUser(ctx, vgwAccount{Access: creds.AccessKeyID, Secret: creds.SecretAccessKey, Role: vgwRoleUser})
+}
+
+// RemovePrincipalKey deletes the user of the key; delete-user succeeds for one already gone.
+func (b *VersityGWBackend) RemovePrincipalKey(ctx context.Context, _, _, accessKeyID string) error {
+	if err := b.admin.deleteUser(ctx, accessKeyID); err != nil {
+		return fmt.Errorf("deleting user %q: %w", accessKeyID, err)
+	}
+	return nil
+}
+
+// DeletePrincipal deletes the user of every key of the principal.
+func (b *VersityGWBackend) DeletePrincipal(ctx context.Context, contractID, principalID string, accessKeyIDs []string) error {
+	for _, k := range accessKeyIDs {
+		if err := b.RemovePrincipalKey(ctx, contractID, principalID, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PolicyPrincipal names every key of the principal, since each is a user of its own; a single
+// key as a plain string, as AWS writes a Principal with one value.
+func (b *VersityGWBackend) PolicyPrincipal(_, _ string, accessKeyIDs []string) map[string]any {
+	if len(accessKeyIDs) == 1 {
+		return map[string]any{"AWS": accessKeyIDs[0]}
+	}
+	keys := make([]any, len(accessKeyIDs))
+	for i, k := range accessKeyIDs {
+		keys[i] = k
+	}
+	return map[string]any{"AWS": keys}
 }

@@ -64,7 +64,12 @@ func (e *vgwError) Error() string {
 	return fmt.Sprintf("versitygw %s: HTTP %d %s: %s", e.Op, e.Status, e.Code, e.Message)
 }
 
-const vgwRoleUserPlus = "userplus"
+// Gateway roles: userplus may create buckets, user may not; neither has rights on another
+// account's bucket unless its ACL or policy grants them.
+const (
+	vgwRoleUserPlus = "userplus"
+	vgwRoleUser     = "user"
+)
 
 func (a *vgwAdmin) createUser(ctx context.Context, acc vgwAccount) error {
 	// The root element is named as versitygw's own client names it; the gateway ignores it.

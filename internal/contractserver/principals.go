@@ -1,0 +1,341 @@
+package contractserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
+)
+
+// Principals follow the pattern of contracts: the principal or key pair is recorded, with its
+// secret sealed, before the backend is asked to make it, so a crash in between is finished by a
+// replay with the same Idempotency-Key instead of making a second one. Every call holds the
+// contract's lock, so a principal is never made while its contract is being cancelled.
+
+// CreatePrincipal records a pending principal with its first key pair, asks the backend for it,
+// then marks it active. A replay answers the recorded principal and key pair.
+func (s *Server) CreatePrincipal(ctx context.Context, req contractapi.CreatePrincipalRequestObject) (contractapi.CreatePrincipalResponseObject, error) {
+	key := req.Params.IdempotencyKey
+	if err := validateIdempotencyKey(key); err != nil {
+		return nil, err
+	}
+	pb, err := s.principalBackend()
+	if err != nil {
+		return nil, err
+	}
+	defer s.locks.Lock("contract/" + req.Id)()
+	rec, err := s.activeContract(req.Id)
+	if err != nil {
+		return nil, err
+	}
+	p := rec.principalByIdempotencyKey(key)
+	switch {
+	case p == nil:
+		if rec, p, err = s.recordPrincipal(rec.ID, key); err != nil {
+			return nil, err
+		}
+	case p.State == principalDeleted:
+		return nil, newProblem(contractapi.ProblemPrincipalDeleted, http.StatusGone,
+			"principal %s, made for Idempotency-Key %q, was deleted; a new principal needs a new key", p.ID, key)
+	case p.State == principalActive:
+		answer, err := s.withPrincipalKey(pb, rec.ID, p, &p.Keys[0])
+		if err != nil {
+			return nil, err
+		}
+		return contractapi.CreatePrincipal200JSONResponse(answer), nil
+	}
+	// Pending: recorded just now, or by an attempt that did not finish.
+	first, err := s.principalKey(rec.ID, p, &p.Keys[0])
+	if err != nil {
+		return nil, err
+	}
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), backendTimeout)
+	defer cancel()
+	if err := pb.CreatePrincipal(bctx, rec.ID, p.ID, first); err != nil {
+		return nil, backendProblem("creating the principal", fmt.Errorf("creating principal %s of contract %s: %w", p.ID, rec.ID, err))
+	}
+	rec, err = s.store.update(rec.ID, func(r *record) error {
+		q := r.principal(p.ID)
+		q.State, q.Keys[0].State = principalActive, keyActive
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("marking principal %s of contract %s active: %w", p.ID, req.Id, err)
+	}
+	p = rec.principal(p.ID)
+	s.log.Info("Principal created", "contract", rec.ID, "principal", p.ID, "accessKeyId", first.AccessKeyID)
+	return contractapi.CreatePrincipal201JSONResponse(s.toPrincipalWithCredentials(pb, rec.ID, p, first)), nil
+}
+
+// recordPrincipal stores a new pending principal with a first key pair in the contract's record.
+func (s *Server) recordPrincipal(contractID, key string) (*record, *storedPrincipal, error) {
+	id := newPrincipalID()
+	creds := newCredentials(newPrincipalAccessKeyID())
+	created := now()
+	p := storedPrincipal{
+		ID:             id,
+		IdempotencyKey: key,
+		State:          principalPending,
+		CreatedAt:      created,
+		Keys: []storedPrincipalKey{{
+			AccessKeyID:  creds.AccessKeyID,
+			State:        keyPending,
+			SealedSecret: s.secrets.sealPrincipalKey(contractID, id, creds.AccessKeyID, creds.SecretAccessKey),
+			CreatedAt:    created,
+		}},
+	}
+	rec, err := s.store.update(contractID, func(r *record) error {
+		r.Principals = append(r.Principals, p)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("recording principal of contract %s: %w", contractID, err)
+	}
+	return rec, rec.principal(id), nil
+}
+
+// GetPrincipal returns a principal without secrets.
+func (s *Server) GetPrincipal(_ context.Context, req contractapi.GetPrincipalRequestObject) (contractapi.GetPrincipalResponseObject, error) {
+	pb, err := s.principalBackend()
+	if err != nil {
+		return nil, err
+	}
+	rec, err := s.visible(req.Id)
+	if err != nil {
+		return nil, err
+	}
+	p := rec.principal(req.PrincipalId)
+	if p == nil || p.State != principalActive {
+		return nil, noPrincipal(rec.ID, req.PrincipalId)
+	}
+	return contractapi.GetPrincipal200JSONResponse(s.toPrincipal(pb, rec.ID, p)), nil
+}
+
+// DeletePrincipal removes the principal with its keys at the backend, then keeps only a
+// tombstone; a crash in between is repaired by the next delete.
+func (s *Server) DeletePrincipal(ctx context.Context, req contractapi.DeletePrincipalRequestObject) (contractapi.DeletePrincipalResponseObject, error) {
+	pb, err := s.principalBackend()
+	if err != nil {
+		return nil, err
+	}
+	defer s.locks.Lock("contract/" + req.Id)()
+	rec, err := s.visible(req.Id)
+	if err != nil {
+		return nil, err
+	}
+	p := rec.principal(req.PrincipalId)
+	switch {
+	case p == nil || p.State == principalPending:
+		// A pending principal's id was never answered; the contract's cancel removes it.
+		return nil, noPrincipal(rec.ID, req.PrincipalId)
+	case p.State == principalDeleted:
+		return contractapi.DeletePrincipal204Response{}, nil
+	}
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), backendTimeout)
+	defer cancel()
+	if err := pb.DeletePrincipal(bctx, rec.ID, p.ID, p.liveKeyIDs()); err != nil {
+		return nil, backendProblem("deleting the principal", fmt.Errorf("deleting principal %s of contract %s: %w", p.ID, rec.ID, err))
+	}
+	_, err = s.store.update(rec.ID, func(r *record) error {
+		r.principal(p.ID).markDeleted(now())
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("marking principal %s of contract %s deleted: %w", p.ID, rec.ID, err)
+	}
+	s.log.Info("Principal deleted", "contract", rec.ID, "principal", p.ID)
+	return contractapi.DeletePrincipal204Response{}, nil
+}
+
+// AddPrincipalKey records a pending key pair, asks the backend for it, then marks it active. A
+// replay answers the recorded key pair.
+func (s *Server) AddPrincipalKey(ctx context.Context, req contractapi.AddPrincipalKeyRequestObject) (contractapi.AddPrincipalKeyResponseObject, error) {
+	key := req.Params.IdempotencyKey
+	if err := validateIdempotencyKey(key); err != nil {
+		return nil, err
+	}
+	pb, err := s.principalBackend()
+	if err != nil {
+		return nil, err
+	}
+	defer s.locks.Lock("contract/" + req.Id)()
+	rec, err := s.activeContract(req.Id)
+	if err != nil {
+		return nil, err
+	}
+	p := rec.principal(req.PrincipalId)
+	if p == nil || p.State != principalActive {
+		return nil, noPrincipal(rec.ID, req.PrincipalId)
+	}
+	k := p.keyByIdempotencyKey(key)
+	switch {
+	case k == nil:
+		creds := newCredentials(newPrincipalAccessKeyID())
+		rec, err = s.store.update(rec.ID, func(r *record) error {
+			q := r.principal(p.ID)
+			q.Keys = append(q.Keys, storedPrincipalKey{
+				AccessKeyID:    creds.AccessKeyID,
+				IdempotencyKey: key,
+				State:          keyPending,
+				SealedSecret:   s.secrets.sealPrincipalKey(r.ID, p.ID, creds.AccessKeyID, creds.SecretAccessKey),
+				CreatedAt:      now(),
+			})
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("recording new key of principal %s of contract %s: %w", p.ID, req.Id, err)
+		}
+		p = rec.principal(p.ID)
+		k = p.key(creds.AccessKeyID)
+	case k.State != keyPending:
+		answer, err := s.withPrincipalKey(pb, rec.ID, p, k)
+		if err != nil {
+			return nil, err
+		}
+		return contractapi.AddPrincipalKey200JSONResponse(answer), nil
+	}
+	creds, err := s.principalKey(rec.ID, p, k)
+	if err != nil {
+		return nil, err
+	}
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), backendTimeout)
+	defer cancel()
+	if err := pb.AddPrincipalKey(bctx, rec.ID, p.ID, creds); err != nil {
+		// The key stays pending: the backend may have made it, and a replay or the principal's
+		// deletion finishes or removes it.
+		return nil, backendProblem("adding a key", fmt.Errorf("adding key to principal %s of contract %s: %w", p.ID, rec.ID, err))
+	}
+	rec, err = s.store.update(rec.ID, func(r *record) error {
+		r.principal(p.ID).key(creds.AccessKeyID).State = keyActive
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("marking key of principal %s of contract %s active: %w", p.ID, req.Id, err)
+	}
+	p = rec.principal(p.ID)
+	s.log.Info("Principal key added", "contract", rec.ID, "principal", p.ID, "accessKeyId", creds.AccessKeyID)
+	return contractapi.AddPrincipalKey201JSONResponse(s.toPrincipalWithCredentials(pb, rec.ID, p, creds)), nil
+}
+
+// RemovePrincipalKey revokes a key pair at the backend, then records it removed; never the last
+// one. A key already revoked, also by the principal's deletion or the contract's cancel, is
+// answered as revoked.
+func (s *Server) RemovePrincipalKey(ctx context.Context, req contractapi.RemovePrincipalKeyRequestObject) (contractapi.RemovePrincipalKeyResponseObject, error) {
+	pb, err := s.principalBackend()
+	if err != nil {
+		return nil, err
+	}
+	defer s.locks.Lock("contract/" + req.Id)()
+	rec, err := s.visible(req.Id)
+	if err != nil {
+		return nil, err
+	}
+	p := rec.principal(req.PrincipalId)
+	switch {
+	case p == nil || p.State == principalPending:
+		return nil, noPrincipal(rec.ID, req.PrincipalId)
+	case p.State == principalDeleted:
+		return contractapi.RemovePrincipalKey204Response{}, nil
+	}
+	k := p.key(req.AccessKeyId)
+	switch {
+	case k == nil || k.State == keyPending:
+		return nil, newProblem(contractapi.ProblemNotFound, http.StatusNotFound,
+			"principal %s of contract %s has no key %q", p.ID, rec.ID, req.AccessKeyId)
+	case k.State == keyRemoved:
+		return contractapi.RemovePrincipalKey204Response{}, nil
+	case len(p.activeKeyIDs()) == 1:
+		return nil, newProblem(contractapi.ProblemLastKey, http.StatusConflict,
+			"key %q is the only key of principal %s; add another first, or delete the principal", req.AccessKeyId, p.ID)
+	}
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), backendTimeout)
+	defer cancel()
+	if err := pb.RemovePrincipalKey(bctx, rec.ID, p.ID, req.AccessKeyId); err != nil {
+		return nil, backendProblem("revoking a key", fmt.Errorf("removing key %q of principal %s of contract %s: %w", req.AccessKeyId, p.ID, rec.ID, err))
+	}
+	_, err = s.store.update(rec.ID, func(r *record) error {
+		r.principal(p.ID).key(req.AccessKeyId).State = keyRemoved
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("marking key %q of principal %s of contract %s removed: %w", req.AccessKeyId, p.ID, rec.ID, err)
+	}
+	s.log.Info("Principal key removed", "contract", rec.ID, "principal", p.ID, "accessKeyId", req.AccessKeyId)
+	return contractapi.RemovePrincipalKey204Response{}, nil
+}
+
+// deletePrincipals removes every principal of a contract that may exist at the backend, for
+// its cancel. The caller records them deleted.
+func (s *Server) deletePrincipals(ctx context.Context, rec *record) error {
+	for i := range rec.Principals {
+		p := &rec.Principals[i]
+		if p.State == principalDeleted {
+			continue
+		}
+		pb, err := s.principalBackend()
+		if err != nil {
+			return err
+		}
+		if err := pb.DeletePrincipal(ctx, rec.ID, p.ID, p.liveKeyIDs()); err != nil {
+			return backendProblem("deleting the contract's principals", fmt.Errorf("deleting principal %s of contract %s: %w", p.ID, rec.ID, err))
+		}
+	}
+	return nil
+}
+
+// principalBackend is the backend's support for principals, or the 501 a caller gets without it.
+func (s *Server) principalBackend() (PrincipalBackend, error) {
+	pb, ok := s.backend.(PrincipalBackend)
+	if !ok {
+		return nil, newProblem(contractapi.ProblemNotSupported, http.StatusNotImplemented,
+			"the %s backend of this server has no principals", s.backend.Kind())
+	}
+	return pb, nil
+}
+
+func noPrincipal(contractID, principalID string) *problem {
+	return newProblem(contractapi.ProblemNotFound, http.StatusNotFound, "contract %s has no principal %q", contractID, principalID)
+}
+
+// principalKey opens the recorded secret of a principal's key pair.
+func (s *Server) principalKey(contractID string, p *storedPrincipal, k *storedPrincipalKey) (Credentials, error) {
+	secret, err := s.secrets.openPrincipalKey(contractID, p.ID, k.AccessKeyID, k.SealedSecret)
+	if err != nil {
+		pr := newProblem(contractapi.ProblemInternal, http.StatusInternalServerError,
+			"the server cannot decrypt the stored secret key of principal %s: its encryption key has changed", p.ID)
+		pr.cause = fmt.Errorf("opening secret key %q of principal %s of contract %s: %w", k.AccessKeyID, p.ID, contractID, err)
+		return Credentials{}, pr
+	}
+	return Credentials{AccessKeyID: k.AccessKeyID, SecretAccessKey: secret}, nil
+}
+
+// withPrincipalKey answers a replay: the principal as it is now with the recorded key pair.
+func (s *Server) withPrincipalKey(pb PrincipalBackend, contractID string, p *storedPrincipal, k *storedPrincipalKey) (contractapi.PrincipalWithCredentials, error) {
+	creds, err := s.principalKey(contractID, p, k)
+	if err != nil {
+		return contractapi.PrincipalWithCredentials{}, err
+	}
+	return s.toPrincipalWithCredentials(pb, contractID, p, creds), nil
+}
+
+func (s *Server) toPrincipal(pb PrincipalBackend, contractID string, p *storedPrincipal) contractapi.Principal {
+	ids := p.activeKeyIDs()
+	return contractapi.Principal{
+		Id:              p.ID,
+		PolicyPrincipal: pb.PolicyPrincipal(contractID, p.ID, ids),
+		AccessKeyIds:    ids,
+		CreatedAt:       p.CreatedAt,
+	}
+}
+
+func (s *Server) toPrincipalWithCredentials(pb PrincipalBackend, contractID string, p *storedPrincipal, creds Credentials) contractapi.PrincipalWithCredentials {
+	v := s.toPrincipal(pb, contractID, p)
+	return contractapi.PrincipalWithCredentials{
+		Id:              v.Id,
+		PolicyPrincipal: v.PolicyPrincipal,
+		AccessKeyIds:    v.AccessKeyIds,
+		CreatedAt:       v.CreatedAt,
+		Credentials:     contractapi.Credentials{AccessKeyId: creds.AccessKeyID, SecretAccessKey: creds.SecretAccessKey},
+	}
+}
