@@ -266,14 +266,16 @@ var object = map[string]string{
 }
 
 // ContractAPIOperation names a contract API request by method and path template, ids removed:
-// "POST /v1/contracts", "GET /v1/contracts/{id}", ...
+// "POST /v1/contracts", "GET /v1/contracts/{id}", "DELETE /v1/contracts/{id}/principals/{principalId}/keys/{accessKeyId}".
 func ContractAPIOperation(r *http.Request) string {
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
-	if len(parts) >= 3 {
-		parts[2] = "{id}"
-	}
-	if len(parts) >= 5 {
-		parts[4] = "{accessKeyId}"
+	for i := 1; i < len(parts); i++ {
+		if id, ok := pathIDs[parts[i-1]]; ok {
+			parts[i] = id
+		}
 	}
 	return r.Method + " /" + strings.Join(parts, "/")
 }
+
+// pathIDs names the segment that follows each collection of the contract API.
+var pathIDs = map[string]string{"contracts": "{id}", "principals": "{principalId}", "keys": "{accessKeyId}"}

@@ -26,8 +26,15 @@ func TestS3OperationNamesRequestsAsTheSDKDoes(t *testing.T) {
 			t.Errorf("S3Operation(%s %s) = %q, want %q", tt.method, tt.target, got, tt.want)
 		}
 	}
-	if got := ContractAPIOperation(httptest.NewRequest("DELETE", "/v1/contracts/abc/keys/AK1", nil)); got != "DELETE /v1/contracts/{id}/keys/{accessKeyId}" {
-		t.Errorf("ContractAPIOperation = %q", got)
+	for target, want := range map[string]string{
+		"/v1/contracts":                           "DELETE /v1/contracts",
+		"/v1/contracts/abc/keys/AK1":              "DELETE /v1/contracts/{id}/keys/{accessKeyId}",
+		"/v1/contracts/abc/principals/p1":         "DELETE /v1/contracts/{id}/principals/{principalId}",
+		"/v1/contracts/abc/principals/p1/keys/AK": "DELETE /v1/contracts/{id}/principals/{principalId}/keys/{accessKeyId}",
+	} {
+		if got := ContractAPIOperation(httptest.NewRequest("DELETE", target, nil)); got != want {
+			t.Errorf("ContractAPIOperation(%s) = %q, want %q", target, got, want)
+		}
 	}
 }
 
