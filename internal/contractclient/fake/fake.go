@@ -37,6 +37,9 @@ type API struct {
 	buckets   map[string]int // contract id -> buckets the account owns
 	failures  map[Op][]Failure
 	calls     map[Op]int
+	// principals by "<contract>/<principal id>", and their ids by "<contract>/<idempotency key>".
+	principals     map[string]*principal
+	principalByKey map[string]string
 	// Endpoint and Region are what bought contracts report.
 	Endpoint, Region string
 }

@@ -1,0 +1,159 @@
+package fake
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
+)
+
+// Principal operations, for Fail and Calls.
+const (
+	OpCreatePrincipal    Op = "CreatePrincipal"
+	OpGetPrincipal       Op = "GetPrincipal"
+	OpDeletePrincipal    Op = "DeletePrincipal"
+	OpAddPrincipalKey    Op = "AddPrincipalKey"
+	OpRemovePrincipalKey Op = "RemovePrincipalKey"
+)
+
+var _ contractclient.Principals = (*API)(nil)
+
+// principal is a principal as the fake keeps it: the reference server's rules (one per
+// idempotency key, a deleted one never made again for its key, key pairs replayed by key).
+type principal struct {
+	contract, id string
+	keys         []string                              // in effect, oldest first
+	issued       map[string]contractclient.Credentials // idempotency key -> key pair
+	first        contractclient.Credentials
+	deleted      bool
+}
+
+func (p *principal) view() contractclient.Principal {
+	return contractclient.Principal{ID: p.id, AccessKeyIDs: slices.Clone(p.keys),
+		PolicyPrincipal: map[string]any{"AWS": "arn:aws:iam:::user/" + p.contract + "-" + p.id}}
+}
+
+// Principal returns a copy of a principal, and whether it exists and is not deleted.
+func (a *API) Principal(contractID, id string) (contractclient.Principal, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p, ok := a.principals[contractID+"/"+id]
+	if !ok || p.deleted {
+		return contractclient.Principal{}, false
+	}
+	return p.view(), true
+}
+
+// CreatePrincipal implements contractclient.Principals.
+func (a *API) CreatePrincipal(_ context.Context, contractID, key string) (contractclient.Principal, bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f, failing := a.next(OpCreatePrincipal)
+	if failing && !f.AfterActing {
+		return contractclient.Principal{}, false, f.Err
+	}
+	if c, ok := a.contracts[contractID]; !ok || c.Cancelled() {
+		return contractclient.Principal{}, false, contractclient.ErrNotFound
+	}
+	if a.principals == nil {
+		a.principals, a.principalByKey = map[string]*principal{}, map[string]string{}
+	}
+	id, replay := a.principalByKey[contractID+"/"+key]
+	if !replay {
+		id = fmt.Sprintf("p%d", len(a.principals)+1)
+		creds := contractclient.Credentials{AccessKeyID: "AK" + id + "a", SecretAccessKey: "SK" + id + "a"}
+		a.principalByKey[contractID+"/"+key] = id
+		a.principals[contractID+"/"+id] = &principal{contract: contractID, id: id, keys: []string{creds.AccessKeyID},
+			issued: map[string]contractclient.Credentials{}, first: creds}
+	}
+	p := a.principals[contractID+"/"+id]
+	if failing {
+		return contractclient.Principal{}, false, f.Err
+	}
+	if p.deleted {
+		return contractclient.Principal{}, false, contractclient.ErrPrincipalDeleted
+	}
+	out := p.view()
+	out.Credentials = &p.first
+	return out, !replay, nil
+}
+
+// GetPrincipal implements contractclient.Principals.
+func (a *API) GetPrincipal(_ context.Context, contractID, id string) (contractclient.Principal, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if f, failing := a.next(OpGetPrincipal); failing {
+		return contractclient.Principal{}, f.Err
+	}
+	p, ok := a.principals[contractID+"/"+id]
+	if !ok || p.deleted {
+		return contractclient.Principal{}, contractclient.ErrNotFound
+	}
+	return p.view(), nil
+}
+
+// DeletePrincipal implements contractclient.Principals.
+func (a *API) DeletePrincipal(_ context.Context, contractID, id string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f, failing := a.next(OpDeletePrincipal)
+	if failing && !f.AfterActing {
+		return f.Err
+	}
+	if p, ok := a.principals[contractID+"/"+id]; ok {
+		p.deleted, p.keys = true, nil
+	}
+	if failing {
+		return f.Err
+	}
+	return nil
+}
+
+// AddPrincipalKey implements contractclient.Principals.
+func (a *API) AddPrincipalKey(_ context.Context, contractID, id, key string) (contractclient.Principal, contractclient.Credentials, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f, failing := a.next(OpAddPrincipalKey)
+	if failing && !f.AfterActing {
+		return contractclient.Principal{}, contractclient.Credentials{}, f.Err
+	}
+	p, ok := a.principals[contractID+"/"+id]
+	if !ok || p.deleted {
+		return contractclient.Principal{}, contractclient.Credentials{}, contractclient.ErrNotFound
+	}
+	creds, replay := p.issued[key]
+	if !replay {
+		n := len(p.issued) + 2
+		creds = contractclient.Credentials{AccessKeyID: fmt.Sprintf("AK%s%d", id, n), SecretAccessKey: fmt.Sprintf("SK%s%d", id, n)}
+		p.issued[key] = creds
+		p.keys = append(p.keys, creds.AccessKeyID)
+	}
+	if failing {
+		return contractclient.Principal{}, contractclient.Credentials{}, f.Err
+	}
+	return p.view(), creds, nil
+}
+
+// RemovePrincipalKey implements contractclient.Principals.
+func (a *API) RemovePrincipalKey(_ context.Context, contractID, id, accessKeyID string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f, failing := a.next(OpRemovePrincipalKey)
+	if failing && !f.AfterActing {
+		return f.Err
+	}
+	p, ok := a.principals[contractID+"/"+id]
+	switch {
+	case !ok || p.deleted || !slices.Contains(p.keys, accessKeyID):
+		// Already gone: not an error, as the interface promises.
+	case len(p.keys) == 1:
+		return contractclient.ErrLastKey
+	default:
+		p.keys = slices.DeleteFunc(p.keys, func(k string) bool { return k == accessKeyID })
+	}
+	if failing {
+		return f.Err
+	}
+	return nil
+}
