@@ -130,7 +130,11 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "object-storage-manager.osm.dev",
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
-		Controller:              config.Controller{SkipNameValidation: &opts.SkipNameValidation},
+		// A replica that stops hands the lease over at once, instead of leaving the next one
+		// waiting for it to expire (a rollout, osm-dev's reload). Safe: cmd/manager exits as
+		// soon as the manager stops.
+		LeaderElectionReleaseOnCancel: true,
+		Controller:                    config.Controller{SkipNameValidation: &opts.SkipNameValidation},
 		WebhookServer: webhook.NewServer(osmwebhook.ServerOptions(
 			opts.WebhookCertDir, opts.WebhookPort, opts.WebhookHost, opts.EnableHTTP2)),
 	})
