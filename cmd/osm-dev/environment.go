@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
@@ -41,6 +43,7 @@ type environment struct {
 	stops []namedStop
 
 	kubeconfig    string
+	apiClient     client.Client
 	apiServer     string
 	s3Endpoint    string
 	s3Region      string

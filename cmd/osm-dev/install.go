@@ -26,7 +26,12 @@ import (
 	osmwebhook "github.com/object-storage-manager/object-storage-manager/internal/webhook"
 )
 
+// client returns the admin's API client, made once: each new one discovers the API groups
+// again, which costs seconds on a busy machine.
 func (e *environment) client() (client.Client, error) {
+	if e.apiClient != nil {
+		return e.apiClient, nil
+	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", e.kubeconfig)
 	if err != nil {
 		return nil, err
@@ -41,7 +46,12 @@ func (e *environment) client() (client.Client, error) {
 	if err := authenticationv1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
-	return client.New(cfg, client.Options{Scheme: scheme})
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	e.apiClient = c
+	return c, nil
 }
 
 // installCRDs applies config/crd/bases, waits until every CRD is established, and makes the
