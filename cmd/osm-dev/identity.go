@@ -76,7 +76,7 @@ func (e *environment) renderInstall(ctx context.Context) (*install, error) {
 		}
 		var d appsv1.Deployment
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &d); err != nil {
-			return nil, fmt.Errorf("Deployment %s: %w", o.GetName(), err)
+			return nil, fmt.Errorf("reading the install's Deployment %s: %w", o.GetName(), err)
 		}
 		for _, c := range d.Spec.Template.Spec.Containers {
 			if c.Name == managerContainer {
