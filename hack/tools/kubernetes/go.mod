@@ -1,9 +1,10 @@
 module github.com/object-storage-manager/object-storage-manager/hack/tools/kubernetes
 
-// Builds kube-apiserver (for envtest and the local environment) and kubectl (for the e2e suite,
-// matching the server's version). k8s.io/kubernetes is not
-// meant to be a dependency: its go.mod points every staging module at ./staging, so each
-// one is replaced here with the published v0.x release of the same Kubernetes version.
+// Builds kube-apiserver (for envtest and the local environment), kube-controller-manager and
+// kube-scheduler (for the local environment), and kubectl (for the e2e suite, matching the
+// server's version). k8s.io/kubernetes is not meant to be a dependency: its go.mod points every
+// staging module at ./staging, so each one is replaced here with the published v0.x release of
+// the same Kubernetes version.
 
 go 1.26.0
 
