@@ -76,7 +76,7 @@ deps: ## Install the Debian packages the tests need (Ceph, the AWS CLI), with ap
 	@hack/deps.sh $(DEB_PACKAGES)
 
 .PHONY: tools
-tools: ## Build kube-apiserver, kubectl, etcd and versitygw into bin/ (only when missing or re-pinned).
+tools: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd, versitygw and kwok into bin/ (only when missing or re-pinned).
 	@hack/tools/build.sh
 
 .PHONY: test
@@ -132,7 +132,7 @@ build-installer: image ## Write dist/install.yaml: CRDs, RBAC, the manager (imag
 
 .PHONY: dev
 # Ceph is installed only when asked for (ARGS=--s3=rgw); versitygw is built by `tools`.
-dev: tools $(if $(findstring rgw,$(ARGS)),deps) ## Run the whole operator on this machine, rebuilding the manager on save: etcd, kube-apiserver, versitygw, contract server, manager (ARGS="--s3=rgw", "--debug", "--watch=false", "--no-manager", ...).
+dev: tools $(if $(findstring rgw,$(ARGS)),deps) ## Run the whole operator on this machine, rebuilding the manager on save: a cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok's fake node), versitygw, contract server, manager (ARGS="--s3=rgw", "--debug", "--watch=false", "--no-manager", ...).
 	go run ./cmd/osm-dev $(ARGS)
 
 .PHONY: run

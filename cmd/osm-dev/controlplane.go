@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -42,7 +43,8 @@ func (e *environment) startEtcd(ctx context.Context) error {
 }
 
 // startAPIServer runs kube-apiserver with the serving certificate from the certificates folder,
-// its own service-account key, and a static admin token, and writes the kubeconfig users and the manager share.
+// its own service-account key, and static tokens for the admin and the control plane's
+// components, and writes the admin's kubeconfig.
 func (e *environment) startAPIServer(ctx context.Context) error {
 	bin, err := localenv.Binary("kube-apiserver")
 	if err != nil {
@@ -58,8 +60,13 @@ func (e *environment) startAPIServer(ctx context.Context) error {
 	} else if replaced {
 		status("kube-apiserver", "replaced %s, which kube-apiserver cannot read", saKey)
 	}
+	componentTokens, err := e.componentTokens()
+	if err != nil {
+		return err
+	}
 	tokens := e.path("apiserver", "tokens.csv")
-	if err := os.WriteFile(tokens, []byte(token+",admin,admin,system:masters\n"), 0o600); err != nil {
+	lines := append([]string{token + ",admin,admin,system:masters"}, componentTokens...)
+	if err := os.WriteFile(tokens, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		return err
 	}
 	p, err := e.start("kube-apiserver", bin, []string{
@@ -73,8 +80,10 @@ func (e *environment) startAPIServer(ctx context.Context) error {
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file=" + saKey,
 		"--service-account-signing-key-file=" + saKey,
-		// No controller-manager runs here, so nothing would make the default ServiceAccount.
-		"--disable-admission-plugins=ServiceAccount",
+		// As OpenShift and hardened clusters do (and the tests' API server): setting
+		// blockOwnerDeletion on an owner reference needs update on the owner's finalizers, which
+		// the RBAC the manager runs under must then grant.
+		"--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
 		"--allow-privileged=true",
 		// The kubernetes Service cannot point at a loopback address; nothing here needs it.
 		"--endpoint-reconciler-type=none",
@@ -84,18 +93,20 @@ func (e *environment) startAPIServer(ctx context.Context) error {
 		return err
 	}
 	e.apiServer = "https://" + hostPort(e.opts.apiPort)
-	if err := e.waitAPIServer(ctx, p, token); err != nil {
+	if err := e.waitHTTPS(ctx, p, e.apiServer+"/readyz", token, 90*time.Second); err != nil {
 		return err
 	}
 	e.kubeconfig = e.path("kubeconfig")
-	if err := e.writeKubeconfig(token); err != nil {
+	if err := e.writeKubeconfigFor(e.kubeconfig, "admin", kubeconfigAuth{token: token}, "demo"); err != nil {
 		return err
 	}
 	status("kube-apiserver", "ready on %s (pid %d)", e.apiServer, p.PID())
 	return nil
 }
 
-func (e *environment) waitAPIServer(ctx context.Context, p *localenv.Process, token string) error {
+// waitHTTPS polls url, with token as bearer token when set, until it answers 200 OK over TLS
+// verified with the certificates folder's CA.
+func (e *environment) waitHTTPS(ctx context.Context, p *localenv.Process, url, token string, timeout time.Duration) error {
 	ca, err := os.ReadFile(e.certPath("ca.crt"))
 	if err != nil {
 		return err
@@ -103,10 +114,12 @@ func (e *environment) waitAPIServer(ctx context.Context, p *localenv.Process, to
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca)
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.apiServer+"/readyz", nil)
-		req.Header.Set("Authorization", "Bearer "+token)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
 		if resp, err := client.Do(req); err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -114,7 +127,7 @@ func (e *environment) waitAPIServer(ctx context.Context, p *localenv.Process, to
 			}
 		}
 		if p.Exited() {
-			return fmt.Errorf("kube-apiserver exited; see %s", p.LogPath)
+			return fmt.Errorf("%s exited; see %s", p.Name, p.LogPath)
 		}
 		select {
 		case <-ctx.Done():
@@ -122,18 +135,26 @@ func (e *environment) waitAPIServer(ctx context.Context, p *localenv.Process, to
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("kube-apiserver not ready after 90s; see %s", p.LogPath)
+	return fmt.Errorf("%s did not answer 200 OK within %s; see %s", url, timeout, p.LogPath)
 }
 
-func (e *environment) writeKubeconfig(token string) error {
+// kubeconfigAuth is how a kubeconfig's user authenticates: a token, or a file holding one that
+// clients read again as it is refreshed.
+type kubeconfigAuth struct {
+	token, tokenFile string
+}
+
+// writeKubeconfigFor writes a kubeconfig for the API server with one user and context, the
+// namespace its default.
+func (e *environment) writeKubeconfigFor(path, user string, auth kubeconfigAuth, namespace string) error {
 	ca, err := os.ReadFile(e.certPath("ca.crt"))
 	if err != nil {
 		return err
 	}
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["osm-dev"] = &clientcmdapi.Cluster{Server: e.apiServer, CertificateAuthorityData: ca}
-	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: token}
-	cfg.Contexts["osm-dev"] = &clientcmdapi.Context{Cluster: "osm-dev", AuthInfo: "admin", Namespace: "demo"}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: auth.token, TokenFile: auth.tokenFile}
+	cfg.Contexts["osm-dev"] = &clientcmdapi.Context{Cluster: "osm-dev", AuthInfo: user, Namespace: namespace}
 	cfg.CurrentContext = "osm-dev"
-	return clientcmd.WriteToFile(*cfg, e.kubeconfig)
+	return clientcmd.WriteToFile(*cfg, path)
 }

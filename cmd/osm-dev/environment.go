@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
@@ -26,6 +28,14 @@ type environment struct {
 	sources *sourceWatcher
 	// dlv is Delve's binary, with --debug.
 	dlv string
+	// controllerManager, scheduler and kwok are also in procs; kept by name to wait for them.
+	controllerManager, scheduler, kwok *localenv.Process
+	// install is what the manager runs as and with, from config/default; appliedInstall is a
+	// hash of the rendering last applied.
+	install        *install
+	appliedInstall string
+	// managerTokenAt is when the manager's ServiceAccount token was last requested.
+	managerTokenAt time.Time
 	// appliedCRDs and appliedWebhooks are hashes of the manifests last applied, so a reload
 	// re-applies only what changed.
 	appliedCRDs, appliedWebhooks string
@@ -33,6 +43,7 @@ type environment struct {
 	stops []namedStop
 
 	kubeconfig    string
+	apiClient     client.Client
 	apiServer     string
 	s3Endpoint    string
 	s3Region      string
@@ -58,6 +69,11 @@ type info struct {
 	ContractAPI          string `json:"contractAPI"`
 	ContractAPITokenFile string `json:"contractAPITokenFile"`
 	ManagerLog           string `json:"managerLog"`
+	// ManagerKubeconfig holds the token of the manager's ServiceAccount, which the manager
+	// runs with.
+	ManagerKubeconfig string `json:"managerKubeconfig"`
+	// ManagerMetrics is the manager's /metrics, over HTTPS for callers allowed to get it.
+	ManagerMetrics string `json:"managerMetrics"`
 }
 
 func (e *environment) run(ctx context.Context) error {
@@ -104,9 +120,12 @@ func (e *environment) run(ctx context.Context) error {
 		{"certificates", e.certificates},
 		{"etcd", e.startEtcd},
 		{"kube-apiserver", e.startAPIServer},
+		{"controllers", e.startControllers},
 		{"s3", e.startS3},
 		{"contract-server", e.startContractServer},
 		{"crds", e.installCRDs},
+		{"cluster", e.waitControllers},
+		{"install", e.installIdentity},
 	}...)
 	for _, s := range steps {
 		if err := s.run(ctx); err != nil {
@@ -134,6 +153,7 @@ func (e *environment) run(ctx context.Context) error {
 	if err := writeJSON(envFile, info{
 		Kubeconfig: e.kubeconfig, APIServer: e.apiServer, S3Endpoint: e.s3Endpoint, S3Region: e.s3Region,
 		ContractAPI: e.contractAPI, ContractAPITokenFile: e.contractToken, ManagerLog: e.path("logs", "manager.log"),
+		ManagerKubeconfig: e.managerKubeconfig(), ManagerMetrics: "https://" + hostPort(e.opts.metricsPort) + "/metrics",
 	}); err != nil {
 		return err
 	}
@@ -167,6 +187,9 @@ func (e *environment) watch(ctx context.Context) error {
 				managerExitReported = false
 			}
 		case <-tick.C:
+			if err := e.renewManagerToken(ctx); err != nil {
+				status("manager", "renewing its ServiceAccount token: %v", err)
+			}
 			for _, p := range e.procs {
 				if p.Exited() {
 					return fmt.Errorf("%s exited; see %s", p.Name, p.LogPath)
@@ -208,7 +231,7 @@ func (e *environment) stopAll() {
 
 // build compiles the manager and the contract server, and checks the servers from bin/.
 func (e *environment) build(ctx context.Context) error {
-	for _, name := range []string{"kube-apiserver", "etcd", "versitygw"} {
+	for _, name := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kubectl", "etcd", "versitygw"} {
 		if _, err := localenv.Binary(name); err != nil {
 			return err
 		}

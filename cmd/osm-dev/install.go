@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,7 +26,12 @@ import (
 	osmwebhook "github.com/object-storage-manager/object-storage-manager/internal/webhook"
 )
 
+// client returns the admin's API client, made once: each new one discovers the API groups
+// again, which costs seconds on a busy machine.
 func (e *environment) client() (client.Client, error) {
+	if e.apiClient != nil {
+		return e.apiClient, nil
+	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", e.kubeconfig)
 	if err != nil {
 		return nil, err
@@ -37,7 +43,15 @@ func (e *environment) client() (client.Client, error) {
 	if err := corev1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
-	return client.New(cfg, client.Options{Scheme: scheme})
+	if err := authenticationv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	e.apiClient = c
+	return c, nil
 }
 
 // installCRDs applies config/crd/bases, waits until every CRD is established, and makes the
@@ -184,6 +198,20 @@ func hashOf(data []byte) string {
 
 // apply creates each object of a multi-document YAML, or replaces it when it exists.
 func apply(ctx context.Context, c client.Client, data []byte) ([]*unstructured.Unstructured, error) {
+	objs, err := decodeObjects(data)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range objs {
+		if err := applyObject(ctx, c, o); err != nil {
+			return nil, err
+		}
+	}
+	return objs, nil
+}
+
+// decodeObjects decodes a multi-document YAML, skipping empty documents.
+func decodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	var objs []*unstructured.Unstructured
 	for {
@@ -194,21 +222,25 @@ func apply(ctx context.Context, c client.Client, data []byte) ([]*unstructured.U
 			}
 			return nil, err
 		}
-		if len(u.Object) == 0 {
-			continue
+		if len(u.Object) > 0 {
+			objs = append(objs, u)
 		}
-		err := c.Create(ctx, u)
-		if apierrors.IsAlreadyExists(err) {
-			existing := &unstructured.Unstructured{}
-			existing.SetGroupVersionKind(u.GroupVersionKind())
-			if err = c.Get(ctx, client.ObjectKeyFromObject(u), existing); err == nil {
-				u.SetResourceVersion(existing.GetResourceVersion())
-				err = c.Update(ctx, u)
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("applying %s %s: %w", u.GetKind(), u.GetName(), err)
-		}
-		objs = append(objs, u)
 	}
+}
+
+// applyObject creates u, or replaces the object when it exists.
+func applyObject(ctx context.Context, c client.Client, u *unstructured.Unstructured) error {
+	err := c.Create(ctx, u)
+	if apierrors.IsAlreadyExists(err) {
+		existing := &unstructured.Unstructured{}
+		existing.SetGroupVersionKind(u.GroupVersionKind())
+		if err = c.Get(ctx, client.ObjectKeyFromObject(u), existing); err == nil {
+			u.SetResourceVersion(existing.GetResourceVersion())
+			err = c.Update(ctx, u)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("applying %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	return nil
 }

@@ -1,7 +1,9 @@
 // Command osm-dev runs the whole operator on this machine, with no cluster, no Docker and no
-// cloud account: etcd and kube-apiserver (the envtest binaries in bin/), an S3 server (versitygw,
-// or a single-node Ceph RGW), the reference contract server, and the manager with its webhooks.
-// Everything listens on 127.0.0.1 and stops, by PID, on Ctrl-C.
+// cloud account: a cluster of etcd, kube-apiserver, kube-controller-manager and kube-scheduler
+// (from bin/) with kwok playing the kubelet of one fake node, an S3 server (versitygw, or a
+// single-node Ceph RGW), the reference contract server, and the manager with its webhooks,
+// under the ServiceAccount and RBAC of the install. Everything listens on 127.0.0.1 and stops,
+// by PID, on Ctrl-C.
 //
 //	go run ./cmd/osm-dev            # or: make dev
 //
@@ -40,6 +42,10 @@ type options struct {
 	contractAPIPort int
 	webhookPort     int
 	healthPort      int
+	metricsPort     int
+
+	controllerManagerPort int
+	schedulerPort         int
 }
 
 func main() {
@@ -64,6 +70,9 @@ func main() {
 	fs.IntVar(&o.contractAPIPort, "contract-api-port", 18090, "Contract server port.")
 	fs.IntVar(&o.webhookPort, "webhook-port", 9443, "Manager webhook port.")
 	fs.IntVar(&o.healthPort, "health-port", 18081, "Manager health probe port.")
+	fs.IntVar(&o.metricsPort, "metrics-port", 18443, "Manager metrics port (HTTPS, for callers allowed to get /metrics).")
+	fs.IntVar(&o.controllerManagerPort, "controller-manager-port", 17257, "kube-controller-manager's secure port (health checks).")
+	fs.IntVar(&o.schedulerPort, "scheduler-port", 17259, "kube-scheduler's secure port (health checks).")
 	_ = fs.Parse(os.Args[1:])
 
 	if o.s3 != "versitygw" && o.s3 != "rgw" {

@@ -14,17 +14,31 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
+// managerArgs are the arguments of the install's manager container, with what differs outside
+// a pod set for this machine.
 func (e *environment) managerArgs() []string {
-	return []string{
-		"--kubeconfig=" + e.kubeconfig,
+	local := []string{
+		// The ServiceAccount's token, in place of the one a pod would have mounted.
+		"--kubeconfig=" + e.managerKubeconfig(),
 		"--contract-api-url=" + e.contractAPI,
 		"--contract-api-token-file=" + e.contractToken,
+		// The certificates are osm-dev's own (mkcert or Go), in place of the ones the installed
+		// manager keeps for itself in a Secret of its namespace.
+		"--webhook-cert-management=external",
 		"--webhook-cert-dir=" + e.certPath(""),
 		"--webhook-host=127.0.0.1",
 		fmt.Sprintf("--webhook-port=%d", e.opts.webhookPort),
 		"--health-probe-bind-address=" + hostPort(e.opts.healthPort),
-		"--metrics-bind-address=0",
+		"--metrics-bind-address=" + hostPort(e.opts.metricsPort),
+		// Out of a pod the manager cannot tell its namespace; its lease goes where a pod's would.
+		"--leader-election-namespace=" + e.install.namespace,
 	}
+	names := map[string]bool{}
+	for _, a := range local {
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		names[name] = true
+	}
+	return append(installArgs(e.install.args, names, !e.opts.debug && !e.opts.noManager), local...)
 }
 
 // buildManager compiles ./cmd/manager into out and returns the compiler's output. With --debug

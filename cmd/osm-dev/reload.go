@@ -60,6 +60,16 @@ func (e *environment) reload(ctx context.Context, saved time.Time, changed []str
 		did = append(did, "CRDs applied")
 	}
 
+	// The new manager may need a permission, or take a flag, that config/ gained meanwhile.
+	applied := e.appliedInstall
+	if err := e.applyInstall(ctx); err != nil {
+		failed(fmt.Sprintf("applying the install's RBAC failed (%v); the old manager keeps running", err), nil)
+		return
+	}
+	if e.appliedInstall != applied {
+		did = append(did, "RBAC applied")
+	}
+
 	restarting := time.Now()
 	e.stopManager()
 	if err := os.Rename(next, e.path("bin", "manager")); err != nil {

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds the servers the tests and the local environment run (kube-apiserver, etcd, versitygw),
-# and kubectl, from the Go module proxy into bin/. Nothing is downloaded from anywhere else, so this works
-# where setup-envtest cannot. Each binary is rebuilt only when its wrapper module changes: the
+# Builds the servers the tests and the local environment run (kube-apiserver, etcd, versitygw;
+# kube-controller-manager, kube-scheduler and kwok for `make dev`), and kubectl, from the Go
+# module proxy into bin/. Nothing is downloaded from anywhere else, so this works where
+# setup-envtest cannot. Each binary is rebuilt only when its wrapper module changes: the
 # stamp next to it records a hash of the wrapper's go.mod and go.sum.
 #
-#   hack/tools/build.sh [kube-apiserver] [kubectl] [etcd] [versitygw] [dlv] [helm]
+#   hack/tools/build.sh [kube-apiserver] [kube-controller-manager] [kube-scheduler] [kubectl] [etcd] [versitygw] [kwok] [dlv] [helm]
 #
 # With no names it builds all but dlv and helm, which only `make dev ARGS=--debug` and the
 # install test need and ask for.
@@ -17,9 +18,12 @@ mkdir -p "$bin"
 # name | wrapper dir | package | version | minutes a first build takes on 2 cores
 tools=(
   "kube-apiserver|kubernetes|k8s.io/kubernetes/cmd/kube-apiserver|v1.37.1|10"
+  "kube-controller-manager|kubernetes|k8s.io/kubernetes/cmd/kube-controller-manager|v1.37.1|10"
+  "kube-scheduler|kubernetes|k8s.io/kubernetes/cmd/kube-scheduler|v1.37.1|4"
   "kubectl|kubernetes|k8s.io/kubernetes/cmd/kubectl|v1.37.1|3"
   "etcd|etcd|go.etcd.io/etcd/server/v3|v3.6.16|3"
   "versitygw|versitygw|github.com/versity/versitygw/cmd/versitygw|v1.8.0|3"
+  "kwok|kwok|sigs.k8s.io/kwok/cmd/kwok|v0.8.0|6"
   "dlv|delve|github.com/go-delve/delve/cmd/dlv|v1.27.2|2"
   "helm|helm|helm.sh/helm/v4/cmd/helm|v4.3.1|6"
 )
@@ -28,13 +32,14 @@ on_request=" dlv helm "
 
 ldflags_for() {
   case "$1" in
-    kube-apiserver|kubectl)
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubectl)
       # Without these they report v0.0.0, and clients that check versions complain.
       local v=$2 pkg=k8s.io/component-base/version
       local minor=${v#v1.}; minor=${minor%%.*}
       echo "-s -w -X $pkg.gitVersion=$v -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
       ;;
-    etcd|dlv) echo "-s -w" ;;
+    # kwok's version is set in its source (pkg/consts.Version).
+    etcd|dlv|kwok) echo "-s -w" ;;
     # Without it `helm version` says v4.0 and charts asking for a newer Helm are refused.
     helm) echo "-s -w -X helm.sh/helm/v4/internal/version.version=$2" ;;
     versitygw) echo "-s -w -X main.Version=$2" ;;

@@ -143,8 +143,12 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "object-storage-manager.osm.dev",
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
-		Controller:              config.Controller{SkipNameValidation: &opts.SkipNameValidation},
-		WebhookServer:           webhookServer,
+		// A replica that stops hands the lease over at once, instead of leaving the next one
+		// waiting for it to expire (a rollout, osm-dev's reload). Safe: cmd/manager exits as
+		// soon as the manager stops.
+		LeaderElectionReleaseOnCancel: true,
+		Controller:                    config.Controller{SkipNameValidation: &opts.SkipNameValidation},
+		WebhookServer:                 webhookServer,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)

@@ -19,6 +19,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	if denials := rbacDenials(managerLogPath()); len(denials) > 0 {
+		fmt.Fprintf(os.Stderr, "e2e: the manager was refused by RBAC %d times: the install's role lacks a permission; first: %s\n",
+			len(denials), denials[0])
+		code = 1
+	}
 	if dev != nil {
 		for _, err := range dev.stop() {
 			fmt.Fprintln(os.Stderr, "e2e:", err)
@@ -79,6 +84,7 @@ func TestEnvironment(t *testing.T) {
 	}
 	for field, path := range map[string]string{
 		"kubeconfig": env.Kubeconfig, "contractAPITokenFile": env.ContractAPITokenFile, "managerLog": env.ManagerLog,
+		"managerKubeconfig": env.ManagerKubeconfig,
 	} {
 		if !filepath.IsAbs(path) {
 			t.Errorf("env.json %s = %q, want an absolute path", field, path)

@@ -38,6 +38,8 @@ type Env struct {
 	ContractAPI          string `json:"contractAPI"`
 	ContractAPITokenFile string `json:"contractAPITokenFile"`
 	ManagerLog           string `json:"managerLog"`
+	ManagerKubeconfig    string `json:"managerKubeconfig"`
+	ManagerMetrics       string `json:"managerMetrics"`
 }
 
 // osmDev is an osm-dev process the suite started.
@@ -74,7 +76,8 @@ func environment() (*Env, error) {
 // portFlags are the osm-dev flags that take a port, each given a free one.
 var portFlags = []string{
 	"api-port", "etcd-port", "etcd-peer-port", "s3-port", "s3-admin-port",
-	"contract-api-port", "webhook-port", "health-port",
+	"contract-api-port", "webhook-port", "health-port", "metrics-port",
+	"controller-manager-port", "scheduler-port",
 }
 
 // startOSMDev starts the environment the suite shares. It does not watch the sources: the
@@ -214,6 +217,7 @@ func readEnvFile(path string) (*Env, error) {
 		"kubeconfig": env.Kubeconfig, "apiServer": env.APIServer, "s3Endpoint": env.S3Endpoint,
 		"s3Region": env.S3Region, "contractAPI": env.ContractAPI,
 		"contractAPITokenFile": env.ContractAPITokenFile, "managerLog": env.ManagerLog,
+		"managerKubeconfig": env.ManagerKubeconfig, "managerMetrics": env.ManagerMetrics,
 	} {
 		if v == "" {
 			missing = append(missing, name)

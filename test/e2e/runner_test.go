@@ -513,10 +513,9 @@ const statusTemplate = `{range .items[*]}{.kind}/{.metadata.name}: generation {.
 	`observed {.status.observedGeneration}{"\n"}` +
 	`{range .status.conditions[*]}  {.type}={.status} {.reason}: {.message}{"\n"}{end}{end}`
 
-// cleanup removes the case's namespace and what is in it. Buckets go first (a Contract waits
-// for its Buckets), and a Bucket whose deletion is blocked is switched to Retain rather than
-// emptied. The local environment has no kube-controller-manager, so no namespace controller
-// empties and finalizes a deleted namespace: cleanup does both itself.
+// cleanup removes the case's namespace and what is in it. Buckets go first, so that a Bucket
+// whose deletion is blocked is switched to Retain rather than emptied; then the Contracts, then
+// the namespace, which the namespace controller empties and removes.
 func (r *caseRun) cleanup() {
 	t, k := r.t, r.k
 	if t.Failed() {
@@ -555,36 +554,14 @@ func (r *caseRun) cleanup() {
 	if err := wait("contracts"); err != nil {
 		t.Errorf("cleanup: %v", err)
 	}
-	// What a garbage collector and the namespace controller would remove.
-	_, _ = k.must(quick, "delete", "secrets,configmaps,serviceaccounts,events", "--all", "--wait=false")
-
+	// The namespace controller removes the rest (Secrets, Applications and their children).
 	global := &kubectl{env: r.env, logf: t.Logf}
 	ns := "namespace/" + r.ns
 	if _, err := global.must(quick, "delete", ns, "--wait=false"); err != nil {
 		t.Errorf("cleanup: %v", err)
 		return
 	}
-	if _, err := global.must(quick+kubectlSlack, "wait", "--for=delete", ns, "--timeout=5s"); err == nil {
-		return
-	}
-	// Still Terminating: finalize it, as the namespace controller would once it is empty.
-	raw, err := global.must(quick, "get", ns, "-o", "json")
-	if err != nil {
-		t.Errorf("cleanup: %v", err)
-		return
-	}
-	var obj map[string]any
-	if err := json.Unmarshal([]byte(raw), &obj); err != nil {
-		t.Errorf("cleanup: %v", err)
-		return
-	}
-	obj["spec"] = map[string]any{"finalizers": []any{}}
-	body, _ := json.Marshal(obj)
-	if res := global.run(quick, body, "replace", "--raw", "/api/v1/namespaces/"+r.ns+"/finalize", "-f", "-"); res.Err != nil {
-		t.Errorf("cleanup: %v", res.Err)
-		return
-	}
-	if _, err := global.must(quick+kubectlSlack, "wait", "--for=delete", ns, "--timeout=30s"); err != nil {
+	if _, err := global.must(cleanupTimeout+kubectlSlack, "wait", "--for=delete", ns, "--timeout="+cleanupTimeout.String()); err != nil {
 		t.Errorf("cleanup: %v", err)
 	}
 }

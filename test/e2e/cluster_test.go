@@ -1,0 +1,225 @@
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
+)
+
+// The cases below need the whole cluster osm-dev runs: kube-controller-manager (Deployments,
+// Jobs, CronJobs, garbage collection, namespace deletion), kube-scheduler, and kwok's node,
+// on which pods "run" and Job pods complete.
+
+const (
+	// appTimeout bounds an Application's pods becoming available.
+	appTimeout = 2 * time.Minute
+	// backupTimeout bounds the first run of a backup scheduled every minute: up to a minute
+	// until it is due, then the Job's pod.
+	backupTimeout = 3 * time.Minute
+	// goneTimeout bounds garbage collection and a namespace's deletion.
+	goneTimeout = 2 * time.Minute
+)
+
+// storageManifests are a Contract and a Bucket, both with the Delete policy, so nothing stays
+// at the provider once they go.
+func storageManifests(ns string) string {
+	return fmt.Sprintf(`apiVersion: storage.osm.dev/v1alpha1
+kind: Contract
+metadata:
+  name: owner
+spec:
+  plan: standard
+  reclaimPolicy: Delete
+---
+apiVersion: storage.osm.dev/v1alpha1
+kind: Bucket
+metadata:
+  name: data
+spec:
+  bucketName: %s-data
+  contractName: owner
+  bucketReclaimPolicy: Delete
+`, ns)
+}
+
+// applicationManifest is an Application linking Bucket data, with a backup every minute.
+const applicationManifest = `apiVersion: paas.osm.dev/v1alpha1
+kind: Application
+metadata:
+  name: web
+spec:
+  image: nginxinc/nginx-unprivileged:1.27-alpine
+  port: 8080
+  runAsUser: 101
+  replicas: 2
+  buckets:
+  - name: data
+  backup:
+    bucket: data
+    schedule: "* * * * *"
+    command: ["sh", "-c", "aws s3 sync s3://$BACKUP_BUCKET/ s3://$BACKUP_BUCKET/$BACKUP_PREFIX"]
+`
+
+// childKinds are what an Application's objects make, all labelled with its name.
+const childKinds = "deployments,replicasets,pods,services,cronjobs,jobs"
+
+// newNamespace creates a namespace for one test and deletes it when the test ends.
+func newNamespace(t *testing.T, env *Env, prefix string) *kubectl {
+	t.Helper()
+	ns := fmt.Sprintf("e2e-%s-%s", prefix, randomSuffix())
+	global := &kubectl{env: env, logf: t.Logf}
+	if _, err := global.must(quick, "create", "namespace", ns); err != nil {
+		t.Fatal(err)
+	}
+	k := &kubectl{env: env, namespace: ns, logf: t.Logf}
+	t.Cleanup(func() {
+		if t.Failed() {
+			if out, err := k.must(quick, "get", "applications,contracts,buckets", "-o", "jsonpath="+statusTemplate); err == nil {
+				t.Logf("%s", out)
+			}
+			if out, err := k.must(quick, "get", "events", "--sort-by=.lastTimestamp"); err == nil {
+				t.Logf("%s", out)
+			}
+		}
+		if _, err := global.must(quick, "delete", "namespace", ns, "--ignore-not-found", "--wait=false"); err != nil {
+			t.Errorf("cleanup: %v", err)
+			return
+		}
+		if _, err := global.must(goneTimeout+kubectlSlack, "wait", "--for=delete", "namespace/"+ns, "--timeout="+goneTimeout.String()); err != nil &&
+			!strings.Contains(err.Error(), "NotFound") {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	return k
+}
+
+func applyText(t *testing.T, k *kubectl, manifests string) {
+	t.Helper()
+	if r := k.run(quick, []byte(manifests), "apply", "-f", "-"); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+}
+
+func waitFor(t *testing.T, k *kubectl, timeout time.Duration, cond string, resources ...string) {
+	t.Helper()
+	for _, res := range resources {
+		if _, err := k.must(timeout+kubectlSlack, "wait", res, "--for="+cond, "--timeout="+timeout.String()); err != nil {
+			t.Fatalf("%v%s", err, (&caseRun{k: k}).conditions(res))
+		}
+	}
+}
+
+// pollJSONPath polls `kubectl get res -o jsonpath=path` until it prints something, and returns it.
+func pollJSONPath(t *testing.T, k *kubectl, res, path string, timeout time.Duration) string {
+	t.Helper()
+	quiet := &kubectl{env: k.env, namespace: k.namespace}
+	t.Logf("$ kubectl -n %s get %s -o jsonpath=%s   (until it prints something)", k.namespace, res, path)
+	deadline := time.Now().Add(timeout)
+	for {
+		out, err := quiet.must(quick, "get", res, "-o", "jsonpath="+path)
+		if err == nil && out != "" {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %s still empty after %s (last error: %v)%s", res, path, timeout, err, (&caseRun{k: k}).conditions(res))
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// TestApplicationInTheCluster follows an Application as a cluster runs it: Ready once its
+// Deployment's pods are available, its backup times from the Jobs its CronJob starts, and its
+// children garbage-collected when it goes.
+func TestApplicationInTheCluster(t *testing.T) {
+	t.Parallel()
+	env := requireEnv(t)
+	k := newNamespace(t, env, "app")
+	applyText(t, k, storageManifests(k.namespace))
+	waitFor(t, k, defaultWaitTimeout, "condition=Ready", "contract/owner", "bucket/data")
+	start := time.Now()
+	applyText(t, k, applicationManifest)
+
+	waitFor(t, k, appTimeout, "condition=Ready", "application/web")
+	t.Logf("Application Ready %.0fs after it was applied", time.Since(start).Seconds())
+	if got, err := k.must(quick, "get", "deployment/web", "-o", "jsonpath={.status.availableReplicas}"); err != nil || got != "2" {
+		t.Errorf("deployment web: availableReplicas %q (%v), want 2", got, err)
+	}
+	nodes, err := k.must(quick, "get", "pods", "-l", "app.kubernetes.io/instance=web,app.kubernetes.io/component=app",
+		"-o", `jsonpath={range .items[*]}{.spec.nodeName}/{.status.phase} {end}`)
+	if err != nil || strings.TrimSpace(nodes) != "osm-dev-node/Running osm-dev-node/Running" {
+		t.Errorf("the application's pods: %q (%v), want two Running on osm-dev-node", nodes, err)
+	}
+
+	success := pollJSONPath(t, k, "application/web", "{.status.lastSuccessfulBackupTime}", backupTimeout)
+	scheduled := pollJSONPath(t, k, "application/web", "{.status.lastBackupTime}", quick)
+	t.Logf("backup scheduled at %s, succeeded at %s (%.0fs after the Application was applied)", scheduled, success, time.Since(start).Seconds())
+	s, err1 := time.Parse(time.RFC3339, scheduled)
+	d, err2 := time.Parse(time.RFC3339, success)
+	if err1 != nil || err2 != nil || d.Before(s) {
+		t.Errorf("lastBackupTime %q, lastSuccessfulBackupTime %q: want two times, the success not before the run", scheduled, success)
+	}
+	if got, err := k.must(quick, "get", "jobs", "-l", "app.kubernetes.io/instance=web",
+		"-o", `jsonpath={.items[0].status.conditions[?(@.type=="Complete")].status}`); err != nil || got != "True" {
+		t.Errorf("the backup Job: Complete=%q (%v), want True", got, err)
+	}
+
+	if _, err := k.must(quick, "delete", "application/web", "--wait=false"); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, k, childKinds, "app.kubernetes.io/instance=web", goneTimeout)
+}
+
+// waitGone waits until nothing of the kinds carries the label selector.
+func waitGone(t *testing.T, k *kubectl, kinds, selector string, timeout time.Duration) {
+	t.Helper()
+	quiet := &kubectl{env: k.env, namespace: k.namespace}
+	t.Logf("$ kubectl -n %s get %s -l %s -o name   (until it prints nothing)", k.namespace, kinds, selector)
+	deadline := time.Now().Add(timeout)
+	for {
+		out, err := quiet.must(quick, "get", kinds, "-l", selector, "-o", "name")
+		if err == nil && strings.TrimSpace(out) == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s, still there: %s (%v)", timeout, strings.Join(strings.Fields(out), " "), err)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// TestSamples is the README's first step after `make dev`: `kubectl apply -f config/samples/`
+// makes the sample Application Ready with no status written by hand. The samples live in
+// namespace demo; the test deletes them again (with OSM_E2E_ENV_FILE, from that environment).
+func TestSamples(t *testing.T) {
+	t.Parallel()
+	env := requireEnv(t)
+	root, err := localenv.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples := filepath.Join(root, "config", "samples")
+	k := &kubectl{env: env, logf: t.Logf}
+	t.Cleanup(func() {
+		if _, err := k.must(quick, "delete", "-f", samples, "--wait=false"); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+		demo := &kubectl{env: env, namespace: "demo", logf: t.Logf}
+		for _, kind := range []string{"applications", "buckets", "contracts"} {
+			if _, err := demo.must(goneTimeout+kubectlSlack, "wait", "--for=delete", kind, "--all", "--timeout="+goneTimeout.String()); err != nil &&
+				!strings.Contains(err.Error(), "no matching resources found") {
+				t.Errorf("cleanup: %v", err)
+			}
+		}
+	})
+	start := time.Now()
+	if _, err := k.must(quick, "apply", "-f", samples); err != nil {
+		t.Fatal(err)
+	}
+	demo := &kubectl{env: env, namespace: "demo", logf: t.Logf}
+	waitFor(t, demo, appTimeout, "condition=Ready", "contract/demo", "bucket/photos", "application/photos")
+	t.Logf("sample Application Ready %.0fs after kubectl apply", time.Since(start).Seconds())
+}
