@@ -206,6 +206,7 @@ type LifecycleExpiration struct {
 	// date on which objects expire, at midnight UTC as S3 requires: 2027-01-01 or
 	// 2027-01-01T00:00:00Z.
 	// +optional
+	// +kubebuilder:validation:MaxLength=30
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}(T00:00:00([.]0+)?Z)?$')",message="must be a date (2027-01-01) or midnight UTC (2027-01-01T00:00:00Z), as S3 requires"
 	Date string `json:"date,omitempty"`
 }
