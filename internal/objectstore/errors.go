@@ -59,11 +59,15 @@ func ErrorCode(err error) string {
 }
 
 // IsTransient reports whether err may go away by itself: no answer at all, a server error, or
-// throttling. Everything else is the server refusing the request as it stands.
+// throttling. Everything else is the server refusing the request as it stands, including 501
+// Not Implemented (see IsNotImplemented), which no retry changes.
 func IsTransient(err error) bool {
 	var resp *awshttp.ResponseError
 	if errors.As(err, &resp) {
 		status := resp.HTTPStatusCode()
+		if status == http.StatusNotImplemented {
+			return false
+		}
 		return status >= http.StatusInternalServerError || status == http.StatusTooManyRequests
 	}
 	// No HTTP answer at all: connection refused, timeout, DNS.
@@ -90,4 +94,15 @@ func Describe(err error) string {
 		return "no answer before the timeout"
 	}
 	return err.Error()
+}
+
+// IsNotImplemented reports whether the server does not implement the call: 501, as versitygw
+// answers bucket lifecycle calls (NotImplemented) and, without a versioning directory,
+// PutBucketVersioning (VersioningNotConfigured).
+func IsNotImplemented(err error) bool {
+	var resp *awshttp.ResponseError
+	if errors.As(err, &resp) && resp.HTTPStatusCode() == http.StatusNotImplemented {
+		return true
+	}
+	return ErrorCode(err) == "NotImplemented"
 }

@@ -25,8 +25,8 @@ type Store interface {
 	// ErrNoSuchBucket, or ErrAccessDenied when someone else has it.
 	HeadBucket(ctx context.Context, bucket string) error
 	// CreateBucket creates a bucket on which ACLs apply (object ownership ObjectWriter where the
-	// server knows ownership controls).
-	CreateBucket(ctx context.Context, bucket string) error
+	// server knows ownership controls), with object lock when opts ask for it.
+	CreateBucket(ctx context.Context, bucket string, opts CreateOptions) error
 	// BucketTags returns the bucket's tags.
 	BucketTags(ctx context.Context, bucket string) (map[string]string, error)
 	// PutBucketTags replaces the bucket's tags.
@@ -41,6 +41,27 @@ type Store interface {
 	PutPolicy(ctx context.Context, bucket, policy string) error
 	// DeletePolicy removes the bucket's policy.
 	DeletePolicy(ctx context.Context, bucket string) error
+	// Versioning reads the bucket's versioning state: "Enabled", "Suspended", or "" when it was
+	// never versioned.
+	Versioning(ctx context.Context, bucket string) (string, error)
+	// PutVersioning sets the bucket's versioning state.
+	PutVersioning(ctx context.Context, bucket, status string) error
+	// Lifecycle reads the bucket's lifecycle rules; nil when it has none.
+	Lifecycle(ctx context.Context, bucket string) ([]LifecycleRule, error)
+	// PutLifecycle replaces the bucket's lifecycle rules.
+	PutLifecycle(ctx context.Context, bucket string, rules []LifecycleRule) error
+	// DeleteLifecycle removes the bucket's lifecycle rules.
+	DeleteLifecycle(ctx context.Context, bucket string) error
+	// CORS reads the bucket's CORS rules; nil when it has none.
+	CORS(ctx context.Context, bucket string) ([]CORSRule, error)
+	// PutCORS replaces the bucket's CORS rules.
+	PutCORS(ctx context.Context, bucket string, rules []CORSRule) error
+	// DeleteCORS removes the bucket's CORS rules.
+	DeleteCORS(ctx context.Context, bucket string) error
+	// ObjectLock reads the bucket's object lock; Enabled is false when it has none.
+	ObjectLock(ctx context.Context, bucket string) (ObjectLock, error)
+	// PutObjectLock sets the default retention of a bucket created with object lock.
+	PutObjectLock(ctx context.Context, bucket string, lock ObjectLock) error
 	// CountObjects counts the bucket's objects up to limit; more says there are others.
 	CountObjects(ctx context.Context, bucket string, limit int32) (n int, more bool, err error)
 	// DeleteBucket deletes an empty bucket; ErrBucketNotEmpty otherwise.
@@ -117,12 +138,21 @@ func (s *store) HeadBucket(ctx context.Context, bucket string) error {
 	return classify(wrap("looking up bucket", bucket, err))
 }
 
-func (s *store) CreateBucket(ctx context.Context, bucket string) error {
+// CreateOptions are what can only be chosen when a bucket is created.
+type CreateOptions struct {
+	// ObjectLock creates the bucket with object lock (and so versioning) on.
+	ObjectLock bool
+}
+
+func (s *store) CreateBucket(ctx context.Context, bucket string, opts CreateOptions) error {
 	in := &s3.CreateBucketInput{
 		Bucket: aws.String(bucket),
 		// AWS and versitygw create buckets with ACLs disabled (BucketOwnerEnforced); the
 		// Bucket API is about ACLs, so ask for ObjectWriter.
 		ObjectOwnership: types.ObjectOwnershipObjectWriter,
+	}
+	if opts.ObjectLock {
+		in.ObjectLockEnabledForBucket = aws.Bool(true)
 	}
 	// us-east-1 is the default location and must not be named.
 	if s.region != "" && s.region != "us-east-1" {
@@ -266,6 +296,102 @@ func (s *store) DeletePolicy(ctx context.Context, bucket string) error {
 		return nil
 	}
 	return classify(wrap("deleting policy of bucket", bucket, err))
+}
+
+func (s *store) Versioning(ctx context.Context, bucket string) (string, error) {
+	out, err := s.s3.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: aws.String(bucket)})
+	if err != nil {
+		return "", classify(wrap("reading versioning of bucket", bucket, err))
+	}
+	return string(out.Status), nil
+}
+
+func (s *store) PutVersioning(ctx context.Context, bucket, status string) error {
+	_, err := s.s3.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(bucket),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatus(status)}})
+	return classify(wrap("setting versioning of bucket", bucket, err))
+}
+
+func (s *store) Lifecycle(ctx context.Context, bucket string) ([]LifecycleRule, error) {
+	out, err := s.s3.GetBucketLifecycleConfiguration(ctx, &s3.GetBucketLifecycleConfigurationInput{Bucket: aws.String(bucket)})
+	if ErrorCode(err) == "NoSuchLifecycleConfiguration" {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, classify(wrap("reading lifecycle of bucket", bucket, err))
+	}
+	var rules []LifecycleRule
+	for _, r := range out.Rules {
+		rules = append(rules, fromSDKLifecycleRule(r))
+	}
+	return NormalizeLifecycle(rules), nil
+}
+
+func (s *store) PutLifecycle(ctx context.Context, bucket string, rules []LifecycleRule) error {
+	conf := &types.BucketLifecycleConfiguration{}
+	for _, r := range NormalizeLifecycle(rules) {
+		conf.Rules = append(conf.Rules, toSDKLifecycleRule(r))
+	}
+	_, err := s.s3.PutBucketLifecycleConfiguration(ctx, &s3.PutBucketLifecycleConfigurationInput{
+		Bucket: aws.String(bucket), LifecycleConfiguration: conf})
+	return classify(wrap("writing lifecycle of bucket", bucket, err))
+}
+
+func (s *store) DeleteLifecycle(ctx context.Context, bucket string) error {
+	_, err := s.s3.DeleteBucketLifecycle(ctx, &s3.DeleteBucketLifecycleInput{Bucket: aws.String(bucket)})
+	if ErrorCode(err) == "NoSuchLifecycleConfiguration" {
+		return nil
+	}
+	return classify(wrap("deleting lifecycle of bucket", bucket, err))
+}
+
+func (s *store) CORS(ctx context.Context, bucket string) ([]CORSRule, error) {
+	out, err := s.s3.GetBucketCors(ctx, &s3.GetBucketCorsInput{Bucket: aws.String(bucket)})
+	if ErrorCode(err) == "NoSuchCORSConfiguration" {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, classify(wrap("reading CORS of bucket", bucket, err))
+	}
+	var rules []CORSRule
+	for _, r := range out.CORSRules {
+		rules = append(rules, fromSDKCORSRule(r))
+	}
+	return rules, nil
+}
+
+func (s *store) PutCORS(ctx context.Context, bucket string, rules []CORSRule) error {
+	conf := &types.CORSConfiguration{}
+	for _, r := range rules {
+		conf.CORSRules = append(conf.CORSRules, toSDKCORSRule(r))
+	}
+	_, err := s.s3.PutBucketCors(ctx, &s3.PutBucketCorsInput{Bucket: aws.String(bucket), CORSConfiguration: conf})
+	return classify(wrap("writing CORS of bucket", bucket, err))
+}
+
+func (s *store) DeleteCORS(ctx context.Context, bucket string) error {
+	_, err := s.s3.DeleteBucketCors(ctx, &s3.DeleteBucketCorsInput{Bucket: aws.String(bucket)})
+	if ErrorCode(err) == "NoSuchCORSConfiguration" {
+		return nil
+	}
+	return classify(wrap("deleting CORS of bucket", bucket, err))
+}
+
+func (s *store) ObjectLock(ctx context.Context, bucket string) (ObjectLock, error) {
+	out, err := s.s3.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: aws.String(bucket)})
+	if ErrorCode(err) == "ObjectLockConfigurationNotFoundError" {
+		return ObjectLock{}, nil
+	}
+	if err != nil {
+		return ObjectLock{}, classify(wrap("reading object lock of bucket", bucket, err))
+	}
+	return fromSDKObjectLock(out.ObjectLockConfiguration), nil
+}
+
+func (s *store) PutObjectLock(ctx context.Context, bucket string, lock ObjectLock) error {
+	_, err := s.s3.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{
+		Bucket: aws.String(bucket), ObjectLockConfiguration: toSDKObjectLock(lock)})
+	return classify(wrap("writing object lock of bucket", bucket, err))
 }
 
 func (s *store) CountObjects(ctx context.Context, bucket string, limit int32) (int, bool, error) {

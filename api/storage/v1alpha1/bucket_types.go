@@ -44,6 +44,8 @@ type Grantee struct {
 }
 
 // BucketSpec is the bucket the user asks for and who may do what with it.
+// +kubebuilder:validation:XValidation:rule="has(self.objectLock) == has(oldSelf.objectLock)",message="objectLock can be set only when the Bucket is created and cannot be removed: S3 sets object lock only when the bucket is created"
+// +kubebuilder:validation:XValidation:rule="!has(self.objectLock) || !has(self.versioning) || self.versioning == 'Enabled'",message="a bucket with objectLock is always versioned: versioning cannot be Suspended"
 type BucketSpec struct {
 	// bucketName is the name of the bucket at the provider. It follows the S3 naming rules and
 	// cannot change.
@@ -109,6 +111,198 @@ type BucketSpec struct {
 	// +kubebuilder:validation:Type=object
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Policy *runtime.RawExtension `json:"policy,omitempty"`
+
+	// versioning turns object versioning on (Enabled) or off for new writes (Suspended; the
+	// versions already kept stay). Absent, the bucket is left as the server has it. A bucket with
+	// objectLock is always versioned, so it cannot be Suspended.
+	// +optional
+	Versioning VersioningStatus `json:"versioning,omitempty"`
+
+	// lifecycle holds the rules by which the server expires objects and old versions and aborts
+	// unfinished uploads. Removing it deletes the bucket's lifecycle rules.
+	// +optional
+	Lifecycle *BucketLifecycle `json:"lifecycle,omitempty"`
+
+	// cors holds the rules by which browsers on other origins may use the bucket. Removing it
+	// deletes the bucket's CORS rules.
+	// +optional
+	CORS *BucketCORS `json:"cors,omitempty"`
+
+	// objectLock makes the bucket refuse to overwrite or delete an object version until its
+	// retention ends (WORM). S3 turns it on only when a bucket is created, so it can be set
+	// only when the Bucket is created and never changed or removed; the bucket is versioned.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="objectLock cannot change: S3 sets object lock only when the bucket is created"
+	ObjectLock *ObjectLock `json:"objectLock,omitempty"`
+}
+
+// VersioningStatus is a bucket's versioning state.
+// +kubebuilder:validation:Enum=Enabled;Suspended
+type VersioningStatus string
+
+const (
+	VersioningEnabled   VersioningStatus = "Enabled"
+	VersioningSuspended VersioningStatus = "Suspended"
+)
+
+// BucketLifecycle is a bucket's lifecycle configuration.
+type BucketLifecycle struct {
+	// rules are the lifecycle rules, each with a unique id.
+	// +required
+	// +listType=map
+	// +listMapKey=id
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=1000
+	Rules []LifecycleRule `json:"rules"`
+}
+
+// LifecycleRule applies its actions to the objects its filter (prefix and tags) selects; with
+// no filter, to every object. At least one action is required.
+// +kubebuilder:validation:XValidation:rule="has(self.expiration) || has(self.noncurrentVersionExpirationDays) || has(self.abortIncompleteMultipartUploadDays)",message="a rule needs at least one action: expiration, noncurrentVersionExpirationDays or abortIncompleteMultipartUploadDays"
+type LifecycleRule struct {
+	// id names the rule; unique in the bucket.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	ID string `json:"id"`
+
+	// prefix selects the objects whose keys start with it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Prefix string `json:"prefix,omitempty"`
+
+	// tags selects the objects that carry all of these tags.
+	// +optional
+	// +listType=map
+	// +listMapKey=key
+	// +kubebuilder:validation:MaxItems=10
+	Tags []Tag `json:"tags,omitempty"`
+
+	// expiration expires current object versions after a number of days or on a date.
+	// +optional
+	Expiration *LifecycleExpiration `json:"expiration,omitempty"`
+
+	// noncurrentVersionExpirationDays deletes an object version this many days after a newer
+	// version replaced it (in versioned buckets).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	NoncurrentVersionExpirationDays *int32 `json:"noncurrentVersionExpirationDays,omitempty"`
+
+	// abortIncompleteMultipartUploadDays aborts multipart uploads not completed this many days
+	// after they started. S3 does not allow it in a rule filtered by tags.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	AbortIncompleteMultipartUploadDays *int32 `json:"abortIncompleteMultipartUploadDays,omitempty"`
+}
+
+// LifecycleExpiration is when current object versions expire: after days, or on date.
+// +kubebuilder:validation:XValidation:rule="has(self.days) != has(self.date)",message="set exactly one of days and date"
+type LifecycleExpiration struct {
+	// days after an object's creation at which it expires.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	Days *int32 `json:"days,omitempty"`
+
+	// date on which objects expire, at midnight UTC as S3 requires: 2027-01-01 or
+	// 2027-01-01T00:00:00Z.
+	// +optional
+	// +kubebuilder:validation:MaxLength=30
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}(T00:00:00([.]0+)?Z)?$')",message="must be a date (2027-01-01) or midnight UTC (2027-01-01T00:00:00Z), as S3 requires"
+	Date string `json:"date,omitempty"`
+}
+
+// Tag is an object tag a lifecycle rule selects on.
+type Tag struct {
+	// key of the tag.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	Key string `json:"key"`
+
+	// value of the tag.
+	// +required
+	// +kubebuilder:validation:MaxLength=256
+	Value string `json:"value"`
+}
+
+// BucketCORS is a bucket's CORS configuration.
+type BucketCORS struct {
+	// rules are the CORS rules; a browser's request is answered by the first that matches.
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=100
+	Rules []CORSRule `json:"rules"`
+}
+
+// CORSMethod is an HTTP method a CORS rule allows.
+// +kubebuilder:validation:Enum=GET;PUT;POST;DELETE;HEAD
+type CORSMethod string
+
+// CORSRule lets browsers on some origins make some requests.
+type CORSRule struct {
+	// allowedOrigins are the origins allowed, such as https://app.example.com; one "*" may
+	// stand for any part of a name (https://*.example.com), and "*" alone for any origin.
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=100
+	AllowedOrigins []string `json:"allowedOrigins"`
+
+	// allowedMethods are the methods allowed: GET, PUT, POST, DELETE, HEAD.
+	// +required
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	AllowedMethods []CORSMethod `json:"allowedMethods"`
+
+	// allowedHeaders are the request headers a preflight may ask for; "*" allows any.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	AllowedHeaders []string `json:"allowedHeaders,omitempty"`
+
+	// exposeHeaders are the response headers browsers let scripts read.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	ExposeHeaders []string `json:"exposeHeaders,omitempty"`
+
+	// maxAgeSeconds is how long a browser may cache the answer to a preflight.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MaxAgeSeconds *int32 `json:"maxAgeSeconds,omitempty"`
+}
+
+// RetentionMode is an object lock retention mode.
+// +kubebuilder:validation:Enum=GOVERNANCE;COMPLIANCE
+type RetentionMode string
+
+const (
+	// RetentionGovernance: users with a special permission may still delete a locked version.
+	RetentionGovernance RetentionMode = "GOVERNANCE"
+	// RetentionCompliance: no one can delete a locked version until its retention ends.
+	RetentionCompliance RetentionMode = "COMPLIANCE"
+)
+
+// ObjectLock is a bucket's object lock.
+type ObjectLock struct {
+	// defaultRetention locks every new object version for a time; without it, only versions
+	// given a retention of their own are locked.
+	// +optional
+	DefaultRetention *DefaultRetention `json:"defaultRetention,omitempty"`
+}
+
+// DefaultRetention is the retention every new object version gets.
+type DefaultRetention struct {
+	// mode is GOVERNANCE or COMPLIANCE.
+	// +required
+	Mode RetentionMode `json:"mode"`
+
+	// days each new version is locked.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=36500
+	Days int32 `json:"days"`
 }
 
 // ObservedGrant is one grant as the S3 endpoint reported it.
@@ -164,6 +358,23 @@ type BucketStatus struct {
 	// +kubebuilder:validation:Type=object
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Policy *runtime.RawExtension `json:"policy,omitempty"`
+
+	// versioning is the bucket's versioning state as observed while the spec sets one:
+	// Enabled, Suspended, or empty for a bucket never versioned.
+	// +optional
+	Versioning string `json:"versioning,omitempty"`
+
+	// lifecycle is the bucket's lifecycle rules as observed while the spec has some.
+	// +optional
+	Lifecycle *BucketLifecycle `json:"lifecycle,omitempty"`
+
+	// cors is the bucket's CORS rules as observed while the spec has some.
+	// +optional
+	CORS *BucketCORS `json:"cors,omitempty"`
+
+	// objectLock is the bucket's object lock as observed, when the spec has one.
+	// +optional
+	ObjectLock *ObjectLock `json:"objectLock,omitempty"`
 
 	// observedGeneration is the generation of the spec this status describes.
 	// +optional

@@ -40,7 +40,27 @@ const (
 	foundS3Failed
 	// foundNotEmpty: the bucket to delete still holds objects (a count, "3 objects").
 	foundNotEmpty
+	// foundUnsupported: the server does not implement features the spec asks for
+	// (unsupported); the rest of the spec is applied.
+	foundUnsupported
+	// foundObjectLockNotEnabled: the spec asks for object lock, and the bucket was created
+	// without it.
+	foundObjectLockNotEnabled
 )
+
+// unsupportedFeature is a feature of the spec (its field) the server answered 501 (err).
+type unsupportedFeature struct {
+	field, reason string
+	err           error
+}
+
+// featureNames say in a condition message what each spec field is.
+var featureNames = map[string]string{
+	"versioning": "bucket versioning",
+	"objectLock": "object lock",
+	"lifecycle":  "lifecycle rules",
+	"cors":       "CORS rules",
+}
 
 // bucketPass is what one pass of the Bucket reconciler found. The reconciler records findings as
 // it goes; bucketConditions derives every condition from them, once, at the end of the pass.
@@ -52,6 +72,11 @@ type bucketPass struct {
 	tag     string
 	objects string
 	err     error
+
+	// unsupported lists the features the server does not implement, in the order tried;
+	// lockMissing says the bucket lacks the object lock the spec asks for.
+	unsupported []unsupportedFeature
+	lockMissing bool
 
 	// usersListed says the users of the Bucket were listed (InUse is derived only then);
 	// users lists them, one entry per kind ("2 Applications: a, b").
@@ -143,6 +168,27 @@ func bucketCause(b *storagev1alpha1.Bucket, p *bucketPass) *condition {
 		}
 		return falseCondition(storagev1alpha1.ReasonS3Rejected,
 			fmt.Sprintf("The S3 endpoint %s refused a request the spec needs: %s", b.Status.Endpoint, objectstore.Describe(p.err)))
+	case foundUnsupported:
+		var missing []string
+		for _, u := range p.unsupported {
+			missing = append(missing, fmt.Sprintf("%s (spec.%s: %s)", featureNames[u.field], u.field, objectstore.Describe(u.err)))
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		outcome := "the rest of the spec is applied"
+		if b.Status.BucketName != name {
+			outcome = "so the bucket was not created"
+		}
+		return falseCondition(p.unsupported[0].reason, fmt.Sprintf(
+			"The S3 endpoint %s does not implement %s; %s: remove those fields, "+
+				"or use a provider that implements them (asked again every resync period)",
+			b.Status.Endpoint, strings.Join(missing, ", nor "), outcome))
+	case foundObjectLockNotEnabled:
+		return falseCondition(storagev1alpha1.ReasonObjectLockNotEnabled, fmt.Sprintf(
+			"Bucket %s has no object lock: S3 turns it on only when a bucket is created, and this one was created without it "+
+				"(it was adopted, or the server ignored the request); the rest of the spec is applied: "+
+				"to get a locked bucket, create a Bucket with another bucketName", name))
 	case foundNotEmpty:
 		return falseCondition(storagev1alpha1.ReasonBucketNotEmpty, fmt.Sprintf(
 			"Bucket %s still holds %s and is never emptied automatically: delete its objects, "+

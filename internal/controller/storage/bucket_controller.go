@@ -176,6 +176,18 @@ func (r *BucketReconciler) reconcileNormal(ctx context.Context, b *storagev1alph
 	}
 	b.Status.ACL = acl
 	b.Status.Policy = policy
+	if err := r.syncFeatures(ctx, b, p, store, applied); err != nil {
+		return r.s3Failed(b, p, err)
+	}
+	switch {
+	case p.lockMissing:
+		p.found = foundObjectLockNotEnabled
+		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("bucket %q: %w", b.Spec.BucketName, errObjectLockNotEnabled))
+	case len(p.unsupported) > 0:
+		// Asked again once a resync period (lookAgainAfterRefusal): a server may be upgraded.
+		p.found = foundUnsupported
+		return ctrl.Result{}, reconcile.TerminalError(p.unsupported[0].err)
+	}
 	p.found = foundAvailable
 	return ctrl.Result{RequeueAfter: r.ResyncPeriod}, nil
 }
@@ -317,8 +329,12 @@ func (r *BucketReconciler) createBucket(ctx context.Context, b *storagev1alpha1.
 		}
 	}
 	logf.FromContext(ctx).V(1).Info("Creating bucket", "bucket", name)
-	err := store.CreateBucket(ctx, name)
+	err := store.CreateBucket(ctx, name, objectstore.CreateOptions{ObjectLock: b.Spec.ObjectLock != nil})
 	switch {
+	case b.Spec.ObjectLock != nil && objectstore.IsNotImplemented(err):
+		p.found = foundUnsupported
+		p.unsupported = []unsupportedFeature{{field: "objectLock", reason: storagev1alpha1.ReasonObjectLockUnsupported, err: err}}
+		return ctrl.Result{}, reconcile.TerminalError(err)
 	case errors.Is(err, objectstore.ErrBucketTakenElsewhere):
 		return nameTaken(b, p)
 	case objectstore.ErrorCode(err) == "BucketAlreadyOwnedByYou":

@@ -1,9 +1,12 @@
 package storage
 
 import (
+	"maps"
 	"reflect"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
@@ -96,4 +99,122 @@ func effectivePolicy(b *storagev1alpha1.Bucket, form *storagev1alpha1.BucketPoli
 		return spec
 	}
 	return withOwner
+}
+
+// specLifecycle is the normal form of the spec's lifecycle rules, each enabled; nil for none.
+func specLifecycle(l *storagev1alpha1.BucketLifecycle) []objectstore.LifecycleRule {
+	if l == nil {
+		return nil
+	}
+	rules := make([]objectstore.LifecycleRule, 0, len(l.Rules))
+	for _, r := range l.Rules {
+		rule := objectstore.LifecycleRule{ID: r.ID, Prefix: r.Prefix, Enabled: true,
+			NoncurrentDays:     ptr.Deref(r.NoncurrentVersionExpirationDays, 0),
+			AbortMultipartDays: ptr.Deref(r.AbortIncompleteMultipartUploadDays, 0)}
+		for _, t := range r.Tags {
+			if rule.Tags == nil {
+				rule.Tags = map[string]string{}
+			}
+			rule.Tags[t.Key] = t.Value
+		}
+		if e := r.Expiration; e != nil {
+			rule.ExpirationDays = ptr.Deref(e.Days, 0)
+			// The webhook and the CRD refuse any other form; one that slips through is sent as
+			// no date, and the server's answer shows the difference.
+			rule.ExpirationDate, _ = objectstore.ExpirationDate(e.Date)
+		}
+		rules = append(rules, rule)
+	}
+	return objectstore.NormalizeLifecycle(rules)
+}
+
+// toStatusLifecycle is the status form of observed lifecycle rules; nil for none.
+func toStatusLifecycle(rules []objectstore.LifecycleRule) *storagev1alpha1.BucketLifecycle {
+	rules = objectstore.NormalizeLifecycle(rules)
+	if len(rules) == 0 {
+		return nil
+	}
+	out := &storagev1alpha1.BucketLifecycle{}
+	for _, r := range rules {
+		rule := storagev1alpha1.LifecycleRule{ID: r.ID, Prefix: r.Prefix}
+		for _, k := range slices.Sorted(maps.Keys(r.Tags)) {
+			rule.Tags = append(rule.Tags, storagev1alpha1.Tag{Key: k, Value: r.Tags[k]})
+		}
+		if r.ExpirationDays > 0 || r.ExpirationDate != "" {
+			rule.Expiration = &storagev1alpha1.LifecycleExpiration{Date: r.ExpirationDate}
+			if r.ExpirationDays > 0 {
+				rule.Expiration.Days = ptr.To(r.ExpirationDays)
+			}
+		}
+		if r.NoncurrentDays > 0 {
+			rule.NoncurrentVersionExpirationDays = ptr.To(r.NoncurrentDays)
+		}
+		if r.AbortMultipartDays > 0 {
+			rule.AbortIncompleteMultipartUploadDays = ptr.To(r.AbortMultipartDays)
+		}
+		out.Rules = append(out.Rules, rule)
+	}
+	return out
+}
+
+// specCORS is the spec's CORS rules in the Store's form; nil for none.
+func specCORS(c *storagev1alpha1.BucketCORS) []objectstore.CORSRule {
+	if c == nil {
+		return nil
+	}
+	rules := make([]objectstore.CORSRule, 0, len(c.Rules))
+	for _, r := range c.Rules {
+		rule := objectstore.CORSRule{AllowedOrigins: r.AllowedOrigins, AllowedHeaders: r.AllowedHeaders,
+			ExposeHeaders: r.ExposeHeaders, MaxAgeSeconds: ptr.Deref(r.MaxAgeSeconds, 0)}
+		for _, m := range r.AllowedMethods {
+			rule.AllowedMethods = append(rule.AllowedMethods, string(m))
+		}
+		rules = append(rules, rule)
+	}
+	return rules
+}
+
+// toStatusCORS is the status form of observed CORS rules, in their order; nil for none.
+func toStatusCORS(rules []objectstore.CORSRule) *storagev1alpha1.BucketCORS {
+	rules = objectstore.NormalizeCORS(rules)
+	if len(rules) == 0 {
+		return nil
+	}
+	out := &storagev1alpha1.BucketCORS{}
+	for _, r := range rules {
+		rule := storagev1alpha1.CORSRule{AllowedOrigins: r.AllowedOrigins, AllowedHeaders: r.AllowedHeaders,
+			ExposeHeaders: r.ExposeHeaders}
+		for _, m := range r.AllowedMethods {
+			rule.AllowedMethods = append(rule.AllowedMethods, storagev1alpha1.CORSMethod(m))
+		}
+		if r.MaxAgeSeconds > 0 {
+			rule.MaxAgeSeconds = ptr.To(r.MaxAgeSeconds)
+		}
+		out.Rules = append(out.Rules, rule)
+	}
+	return out
+}
+
+// specObjectLock is the object lock the spec asks for (Enabled false: none).
+func specObjectLock(l *storagev1alpha1.ObjectLock) objectstore.ObjectLock {
+	if l == nil {
+		return objectstore.ObjectLock{}
+	}
+	out := objectstore.ObjectLock{Enabled: true}
+	if d := l.DefaultRetention; d != nil {
+		out.Mode, out.Days = string(d.Mode), d.Days
+	}
+	return out
+}
+
+// toStatusObjectLock is the status form of an observed object lock; nil when it is off.
+func toStatusObjectLock(l objectstore.ObjectLock) *storagev1alpha1.ObjectLock {
+	if !l.Enabled {
+		return nil
+	}
+	out := &storagev1alpha1.ObjectLock{}
+	if l.Mode != "" {
+		out.DefaultRetention = &storagev1alpha1.DefaultRetention{Mode: storagev1alpha1.RetentionMode(l.Mode), Days: l.Days}
+	}
+	return out
 }

@@ -16,10 +16,14 @@ import (
 
 // Bucket is the state of one bucket.
 type Bucket struct {
-	Tags    map[string]string
-	ACL     objectstore.ACL
-	Policy  string
-	Objects int
+	Tags       map[string]string
+	ACL        objectstore.ACL
+	Policy     string
+	Objects    int
+	Versioning string
+	Lifecycle  []objectstore.LifecycleRule
+	CORS       []objectstore.CORSRule
+	ObjectLock objectstore.ObjectLock
 }
 
 // Failure is what the next call of an operation does instead of answering.
@@ -123,7 +127,7 @@ func (s *Store) HeadBucket(_ context.Context, name string) error {
 }
 
 // CreateBucket implements objectstore.Store.
-func (s *Store) CreateBucket(_ context.Context, name string) error {
+func (s *Store) CreateBucket(_ context.Context, name string, opts objectstore.CreateOptions) error {
 	return s.call("CreateBucket", func() error {
 		switch _, err := s.bucket(name); err {
 		case nil:
@@ -133,6 +137,11 @@ func (s *Store) CreateBucket(_ context.Context, name string) error {
 		}
 		s.Buckets[name] = &Bucket{ACL: objectstore.ACL{Owner: s.Owner, Grants: []objectstore.Grant{{
 			Grantee: objectstore.Grantee{Type: objectstore.GranteeID, Value: s.Owner}, Permission: objectstore.PermissionFullControl}}}}
+		if opts.ObjectLock {
+			// As on S3: object lock comes with versioning.
+			s.Buckets[name].ObjectLock = objectstore.ObjectLock{Enabled: true}
+			s.Buckets[name].Versioning = "Enabled"
+		}
 		return nil
 	})
 }
@@ -217,6 +226,133 @@ func (s *Store) DeletePolicy(_ context.Context, name string) error {
 			b.Policy = ""
 		}
 		return err
+	})
+}
+
+// NotImplemented is the error a server answers a call it does not implement, as versitygw
+// answers lifecycle calls; queue it with Fail.
+var NotImplemented = &smithy.GenericAPIError{Code: "NotImplemented", Message: "not implemented"}
+
+// Versioning implements objectstore.Store.
+func (s *Store) Versioning(_ context.Context, name string) (string, error) {
+	var v string
+	err := s.call("Versioning", func() error {
+		b, err := s.bucket(name)
+		if err == nil {
+			v = b.Versioning
+		}
+		return err
+	})
+	return v, err
+}
+
+// PutVersioning implements objectstore.Store.
+func (s *Store) PutVersioning(_ context.Context, name, status string) error {
+	return s.call("PutVersioning", func() error {
+		b, err := s.bucket(name)
+		if err == nil {
+			b.Versioning = status
+		}
+		return err
+	})
+}
+
+// Lifecycle implements objectstore.Store.
+func (s *Store) Lifecycle(_ context.Context, name string) ([]objectstore.LifecycleRule, error) {
+	var rules []objectstore.LifecycleRule
+	err := s.call("Lifecycle", func() error {
+		b, err := s.bucket(name)
+		if err == nil {
+			rules = objectstore.NormalizeLifecycle(b.Lifecycle)
+		}
+		return err
+	})
+	return rules, err
+}
+
+// PutLifecycle implements objectstore.Store.
+func (s *Store) PutLifecycle(_ context.Context, name string, rules []objectstore.LifecycleRule) error {
+	return s.call("PutLifecycle", func() error {
+		b, err := s.bucket(name)
+		if err == nil {
+			b.Lifecycle = objectstore.NormalizeLifecycle(rules)
+		}
+		return err
+	})
+}
+
+// DeleteLifecycle implements objectstore.Store.
+func (s *Store) DeleteLifecycle(_ context.Context, name string) error {
+	return s.call("DeleteLifecycle", func() error {
+		b, err := s.bucket(name)
+		if err == nil {
+			b.Lifecycle = nil
+		}
+		return err
+	})
+}
+
+// CORS implements objectstore.Store.
+func (s *Store) CORS(_ context.Context, name string) ([]objectstore.CORSRule, error) {
+	var rules []objectstore.CORSRule
+	err := s.call("CORS", func() error {
+		b, err := s.bucket(name)
+		if err == nil {
+			rules = slices.Clone(b.CORS)
+		}
+		return err
+	})
+	return rules, err
+}
+
+// PutCORS implements objectstore.Store.
+func (s *Store) PutCORS(_ context.Context, name string, rules []objectstore.CORSRule) error {
+	return s.call("PutCORS", func() error {
+		b, err := s.bucket(name)
+		if err == nil {
+			b.CORS = slices.Clone(rules)
+		}
+		return err
+	})
+}
+
+// DeleteCORS implements objectstore.Store.
+func (s *Store) DeleteCORS(_ context.Context, name string) error {
+	return s.call("DeleteCORS", func() error {
+		b, err := s.bucket(name)
+		if err == nil {
+			b.CORS = nil
+		}
+		return err
+	})
+}
+
+// ObjectLock implements objectstore.Store.
+func (s *Store) ObjectLock(_ context.Context, name string) (objectstore.ObjectLock, error) {
+	var lock objectstore.ObjectLock
+	err := s.call("ObjectLock", func() error {
+		b, err := s.bucket(name)
+		if err == nil {
+			lock = b.ObjectLock
+		}
+		return err
+	})
+	return lock, err
+}
+
+// PutObjectLock implements objectstore.Store. Like AWS and Ceph RGW, it refuses a bucket
+// created without object lock.
+func (s *Store) PutObjectLock(_ context.Context, name string, lock objectstore.ObjectLock) error {
+	return s.call("PutObjectLock", func() error {
+		b, err := s.bucket(name)
+		switch {
+		case err != nil:
+			return err
+		case !b.ObjectLock.Enabled:
+			return &smithy.GenericAPIError{Code: "InvalidBucketState", Message: "object lock is not enabled"}
+		}
+		b.ObjectLock = objectstore.ObjectLock{Enabled: true, Mode: lock.Mode, Days: lock.Days}
+		return nil
 	})
 }
 

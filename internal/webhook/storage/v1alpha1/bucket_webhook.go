@@ -233,7 +233,7 @@ func validateBucketSpec(spec, old *storagev1alpha1.BucketSpec, resourcePrefix st
 			errs = append(errs, validatePolicy(specPath.Child("policy"), spec.Policy.Raw, resourcePrefix+spec.BucketName)...)
 		}
 	}
-	return errs
+	return append(errs, validateBucketFeatures(spec, old)...)
 }
 
 // maxGrants is how many grants S3 accepts in one ACL.

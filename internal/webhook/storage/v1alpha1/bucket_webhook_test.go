@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
@@ -291,6 +292,69 @@ func TestBucketValidateCreate(t *testing.T) {
 			`spec: Invalid value: "100 grants": grantRead, grantWrite, grantReadAcp, grantWriteAcp and fullControl hold at most 99 grants together: S3 allows 100 per bucket, one of them the owner's own`,
 		}},
 
+		{name: "every bucket feature", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.Versioning = storagev1alpha1.VersioningEnabled
+			b.Spec.Lifecycle = &storagev1alpha1.BucketLifecycle{Rules: []storagev1alpha1.LifecycleRule{
+				{ID: "backups", Prefix: "backups/", Expiration: &storagev1alpha1.LifecycleExpiration{Days: ptr.To[int32](14)},
+					NoncurrentVersionExpirationDays: ptr.To[int32](7)},
+				{ID: "end", Tags: []storagev1alpha1.Tag{{Key: "project", Value: "x"}},
+					Expiration: &storagev1alpha1.LifecycleExpiration{Date: "2027-01-01T00:00:00Z"}},
+				{ID: "uploads", AbortIncompleteMultipartUploadDays: ptr.To[int32](1)},
+			}}
+			b.Spec.CORS = &storagev1alpha1.BucketCORS{Rules: []storagev1alpha1.CORSRule{
+				{AllowedOrigins: []string{"https://app.example.com", "http://localhost:3000", "https://*.example.com", "*.example.org"},
+					AllowedMethods: []storagev1alpha1.CORSMethod{"GET", "PUT"}, AllowedHeaders: []string{"*"}, ExposeHeaders: []string{"ETag"},
+					MaxAgeSeconds: ptr.To[int32](600)},
+				{AllowedOrigins: []string{"*"}, AllowedMethods: []storagev1alpha1.CORSMethod{"HEAD"}},
+			}}
+			b.Spec.ObjectLock = &storagev1alpha1.ObjectLock{DefaultRetention: &storagev1alpha1.DefaultRetention{
+				Mode: storagev1alpha1.RetentionCompliance, Days: 30}}
+		}},
+		{name: "lifecycle rules S3 would refuse", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.Lifecycle = &storagev1alpha1.BucketLifecycle{Rules: []storagev1alpha1.LifecycleRule{
+				{ID: "a", Expiration: &storagev1alpha1.LifecycleExpiration{Days: ptr.To[int32](0)}},
+				{ID: "a", Expiration: &storagev1alpha1.LifecycleExpiration{Days: ptr.To[int32](1), Date: "2027-01-01"}},
+				{ID: "noon", Expiration: &storagev1alpha1.LifecycleExpiration{Date: "2027-01-01T12:00:00Z"}},
+				{ID: "nothing", Prefix: "x/"},
+				{ID: "tagged", Tags: []storagev1alpha1.Tag{{Key: "k", Value: "1"}, {Key: "k", Value: "2"}},
+					AbortIncompleteMultipartUploadDays: ptr.To[int32](2), NoncurrentVersionExpirationDays: ptr.To[int32](-1)},
+			}}
+		}, want: []string{
+			`spec.lifecycle.rules[0].expiration.days: Invalid value: 0: must be at least 1`,
+			`spec.lifecycle.rules[1].id: Duplicate value: "a"`,
+			`spec.lifecycle.rules[1].expiration: Invalid value: "days: 1, date: 2027-01-01": set exactly one of days and date`,
+			`spec.lifecycle.rules[2].expiration.date: Invalid value: "2027-01-01T12:00:00Z": must be a date (2027-01-01) or midnight UTC (2027-01-01T00:00:00Z), as S3 requires`,
+			`spec.lifecycle.rules[3]: Required value: a rule needs at least one action: expiration, noncurrentVersionExpirationDays or abortIncompleteMultipartUploadDays`,
+			`spec.lifecycle.rules[4].tags[1].key: Duplicate value: "k"`,
+			`spec.lifecycle.rules[4].noncurrentVersionExpirationDays: Invalid value: -1: must be at least 1`,
+			`spec.lifecycle.rules[4].abortIncompleteMultipartUploadDays: Invalid value: 2: S3 does not allow it in a rule filtered by tags (uploads have no tags): put it in a rule of its own`,
+		}},
+		{name: "CORS origins and methods S3 would not match", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.CORS = &storagev1alpha1.BucketCORS{Rules: []storagev1alpha1.CORSRule{
+				{AllowedOrigins: []string{"app.example.com", "https://*.*.example.com", "https://app.example.com/path", "ftp://x"},
+					AllowedMethods: []storagev1alpha1.CORSMethod{"GET", "PATCH", "GET"}, MaxAgeSeconds: ptr.To[int32](-1)},
+				{},
+			}}
+		}, want: []string{
+			`spec.cors.rules[0].allowedOrigins[0]: Invalid value: "app.example.com": must be "*" or an origin such as https://app.example.com, with at most one "*" (https://*.example.com)`,
+			`spec.cors.rules[0].allowedOrigins[1]: Invalid value: "https://*.*.example.com": must be "*" or an origin such as https://app.example.com, with at most one "*" (https://*.example.com)`,
+			`spec.cors.rules[0].allowedOrigins[2]: Invalid value: "https://app.example.com/path": must be "*" or an origin such as https://app.example.com, with at most one "*" (https://*.example.com)`,
+			`spec.cors.rules[0].allowedOrigins[3]: Invalid value: "ftp://x": must be "*" or an origin such as https://app.example.com, with at most one "*" (https://*.example.com)`,
+			`spec.cors.rules[0].allowedMethods[1]: Unsupported value: "PATCH": supported values: "GET", "PUT", "POST", "DELETE", "HEAD"`,
+			`spec.cors.rules[0].allowedMethods[2]: Duplicate value: "GET"`,
+			`spec.cors.rules[0].maxAgeSeconds: Invalid value: -1: must not be negative`,
+			`spec.cors.rules[1].allowedOrigins: Required value: name at least one origin, or "*"`,
+			`spec.cors.rules[1].allowedMethods: Required value: name at least one method`,
+		}},
+		{name: "object lock with suspended versioning", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.Versioning = storagev1alpha1.VersioningSuspended
+			b.Spec.ObjectLock = &storagev1alpha1.ObjectLock{DefaultRetention: &storagev1alpha1.DefaultRetention{Mode: "FOREVER", Days: 0}}
+		}, want: []string{
+			`spec.versioning: Invalid value: "Suspended": a bucket with objectLock is always versioned: use Enabled, or leave versioning out`,
+			`spec.objectLock.defaultRetention.mode: Unsupported value: "FOREVER": supported values: "GOVERNANCE", "COMPLIANCE"`,
+			`spec.objectLock.defaultRetention.days: Invalid value: 0: must be at least 1`,
+		}},
+
 		// Every problem at once, in field order.
 		{name: "all problems reported together", modify: func(b *storagev1alpha1.Bucket) {
 			b.Spec.BucketName = "xn--data"
@@ -387,6 +451,30 @@ func TestBucketValidateUpdate(t *testing.T) {
 			b.Spec.Policy = policy(`{"Statement":{"Resource":"arn:aws:s3:::other"}}`)
 		}, want: []string{
 			`spec.policy.Statement.Resource: Invalid value: "arn:aws:s3:::other": ` + otherBucketDetail,
+		}},
+		{name: "objectLock added", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.ObjectLock = &storagev1alpha1.ObjectLock{}
+		}, want: []string{
+			`spec.objectLock: Forbidden: cannot be set, changed or removed after creation: S3 sets object lock only when the bucket is created`,
+		}},
+		{name: "objectLock retention changed", old: func(b *storagev1alpha1.Bucket) {
+			b.Spec.ObjectLock = &storagev1alpha1.ObjectLock{DefaultRetention: &storagev1alpha1.DefaultRetention{Mode: "GOVERNANCE", Days: 1}}
+		}, modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.ObjectLock.DefaultRetention.Days = 2
+		}, want: []string{
+			`spec.objectLock: Forbidden: cannot be set, changed or removed after creation: S3 sets object lock only when the bucket is created`,
+		}},
+		{name: "objectLock removed", old: func(b *storagev1alpha1.Bucket) {
+			b.Spec.ObjectLock = &storagev1alpha1.ObjectLock{}
+		}, modify: func(b *storagev1alpha1.Bucket) { b.Spec.ObjectLock = nil }, want: []string{
+			`spec.objectLock: Forbidden: cannot be set, changed or removed after creation: S3 sets object lock only when the bucket is created`,
+		}},
+		{name: "lifecycle and versioning changed beside an object lock", old: func(b *storagev1alpha1.Bucket) {
+			b.Spec.ObjectLock = &storagev1alpha1.ObjectLock{}
+		}, modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.Versioning = storagev1alpha1.VersioningEnabled
+			b.Spec.Lifecycle = &storagev1alpha1.BucketLifecycle{Rules: []storagev1alpha1.LifecycleRule{
+				{ID: "x", NoncurrentVersionExpirationDays: ptr.To[int32](3)}}}
 		}},
 		// Rules are not applied again to fields that did not change, so an object admitted under
 		// older rules stays editable and deletable.

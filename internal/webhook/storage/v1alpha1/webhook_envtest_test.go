@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
@@ -180,6 +181,36 @@ var _ = Describe("Bucket admission", func() {
 		err := k8sClient.Update(ctx, b)
 		Expect(err).To(HaveOccurred())
 		Expect(kubectlMessage(err)).To(Equal(`The Bucket "data" is invalid: spec.contractName: Invalid value: "team-b": contractName cannot change (was team-a)`))
+	})
+
+	It("admits object lock at creation only, and never a change to it", func(ctx SpecContext) {
+		plain := newBucket(ns, "plain", "team-a-plain", "team-a")
+		Expect(k8sClient.Create(ctx, plain)).To(Succeed())
+		plain.Spec.ObjectLock = &storagev1alpha1.ObjectLock{}
+		err := k8sClient.Update(ctx, plain)
+		Expect(kubectlMessage(err)).To(Equal(`The Bucket "plain" is invalid: spec: Invalid value: ` +
+			`objectLock can be set only when the Bucket is created and cannot be removed: S3 sets object lock only when the bucket is created`))
+
+		locked := newBucket(ns, "locked", "team-a-locked", "team-a")
+		locked.Spec.ObjectLock = &storagev1alpha1.ObjectLock{DefaultRetention: &storagev1alpha1.DefaultRetention{
+			Mode: storagev1alpha1.RetentionGovernance, Days: 7}}
+		Expect(k8sClient.Create(ctx, locked)).To(Succeed())
+		locked.Spec.ObjectLock.DefaultRetention.Days = 1
+		err = k8sClient.Update(ctx, locked)
+		Expect(kubectlMessage(err)).To(Equal(`The Bucket "locked" is invalid: spec.objectLock: Invalid value: ` +
+			`objectLock cannot change: S3 sets object lock only when the bucket is created`))
+	})
+
+	It("refuses an expiration with both days and a date, and a date that is not midnight UTC, in the schema", func(ctx SpecContext) {
+		b := newBucket(ns, "dated", "team-a-dated", "team-a")
+		b.Spec.Lifecycle = &storagev1alpha1.BucketLifecycle{Rules: []storagev1alpha1.LifecycleRule{
+			{ID: "both", Expiration: &storagev1alpha1.LifecycleExpiration{Days: ptr.To[int32](1), Date: "2027-01-01"}},
+			{ID: "noon", Expiration: &storagev1alpha1.LifecycleExpiration{Date: "2027-01-01T12:00:00Z"}},
+		}}
+		err := k8sClient.Create(ctx, b)
+		Expect(kubectlMessage(err)).To(Equal(`The Bucket "dated" is invalid: ` +
+			"\n* " + `spec.lifecycle.rules[0].expiration: Invalid value: set exactly one of days and date` +
+			"\n* " + `spec.lifecycle.rules[1].expiration.date: Invalid value: "2027-01-01T12:00:00Z": must be a date (2027-01-01) or midnight UTC (2027-01-01T00:00:00Z), as S3 requires`))
 	})
 
 	It("validates changed fields on update", func(ctx SpecContext) {
