@@ -4,9 +4,10 @@
 # where setup-envtest cannot. Each binary is rebuilt only when its wrapper module changes: the
 # stamp next to it records a hash of the wrapper's go.mod and go.sum.
 #
-#   hack/tools/build.sh [kube-apiserver] [kubectl] [etcd] [versitygw] [dlv]
+#   hack/tools/build.sh [kube-apiserver] [kubectl] [etcd] [versitygw] [dlv] [ack-s3-controller]
 #
-# With no names it builds all but dlv, which only `make dev ARGS=--debug` needs and asks for.
+# With no names it builds all but dlv, which only `make dev ARGS=--debug` needs and asks for, and
+# ack-s3-controller (ACK's, the peer `make bench-scale` compares against), which only it asks for.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -20,9 +21,10 @@ tools=(
   "etcd|etcd|go.etcd.io/etcd/server/v3|v3.6.16|3"
   "versitygw|versitygw|github.com/versity/versitygw/cmd/versitygw|v1.8.0|3"
   "dlv|delve|github.com/go-delve/delve/cmd/dlv|v1.27.2|2"
+  "ack-s3-controller|ack-s3|github.com/aws-controllers-k8s/s3-controller/cmd/controller|v1.1.1|3"
 )
 # Built only when named.
-on_request=" dlv "
+on_request=" dlv ack-s3-controller "
 
 ldflags_for() {
   case "$1" in
@@ -32,7 +34,7 @@ ldflags_for() {
       local minor=${v#v1.}; minor=${minor%%.*}
       echo "-s -w -X $pkg.gitVersion=$v -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
       ;;
-    etcd|dlv) echo "-s -w" ;;
+    etcd|dlv|ack-s3-controller) echo "-s -w" ;;
     versitygw) echo "-s -w -X main.Version=$2" ;;
   esac
 }
