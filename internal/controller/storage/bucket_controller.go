@@ -751,11 +751,11 @@ const maxTagValue = 256
 // has already taken the bucket (made, adopted or being created), or "" when there is none. It
 // reads the API server, not the cache: the record another pass wrote a moment ago decides.
 func (r *BucketReconciler) otherClaimant(ctx context.Context, b *storagev1alpha1.Bucket) (string, error) {
-	var list storagev1alpha1.BucketList
-	if err := r.APIReader.List(ctx, &list, client.InNamespace(b.Namespace)); err != nil {
-		return "", fmt.Errorf("listing Buckets in %s: %w", b.Namespace, err)
+	list, err := index.BucketsNamingBucketUncached(ctx, r.APIReader, b.Namespace, b.Spec.BucketName)
+	if err != nil {
+		return "", err
 	}
-	for _, o := range list.Items {
+	for _, o := range list {
 		if o.UID == b.UID || o.Spec.ContractName != b.Spec.ContractName || o.Spec.BucketName != b.Spec.BucketName {
 			continue
 		}
