@@ -48,6 +48,7 @@ type steady struct {
 	s3     counts
 	api    counts
 	cpu    time.Duration
+	peak   float64 // S3 calls in the busiest second
 }
 
 // runOurs runs the operator's scenarios: Contracts, then the burst, steady state through two
@@ -218,12 +219,15 @@ func resyncTwice(ctx context.Context, s *servers, p *process, o options) (*stead
 	}
 	want := r0 + 2*float64(o.n)
 	deadline := time.Now().Add(3*o.resync + 2*time.Minute)
-	r := r0
+	r, peak, last := r0, 0.0, s.s3.snapshot().total()
 	for r < want && time.Now().Before(deadline) {
 		time.Sleep(time.Second)
 		if r, err = reconciles(ctx, p.metricsURL, "bucket"); err != nil {
 			return nil, err
 		}
+		// The busiest second shows whether resyncs come all at once or spread out.
+		now := s.s3.snapshot().total()
+		peak, last = max(peak, now-last), now
 	}
 	s3After, apiAfter, cpuAfter, err := snapshot(ctx, s, s.s3.snapshot, p)
 	if err != nil {
@@ -234,6 +238,7 @@ func resyncTwice(ctx context.Context, s *servers, p *process, o options) (*stead
 		s3:     s3After.minus(s3Before),
 		api:    apiAfter.minus(apiBefore),
 		cpu:    cpuAfter - cpuBefore,
+		peak:   peak,
 	}, nil
 }
 

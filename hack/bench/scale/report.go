@@ -144,11 +144,11 @@ func (r *report) details() []string {
 	if st := o.steady; st != nil {
 		resyncs := max(st.passes, 1e-9)
 		lines = append(lines, fmt.Sprintf(
-			"steady state (resync period %s, %.1f passes per Bucket): S3 reads %s and writes %s per Bucket per resync, API writes %.0f, CPU %.1fs per resync",
+			"steady state (resync period %s, %.1f passes per Bucket): S3 reads %s and writes %s per Bucket per resync, API writes %.0f, CPU %.1fs per resync, at most %.0f S3 calls in one second",
 			r.opts.resync, st.passes,
 			strconv.FormatFloat(st.s3.sum(func(k string) bool { return !isS3Write(k) })/float64(o.n)/resyncs, 'f', 1, 64),
 			strconv.FormatFloat(st.s3.sum(isS3Write)/float64(o.n)/resyncs, 'f', 1, 64),
-			st.api.total(), st.cpu.Seconds()/resyncs))
+			st.api.total(), st.cpu.Seconds()/resyncs, st.peak))
 		if st.api.total() > 0 {
 			lines = append(lines, "steady-state API writes: "+breakdown(st.api, 1))
 		}
