@@ -695,7 +695,8 @@ func (r *BucketReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&storagev1alpha1.Bucket{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Watches(&storagev1alpha1.Contract{}, handler.EnqueueRequestsFromMapFunc(r.bucketsOfContract)).
+		Watches(&storagev1alpha1.Contract{}, handler.EnqueueRequestsFromMapFunc(r.bucketsOfContract),
+			builder.WithPredicates(contractChangedForBuckets)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.bucketsOfSecret))
 	for _, u := range r.Users {
 		b = b.Watches(u.Object, handler.EnqueueRequestsFromMapFunc(u.Buckets),
