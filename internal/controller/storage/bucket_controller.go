@@ -161,7 +161,7 @@ func (r *BucketReconciler) reconcileNormal(ctx context.Context, b *storagev1alph
 	b.Status.Policy = policy
 	r.setReady(b, metav1.ConditionTrue, storagev1alpha1.ReasonAvailable,
 		fmt.Sprintf("Bucket %s exists with the ACL and policy of its spec", b.Spec.BucketName))
-	return ctrl.Result{RequeueAfter: r.ResyncPeriod}, nil
+	return ctrl.Result{RequeueAfter: resyncAfter(r.ResyncPeriod)}, nil
 }
 
 // connect opens the S3 endpoint of the Bucket's Contract, in the Bucket's namespace. When the

@@ -1,8 +1,11 @@
 package storage
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -34,4 +37,17 @@ func bucketsSeeChange(old, cur *storagev1alpha1.Contract) bool {
 	meta.RemoveStatusCondition(&a.Conditions, storagev1alpha1.InUseCondition)
 	meta.RemoveStatusCondition(&b.Conditions, storagev1alpha1.InUseCondition)
 	return !equality.Semantic.DeepEqual(a, b)
+}
+
+// resyncJitter is the share of the resync period added at random to each Bucket's next resync.
+// Buckets reconciled in the same moment (a burst, a restart of the manager, which passes over
+// every Bucket at once) would otherwise come back in the same moment every period, forever.
+const resyncJitter = 0.1
+
+// resyncAfter is when a Ready Bucket is looked at again: period, plus up to a tenth of it.
+func resyncAfter(period time.Duration) time.Duration {
+	if period <= 0 {
+		return 0
+	}
+	return wait.Jitter(period, resyncJitter)
 }
