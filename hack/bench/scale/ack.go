@@ -221,6 +221,7 @@ func runACK(ctx context.Context, s *servers, bin string, run ackRun, o options, 
 	}
 	defer func() { _ = p.Stop() }()
 	proc := &process{proc: p, metricsURL: "http://" + hostPort(metricsPort) + "/metrics"}
+	proc.watchMemory()
 	if err := waitOK(ctx, p, "http://"+hostPort(healthPort)+"/readyz", time.Minute); err != nil {
 		return nil, err
 	}
@@ -264,7 +265,7 @@ func runACK(ctx context.Context, s *servers, bin string, run ackRun, o options, 
 		return nil, err
 	}
 	logf("ack delete    %d of %d gone in %s", res.gone, o.n, res.delete.Round(10*time.Millisecond))
-	res.rss = proc.stats().peakRSS
+	res.rss, res.anon, res.file = proc.memory()
 	if res.gone < o.n {
 		// Let the namespace go without ACK: drop the finalizers of what is left.
 		for _, name := range names {

@@ -218,10 +218,13 @@ func gauge(ctx context.Context, metricsURL, metric, controller string) (float64,
 	return total, nil
 }
 
-// procStats is what /proc says of one process: CPU seconds used and peak resident memory.
+// procStats is what /proc says of one process: CPU seconds used, peak resident memory, and
+// what is resident now, split into anonymous memory (the heap, which grows with N) and pages of
+// the binary's own file (its code, the same at any N).
 type procStats struct {
-	cpu     time.Duration
-	peakRSS int64 // bytes
+	cpu        time.Duration
+	peakRSS    int64 // bytes
+	anon, file int64
 }
 
 // clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat: 100 on Linux.
@@ -246,9 +249,18 @@ func readProc(pid int) (procStats, error) {
 		return procStats{}, err
 	}
 	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		name, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch name {
+		case "VmHWM":
 			st.peakRSS = kb * 1024
+		case "RssAnon":
+			st.anon = kb * 1024
+		case "RssFile":
+			st.file = kb * 1024
 		}
 	}
 	return st, nil

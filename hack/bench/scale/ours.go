@@ -34,6 +34,8 @@ type result struct {
 	api     counts          // the controller's API writes during the burst
 	cpu     time.Duration   // the controller's CPU during the burst
 	rss     int64           // the controller's peak RSS over the whole run
+	anon    int64           // the peak of its anonymous part (heap, stacks)
+	file    int64           // the peak of its file-backed part (the binary's code)
 	steady  *steady
 	delete  time.Duration // first delete to last gone
 	gone    int
@@ -65,10 +67,6 @@ func runOurs(ctx context.Context, s *servers, managerBin string, o options) (*re
 	}
 	defer func() { _ = mgr.proc.Stop() }()
 	logf("manager       started (pid %d) with %v", mgr.proc.PID(), flags)
-	workers, err := gauge(ctx, mgr.metricsURL, "controller_runtime_max_concurrent_reconciles", "bucket")
-	if err != nil {
-		return nil, err
-	}
 
 	ns := "scale"
 	if err := s.stk.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
@@ -99,11 +97,17 @@ func runOurs(ctx context.Context, s *servers, managerBin string, o options) (*re
 			},
 		}})
 	}
-	res := &result{name: "object-storage-manager", n: o.n, workers: int(workers)}
+	res := &result{name: "object-storage-manager", n: o.n}
 	if err := burst(ctx, s, s.s3.snapshot, t, mgr, objs, names, "POST buckets", o.burstDeadline(), res); err != nil {
 		return nil, err
 	}
 	logf("burst         %d of %d Ready in %s", res.ready, o.n, res.burst.Round(10*time.Millisecond))
+	// Read once the controllers run (they set it when they start, after the cache syncs).
+	workers, err := gauge(ctx, mgr.metricsURL, "controller_runtime_max_concurrent_reconciles", "bucket")
+	if err != nil {
+		return nil, err
+	}
+	res.workers = int(workers)
 
 	if o.steady {
 		if res.steady, err = resyncTwice(ctx, s, mgr, o); err != nil {
@@ -116,7 +120,7 @@ func runOurs(ctx context.Context, s *servers, managerBin string, o options) (*re
 		return nil, err
 	}
 	logf("delete        %d of %d gone in %s", res.gone, o.n, res.delete.Round(10*time.Millisecond))
-	res.rss = mgr.stats().peakRSS
+	res.rss, res.anon, res.file = mgr.memory()
 	return res, nil
 }
 

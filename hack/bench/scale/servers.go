@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/dynamic"
@@ -84,6 +84,31 @@ func (s *servers) kubeconfig(name string, impersonate bool) (string, error) {
 type process struct {
 	proc       *localenv.Process
 	metricsURL string
+
+	mu                 sync.Mutex
+	peakAnon, peakFile int64
+}
+
+// watchMemory samples the process's resident memory four times a second until it exits, for
+// the peaks of its parts (VmHWM has only the peak of the sum).
+func (p *process) watchMemory() {
+	go func() {
+		for !p.proc.Exited() {
+			if st, err := readProc(p.proc.PID()); err == nil {
+				p.mu.Lock()
+				p.peakAnon, p.peakFile = max(p.peakAnon, st.anon), max(p.peakFile, st.file)
+				p.mu.Unlock()
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}()
+}
+
+// memory is the peak RSS and the peaks of its anonymous and file-backed parts.
+func (p *process) memory() (peak, anon, file int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stats().peakRSS, p.peakAnon, p.peakFile
 }
 
 // buildManager builds cmd/manager as shipped (`go build ./cmd/manager`) into dir.
@@ -127,6 +152,7 @@ func (s *servers) startManager(ctx context.Context, bin string, extra []string) 
 		return nil, err
 	}
 	proc := &process{proc: p, metricsURL: "http://" + hostPort(metricsPort) + "/metrics"}
+	proc.watchMemory()
 	if err := waitOK(ctx, p, "http://"+hostPort(healthPort)+"/readyz", time.Minute); err != nil {
 		_ = p.Stop()
 		return nil, err
@@ -162,8 +188,3 @@ func waitOK(ctx context.Context, p *localenv.Process, url string, timeout time.D
 }
 
 func hostPort(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
-
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
