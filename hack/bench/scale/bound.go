@@ -24,17 +24,17 @@ import (
 // bound is the physical bound of a burst on these servers, measured in the same run: what S3
 // and the API server take for the same work with nothing in between.
 type bound struct {
-	mix          []string // S3 calls per Bucket, in order
-	s3Rate       float64  // S3 calls per second at s3Workers
-	s3Workers    int
-	writes       int     // API writes per Bucket (the create included)
-	apiRate      float64 // writes per second at apiWorkers
-	apiWorkers   int
-	s3Time       time.Duration
-	apiTime      time.Duration
-	time         time.Duration // the larger of the two
-	s3Candidates map[int]float64
-	apiTried     map[int]float64
+	mix        []string // S3 calls per Bucket, in order
+	s3Rate     float64  // S3 calls per second at s3Workers
+	s3Workers  int
+	writes     int     // API writes per Bucket (the create included)
+	apiRate    float64 // writes per second at apiWorkers
+	apiWorkers int
+	s3Time     time.Duration
+	apiTime    time.Duration
+	time       time.Duration // the larger of the two
+	s3Tried    map[int]float64
+	apiTried   map[int]float64
 }
 
 // s3Ops are the calls a bucket's mix may hold, in the order a Bucket needs them.
@@ -197,7 +197,7 @@ func measureBound(ctx context.Context, s *servers, ours *result, accessKey, secr
 		logf("bound         S3 calls the bound does not make: %s", strings.Join(skipped, ", "))
 	}
 	var err error
-	if b.s3Rate, b.s3Workers, b.s3Candidates, err = measureS3(ctx, s, b.mix, ours.n, accessKey, secretKey); err != nil {
+	if b.s3Rate, b.s3Workers, b.s3Tried, err = measureS3(ctx, s, b.mix, ours.n, accessKey, secretKey); err != nil {
 		return nil, err
 	}
 	b.writes = max(1, int(math.Round(ours.api.total()/float64(ours.n))+1)) // + the create

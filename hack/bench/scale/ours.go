@@ -224,7 +224,7 @@ func resyncTwice(ctx context.Context, s *servers, p *process, o options) (*stead
 	want := r0 + 2*float64(o.n)
 	deadline := time.Now().Add(3*o.resync + 2*time.Minute)
 	r, peak, last := r0, 0.0, s.s3.snapshot().total()
-	for r < want && time.Now().Before(deadline) {
+	for r < want && time.Now().Before(deadline) && ctx.Err() == nil {
 		time.Sleep(time.Second)
 		if r, err = reconciles(ctx, p.metricsURL, "bucket"); err != nil {
 			return nil, err

@@ -25,13 +25,12 @@ import (
 // reference contract server), with a counting proxy in front of S3, and clients for them. The
 // operator and ACK run as processes of their own against them.
 type servers struct {
-	stk  *stack.Stack
-	s3   *s3Counter
-	dir  string
-	cfg  *rest.Config // the administrator, without client-side rate limits
-	cs   kubernetes.Interface
-	dyn  dynamic.Interface
-	stop []func()
+	stk *stack.Stack
+	s3  *s3Counter
+	dir string
+	cfg *rest.Config // the administrator, without client-side rate limits
+	cs  kubernetes.Interface
+	dyn dynamic.Interface
 }
 
 func startServers(ctx context.Context, dir string) (*servers, error) {
@@ -55,12 +54,7 @@ func startServers(ctx context.Context, dir string) (*servers, error) {
 	return s, nil
 }
 
-func (s *servers) close() {
-	for i := len(s.stop) - 1; i >= 0; i-- {
-		s.stop[i]()
-	}
-	s.stk.Stop()
-}
+func (s *servers) close() { s.stk.Stop() }
 
 // kubeconfig writes a kubeconfig for the administrator, or, with impersonate, for the
 // manager's ServiceAccount (the RBAC the operator ships, as in every suite).
