@@ -110,6 +110,12 @@ test-faults: tools ## Run the fault suite at full size (N buckets, RATE of calls
 bench: ## Run the benchmarks of the steady-state hot path (ACL and policy comparison per resync).
 	go test ./internal/objectstore/ -run='^$$' -bench=. -benchmem -count=5
 
+.PHONY: bench-scale
+bench-scale: tools ## Measure N Buckets (default 1000) against the servers' own bound and ACK's s3-controller; prints a table and a summary line, rewrites docs/performance.md (ARGS="-ack=off", "-max-concurrent-reconciles=16", ...).
+	@# ACK's s3-controller is built here only, from hack/tools/ack-s3 (the first time: about 3 minutes on 2 idle cores, 14 measured with other builds running).
+	@hack/tools/build.sh ack-s3-controller
+	PATH="$(BIN_DIR):$$PATH" OSM_BIN_DIR="$(BIN_DIR)" go run ./hack/bench/scale -n $(N) $(ARGS)
+
 ##@ Build
 
 .PHONY: build

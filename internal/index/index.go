@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
@@ -18,6 +19,10 @@ const (
 	// BucketContractField indexes Buckets by spec.contractName, so a Contract finds the Buckets
 	// that name it without listing the namespace.
 	BucketContractField = "spec.contractName"
+	// BucketNameField is spec.bucketName. The API server filters Buckets by it and by
+	// spec.contractName itself (selectable fields of the CRD), so the lookups that must read the
+	// API server rather than the cache get a few Buckets back, not the whole namespace.
+	BucketNameField = "spec.bucketName"
 	// ApplicationBucketField indexes Applications by the names of the Buckets they link
 	// (spec.buckets[].name), so a Bucket finds the Applications that link it.
 	ApplicationBucketField = "spec.buckets.name"
@@ -47,13 +52,43 @@ func BucketsNaming(ctx context.Context, reader client.Reader, namespace, contrac
 }
 
 // BucketsNamingUncached is BucketsNaming for a reader without the index, such as the API server
-// itself: it lists the namespace and filters.
+// itself, which filters by the selectable field.
 func BucketsNamingUncached(ctx context.Context, reader client.Reader, namespace, contract string) ([]string, error) {
-	var list storagev1alpha1.BucketList
-	if err := reader.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+	list, err := listSelected(ctx, reader, namespace, BucketContractField, contract)
+	if err != nil {
 		return nil, fmt.Errorf("listing Buckets in %q: %w", namespace, err)
 	}
-	return bucketNames(list.Items, contract), nil
+	return bucketNames(list, contract), nil
+}
+
+// BucketsNamingBucketUncached lists the Buckets in namespace whose spec.bucketName is bucket,
+// from a reader without an index, such as the API server itself, which filters by the
+// selectable field.
+func BucketsNamingBucketUncached(ctx context.Context, reader client.Reader, namespace, bucket string) ([]storagev1alpha1.Bucket, error) {
+	list, err := listSelected(ctx, reader, namespace, BucketNameField, bucket)
+	if err != nil {
+		return nil, fmt.Errorf("listing Buckets in %q: %w", namespace, err)
+	}
+	out := list[:0]
+	for _, b := range list {
+		if b.Spec.BucketName == bucket {
+			out = append(out, b)
+		}
+	}
+	return out, nil
+}
+
+// listSelected lists the Buckets in namespace whose field is value. Listing a whole namespace
+// for every new Bucket would cost O(N) each, O(N²) for a burst. An API server older than
+// Kubernetes 1.31 does not filter custom resources by field and refuses the selector: then the
+// whole namespace is listed, and callers filter.
+func listSelected(ctx context.Context, reader client.Reader, namespace, field, value string) ([]storagev1alpha1.Bucket, error) {
+	var list storagev1alpha1.BucketList
+	err := reader.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{field: value})
+	if apierrors.IsBadRequest(err) {
+		err = reader.List(ctx, &list, client.InNamespace(namespace))
+	}
+	return list.Items, err
 }
 
 func bucketNames(buckets []storagev1alpha1.Bucket, contract string) []string {

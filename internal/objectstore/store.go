@@ -82,9 +82,15 @@ type Config struct {
 	APIOptions []func(*middleware.Stack) error
 }
 
-// NewHTTPClient returns the client Stores share: each request bounded by timeout.
-func NewHTTPClient(timeout time.Duration) *http.Client {
-	return &http.Client{Timeout: timeout}
+// NewHTTPClient returns the client Stores share: each request bounded by timeout, and up to
+// conns idle connections kept per endpoint. net/http keeps two by default, so with more workers
+// than that calling one endpoint most calls would open (and leave in TIME_WAIT) a connection of
+// their own.
+func NewHTTPClient(timeout time.Duration, conns int) *http.Client {
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConnsPerHost = max(conns, 2)
+	transport.MaxIdleConns = max(transport.MaxIdleConns, transport.MaxIdleConnsPerHost)
+	return &http.Client{Timeout: timeout, Transport: transport}
 }
 
 // New returns a Store for one account on one endpoint. It is cheap: the connections live in

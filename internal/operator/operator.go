@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/smithy-go/middleware"
@@ -290,22 +291,28 @@ func SecretTransform(obj any) (any, error) {
 }
 
 // storeFactory opens S3 endpoints with one shared HTTP client, so connections are reused across
-// reconciles and every request is bounded.
+// reconciles and every request is bounded. It keeps one Store per endpoint and key pair (a
+// Contract's account), built once rather than on every pass.
 func storeFactory(opts Options) storagecontroller.StoreFactory {
 	timeout := opts.S3Timeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	httpClient := objectstore.NewHTTPClient(timeout)
+	// Every worker of the Bucket controller may call the same endpoint at once.
+	httpClient := objectstore.NewHTTPClient(timeout, max(opts.MaxConcurrentReconciles, 1))
+	stores := &storeCache{}
 	return func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Store {
-		return objectstore.New(objectstore.Config{
-			Endpoint:        endpoint,
-			Region:          region,
-			AccessKeyID:     accessKeyID,
-			SecretAccessKey: secretAccessKey,
-			HTTPClient:      httpClient,
-			MaxAttempts:     opts.S3MaxAttempts,
-			APIOptions:      append([]func(*middleware.Stack) error{metrics.CountS3}, opts.S3APIOptions...),
+		key := storeKey{endpoint, region, accessKeyID, secretAccessKey}
+		return stores.get(key, func() objectstore.Store {
+			return objectstore.New(objectstore.Config{
+				Endpoint:        endpoint,
+				Region:          region,
+				AccessKeyID:     accessKeyID,
+				SecretAccessKey: secretAccessKey,
+				HTTPClient:      httpClient,
+				MaxAttempts:     opts.S3MaxAttempts,
+				APIOptions:      append([]func(*middleware.Stack) error{metrics.CountS3}, opts.S3APIOptions...),
+			})
 		})
 	}
 }
@@ -316,11 +323,39 @@ func listerFactory(opts Options) func(endpoint, region, accessKeyID, secretAcces
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	httpClient := objectstore.NewHTTPClient(timeout)
+	httpClient := objectstore.NewHTTPClient(timeout, max(opts.MaxConcurrentReconciles, 1))
 	return func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Lister {
 		return objectstore.NewLister(objectstore.Config{Endpoint: endpoint, Region: region, AccessKeyID: accessKeyID,
 			SecretAccessKey: secretAccessKey, HTTPClient: httpClient, MaxAttempts: opts.S3MaxAttempts})
 	}
+}
+
+// storeKey is what a Store is for: an endpoint and a key pair. It is kept in memory only, as the
+// cached Secret it comes from is.
+type storeKey struct{ endpoint, region, accessKeyID, secretAccessKey string }
+
+// maxStores bounds storeCache: rotated keys leave entries behind, and when the cache is full it
+// starts again (a Store is cheap to build again; it is only not free on every pass).
+const maxStores = 1024
+
+// storeCache keeps the Stores of storeFactory.
+type storeCache struct {
+	mu     sync.Mutex
+	stores map[storeKey]objectstore.Store
+}
+
+func (c *storeCache) get(key storeKey, build func() objectstore.Store) objectstore.Store {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.stores[key]; ok {
+		return s
+	}
+	if c.stores == nil || len(c.stores) >= maxStores {
+		c.stores = map[storeKey]objectstore.Store{}
+	}
+	s := build()
+	c.stores[key] = s
+	return s
 }
 
 // NewContractAPIClient builds the generated client with a bearer token read from tokenFile on

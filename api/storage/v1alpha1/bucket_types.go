@@ -395,6 +395,8 @@ type BucketStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:selectablefield:JSONPath=`.spec.bucketName`
+// +kubebuilder:selectablefield:JSONPath=`.spec.contractName`
 
 // Bucket is an S3 bucket in the account of a Contract, with the ACL and policy its spec asks for.
 type Bucket struct {

@@ -189,7 +189,7 @@ func (r *BucketReconciler) reconcileNormal(ctx context.Context, b *storagev1alph
 		return ctrl.Result{}, reconcile.TerminalError(p.unsupported[0].err)
 	}
 	p.found = foundAvailable
-	return ctrl.Result{RequeueAfter: r.ResyncPeriod}, nil
+	return ctrl.Result{RequeueAfter: resyncAfter(r.ResyncPeriod)}, nil
 }
 
 // connect opens the S3 endpoint of the Bucket's Contract, in the Bucket's namespace. When the
@@ -661,7 +661,8 @@ func (r *BucketReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&storagev1alpha1.Bucket{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Watches(&storagev1alpha1.Contract{}, handler.EnqueueRequestsFromMapFunc(r.bucketsOfContract)).
+		Watches(&storagev1alpha1.Contract{}, handler.EnqueueRequestsFromMapFunc(r.bucketsOfContract),
+			builder.WithPredicates(contractChangedForBuckets)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.bucketsOfSecret))
 	for _, u := range r.Users {
 		b = b.Watches(u.Object, handler.EnqueueRequestsFromMapFunc(u.Buckets),
@@ -717,11 +718,11 @@ const maxTagValue = 256
 // has already taken the bucket (made, adopted or being created), or "" when there is none. It
 // reads the API server, not the cache: the record another pass wrote a moment ago decides.
 func (r *BucketReconciler) otherClaimant(ctx context.Context, b *storagev1alpha1.Bucket) (string, error) {
-	var list storagev1alpha1.BucketList
-	if err := r.APIReader.List(ctx, &list, client.InNamespace(b.Namespace)); err != nil {
-		return "", fmt.Errorf("listing Buckets in %s: %w", b.Namespace, err)
+	list, err := index.BucketsNamingBucketUncached(ctx, r.APIReader, b.Namespace, b.Spec.BucketName)
+	if err != nil {
+		return "", err
 	}
-	for _, o := range list.Items {
+	for _, o := range list {
 		if o.UID == b.UID || o.Spec.ContractName != b.Spec.ContractName || o.Spec.BucketName != b.Spec.BucketName {
 			continue
 		}

@@ -55,6 +55,9 @@ func fakeCluster(t *testing.T, objs ...client.Object) client.Client {
 		WithStatusSubresource(&storagev1alpha1.Contract{}, &storagev1alpha1.Bucket{}).
 		WithIndex(&storagev1alpha1.Bucket{}, index.BucketContractField, func(o client.Object) []string {
 			return []string{o.(*storagev1alpha1.Bucket).Spec.ContractName}
+		}).
+		WithIndex(&storagev1alpha1.Bucket{}, index.BucketNameField, func(o client.Object) []string {
+			return []string{o.(*storagev1alpha1.Bucket).Spec.BucketName}
 		}).Build()
 }
 

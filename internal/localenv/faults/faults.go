@@ -202,6 +202,12 @@ type Proxy struct {
 
 // NewProxy starts a proxy in front of target. Close it when done.
 func NewProxy(target string, inj *Injector) (*Proxy, error) {
+	return NewProxyWith(target, inj.Wrap)
+}
+
+// NewProxyWith starts a proxy in front of target whose requests pass through wrap first: an
+// Injector's Wrap, or a middleware that only counts (the scale benchmark's). Close it when done.
+func NewProxyWith(target string, wrap func(http.Handler) http.Handler) (*Proxy, error) {
 	u, err := url.Parse(target)
 	if err != nil {
 		return nil, fmt.Errorf("parsing %q: %w", target, err)
@@ -216,7 +222,7 @@ func NewProxy(target string, inj *Injector) (*Proxy, error) {
 			http.Error(w, "proxy: "+err.Error(), http.StatusBadGateway)
 		},
 	}
-	srv := httptest.NewServer(inj.Wrap(rp)) // httptest listens on 127.0.0.1
+	srv := httptest.NewServer(wrap(rp)) // httptest listens on 127.0.0.1
 	return &Proxy{URL: srv.URL, server: srv}, nil
 }
 

@@ -75,6 +75,10 @@ type Options struct {
 	// ManagerProcess runs the manager as its own process, built from cmd/manager as shipped,
 	// and StopManager kills it (SIGKILL) as a crash would; ManagerClient is then nil.
 	ManagerProcess bool
+	// S3Middleware, with versitygw, puts a proxy in front of S3 whose requests all pass through
+	// it, before S3Faults (if set) fails some: the scale benchmark counts the operator's calls
+	// there.
+	S3Middleware func(http.Handler) http.Handler
 }
 
 // Start brings up the control plane, versitygw and the contract server. The manager is started
@@ -281,8 +285,8 @@ func (s *statusRecorder) WriteHeader(code int) {
 // startS3 starts versitygw or Ceph RGW and returns the contract server backend over it.
 func (s *Stack) startS3(ctx context.Context, opts Options) (contractserver.Backend, error) {
 	if opts.RGW {
-		if opts.S3Faults != nil {
-			return nil, errors.New("S3Faults works with versitygw only")
+		if opts.S3Faults != nil || opts.S3Middleware != nil {
+			return nil, errors.New("S3Faults and S3Middleware work with versitygw only")
 		}
 		ceph, err := localenv.StartCeph(ctx, localenv.CephOptions{Dir: filepath.Join(s.dir, "ceph")})
 		if err != nil {
@@ -303,8 +307,16 @@ func (s *Stack) startS3(ctx context.Context, opts Options) (contractserver.Backe
 	}
 	s.S3 = S3Server{Endpoint: gw.Endpoint, Region: gw.Region, Direct: gw.Endpoint,
 		AdminAccessKey: gw.RootAccessKey, AdminSecretKey: gw.RootSecretKey, stop: gw.Stop}
-	if opts.S3Faults != nil {
-		proxy, err := faults.NewProxy(gw.Endpoint, opts.S3Faults)
+	if opts.S3Faults != nil || opts.S3Middleware != nil {
+		wrap := func(h http.Handler) http.Handler { return h }
+		if opts.S3Faults != nil {
+			wrap = opts.S3Faults.Wrap
+		}
+		if opts.S3Middleware != nil {
+			inner := wrap
+			wrap = func(h http.Handler) http.Handler { return opts.S3Middleware(inner(h)) }
+		}
+		proxy, err := faults.NewProxyWith(gw.Endpoint, wrap)
 		if err != nil {
 			return nil, err
 		}

@@ -39,13 +39,18 @@ func (r Reader) Get(_ context.Context, key client.ObjectKey, obj client.Object, 
 }
 
 // List returns the Objects of the list's item type, in the namespace the options name (all
-// namespaces when none); other options are not supported.
+// namespaces when none). A field selector is refused with 400 Bad Request, as an API server
+// older than Kubernetes 1.31 refuses one on a custom resource; label selectors are not
+// supported.
 func (r Reader) List(_ context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	if r.Err != nil {
 		return r.Err
 	}
 	o := (&client.ListOptions{}).ApplyOptions(opts)
-	if o.LabelSelector != nil || o.FieldSelector != nil {
+	if o.FieldSelector != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", o.FieldSelector))
+	}
+	if o.LabelSelector != nil {
 		return errors.New("webhooktest.Reader lists by namespace only")
 	}
 	items := reflect.ValueOf(list).Elem().FieldByName("Items")

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/index"
 	"github.com/object-storage-manager/object-storage-manager/internal/naming"
 )
 
@@ -102,12 +103,12 @@ func bucketWarnings(spec, old *storagev1alpha1.BucketSpec) admission.Warnings {
 // one may. (Two created at the same instant can both pass here; the controller then lets only
 // the first to record the bucket have it.)
 func (v *BucketValidator) checkBucketNameFree(ctx context.Context, b *storagev1alpha1.Bucket) (*field.Error, error) {
-	var list storagev1alpha1.BucketList
-	if err := v.Reader.List(ctx, &list, client.InNamespace(b.Namespace)); err != nil {
+	list, err := index.BucketsNamingBucketUncached(ctx, v.Reader, b.Namespace, b.Spec.BucketName)
+	if err != nil {
 		logf.FromContext(ctx).Error(err, "Listing the Buckets of the namespace")
-		return nil, apierrors.NewInternalError(fmt.Errorf("listing Buckets in %q: %w", b.Namespace, err))
+		return nil, apierrors.NewInternalError(err)
 	}
-	for _, o := range list.Items {
+	for _, o := range list {
 		if o.Name != b.Name && o.DeletionTimestamp == nil &&
 			o.Spec.ContractName == b.Spec.ContractName && o.Spec.BucketName == b.Spec.BucketName {
 			return field.Invalid(field.NewPath("spec", "bucketName"), b.Spec.BucketName, fmt.Sprintf(

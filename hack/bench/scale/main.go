@@ -1,0 +1,213 @@
+// Command scale is `make bench-scale`: how the operator behaves with N Buckets, on the real
+// servers of the test harness, against the physical bound of those servers and against ACK's
+// s3-controller, measured in the same run.
+//
+// The manager runs as its own process, built as shipped (go build ./cmd/manager), so its CPU
+// and memory are its own (read from /proc). S3 calls are counted at a proxy in front of the S3
+// server, API writes by the API server itself (apiserver_request_total). Scenarios:
+//
+//   - burst: N Buckets over 10 Ready Contracts, created at once; time until all are Ready;
+//   - steady state: every Bucket through two resyncs; what they cost;
+//   - delete: all N deleted; time until all are gone;
+//   - bound: the same S3 calls per Bucket from a plain aws-sdk-go-v2 client, and the same API
+//     writes per Bucket from a plain client, each at its best concurrency;
+//   - ACK: the same burst and deletion with ACK's s3-controller v1.1.1, at its defaults and at
+//     our concurrency.
+//
+// It prints a table and one summary line, and rewrites its section of docs/performance.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
+)
+
+type options struct {
+	n            int
+	contracts    int
+	concurrency  int // the manager's --max-concurrent-reconciles; 0 keeps its default
+	resync       time.Duration
+	steady       bool
+	managerFlags []string
+	ack          []string // "defaults", "same"
+	ackBin       string
+	ackTimeout   time.Duration
+	doc          string
+}
+
+// burstDeadline bounds the wait for a burst or a deletion of ours.
+func (o options) burstDeadline() time.Duration {
+	return 5*time.Minute + time.Duration(o.n)*100*time.Millisecond
+}
+
+// ackDeadline bounds ACK's; at its defaults (one worker) it may not finish, which is then
+// reported as such.
+func (o options) ackDeadline() time.Duration { return o.ackTimeout }
+
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, " ") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+func main() {
+	var o options
+	var managerFlags stringList
+	var ack string
+	flag.IntVar(&o.n, "n", 1000, "How many Buckets.")
+	flag.IntVar(&o.contracts, "contracts", 10, "How many Contracts the Buckets are spread over.")
+	flag.IntVar(&o.concurrency, "max-concurrent-reconciles", 0, "The manager's --max-concurrent-reconciles; 0 keeps its default.")
+	flag.DurationVar(&o.resync, "resync", 0, "The manager's --resync-period; 0 picks one long enough for the burst (30s, plus 30ms a Bucket).")
+	flag.BoolVar(&o.steady, "steady", true, "Measure the steady state (two resyncs); off saves their time when only the burst is compared.")
+	flag.Var(&managerFlags, "manager-flag", "An extra flag for the manager (repeatable).")
+	flag.StringVar(&ack, "ack", "defaults,same", `ACK runs: "defaults", "same" (our concurrency), both comma-separated, or "off".`)
+	flag.StringVar(&o.ackBin, "ack-bin", "", "ACK's s3-controller binary (default: ack-s3-controller in the harness's bin/; hack/tools/build.sh ack-s3-controller builds it).")
+	flag.DurationVar(&o.ackTimeout, "ack-timeout", 10*time.Minute, "How long an ACK burst or deletion may take before it is reported unfinished.")
+	flag.StringVar(&o.doc, "doc", "docs/performance.md", "The page whose section for this N is rewritten; empty writes none.")
+	flag.Parse()
+	o.managerFlags = managerFlags
+	if ack != "off" {
+		o.ack = strings.Split(ack, ",")
+	}
+	if o.resync == 0 {
+		o.resync = 30*time.Second + time.Duration(o.n)*30*time.Millisecond
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-scale:", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+func run(ctx context.Context, o options) error {
+	// ACK's HTTP client refuses a custom CA bundle, and nothing here needs one.
+	_ = os.Unsetenv("AWS_CA_BUNDLE")
+	// The harness's in-process servers (the contract server) log through controller-runtime.
+	ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+	root, err := localenv.ModuleRoot()
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "osm-bench-scale-")
+	if err != nil {
+		return err
+	}
+	machine := describeMachine()
+	logf("bench-scale   N=%d over %d Contracts; logs in %s", o.n, o.contracts, dir)
+
+	managerBin, err := buildManager(ctx, root, dir)
+	if err != nil {
+		return err
+	}
+	var ackModule string
+	if len(o.ack) > 0 {
+		if o.ackBin == "" {
+			if o.ackBin, err = localenv.Binary("ack-s3-controller"); err != nil {
+				return fmt.Errorf("%w (hack/tools/build.sh ack-s3-controller; make bench-scale does it)", err)
+			}
+		}
+		if ackModule, err = ackModuleDir(ctx, root); err != nil {
+			return err
+		}
+	}
+
+	s, err := startServers(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	logf("servers       kube-apiserver %s, S3 %s (counted at %s)", s.stk.Config.Host, s.stk.S3.Direct, s.stk.S3.Endpoint)
+
+	rep := &report{opts: o, machine: machine, started: time.Now()}
+	if rep.ours, err = runOurs(ctx, s, managerBin, o); err != nil {
+		return fmt.Errorf("our run: %w", err)
+	}
+	accessKey, secretKey, err := contractKeys(ctx, s.stk.Client, "scale", contractName(0))
+	if err != nil {
+		return err
+	}
+	if rep.bound, err = measureBound(ctx, s, rep.ours, accessKey, secretKey); err != nil {
+		return fmt.Errorf("measuring the bound: %w", err)
+	}
+	logf("bound         %s (S3 %s at %d, API %s at %d)", rep.bound.time.Round(10*time.Millisecond),
+		rep.bound.s3Time.Round(10*time.Millisecond), rep.bound.s3Workers, rep.bound.apiTime.Round(10*time.Millisecond), rep.bound.apiWorkers)
+
+	if len(o.ack) > 0 {
+		if err := installACKCRDs(ctx, s, ackModule); err != nil {
+			return err
+		}
+		for _, which := range o.ack {
+			r := ackRun{name: "defaults"}
+			switch which {
+			case "defaults":
+			case "same":
+				r = ackRun{name: fmt.Sprintf("concurrency %d", rep.oursConcurrency()),
+					flags: []string{fmt.Sprintf("--reconcile-default-max-concurrent-syncs=%d", rep.oursConcurrency())}}
+			default:
+				return fmt.Errorf("-ack: unknown run %q", which)
+			}
+			res, err := runACK(ctx, s, o.ackBin, r, o, accessKey, secretKey)
+			if err != nil {
+				logf("ack           %s could not run: %v", r.name, err)
+				res = &result{name: "ACK s3-controller " + r.name, n: o.n, note: "could not run: " + err.Error()}
+			}
+			rep.ack = append(rep.ack, res)
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	rep.print(os.Stdout)
+	if o.doc != "" {
+		path := o.doc
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(root, path)
+		}
+		if err := rep.writeDoc(path); err != nil {
+			return err
+		}
+		logf("docs          %s rewritten for N=%d", o.doc, o.n)
+	}
+	fmt.Println(rep.summary())
+	return nil
+}
+
+// contractKeys reads the keys of a Contract's account from its Secret, for the bound's client
+// and for ACK. They are never printed.
+func contractKeys(ctx context.Context, c client.Client, ns, contract string) (string, string, error) {
+	var obj storagev1alpha1.Contract
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: contract}, &obj); err != nil {
+		return "", "", err
+	}
+	var secret corev1.Secret
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: obj.Status.SecretName}, &secret); err != nil {
+		return "", "", err
+	}
+	ak, sk := string(secret.Data[storagev1alpha1.SecretKeyAccessKeyID]), string(secret.Data[storagev1alpha1.SecretKeySecretAccessKey])
+	if ak == "" || sk == "" {
+		return "", "", errors.New("the Contract's Secret holds no keys")
+	}
+	return ak, sk, nil
+}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv/stack"
+)
+
+// servers are the real servers of the test harness (kube-apiserver and etcd, versitygw, the
+// reference contract server), with a counting proxy in front of S3, and clients for them. The
+// operator and ACK run as processes of their own against them.
+type servers struct {
+	stk *stack.Stack
+	s3  *s3Counter
+	dir string
+	cfg *rest.Config // the administrator, without client-side rate limits
+	cs  kubernetes.Interface
+	dyn dynamic.Interface
+}
+
+func startServers(ctx context.Context, dir string) (*servers, error) {
+	s := &servers{s3: newS3Counter(), dir: dir}
+	stk, err := stack.Start(ctx, stack.Options{S3Middleware: s.s3.wrap})
+	if err != nil {
+		return nil, err
+	}
+	s.stk = stk
+	s.cfg = rest.CopyConfig(stk.Config)
+	// The benchmark's own client must not be what limits a burst.
+	s.cfg.QPS, s.cfg.Burst = -1, 0
+	if s.cs, err = kubernetes.NewForConfig(s.cfg); err != nil {
+		s.close()
+		return nil, err
+	}
+	if s.dyn, err = dynamic.NewForConfig(s.cfg); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *servers) close() { s.stk.Stop() }
+
+// kubeconfig writes a kubeconfig for the administrator, or, with impersonate, for the
+// manager's ServiceAccount (the RBAC the operator ships, as in every suite).
+func (s *servers) kubeconfig(name string, impersonate bool) (string, error) {
+	c := s.stk.Config
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["bench"] = &clientcmdapi.Cluster{Server: c.Host, CertificateAuthorityData: c.CAData}
+	user := &clientcmdapi.AuthInfo{ClientCertificateData: c.CertData, ClientKeyData: c.KeyData, Token: c.BearerToken}
+	if impersonate {
+		m := stack.ManagerConfig(c)
+		user.Impersonate, user.ImpersonateGroups = m.Impersonate.UserName, m.Impersonate.Groups
+	}
+	kc.AuthInfos["bench"] = user
+	kc.Contexts["bench"] = &clientcmdapi.Context{Cluster: "bench", AuthInfo: "bench"}
+	kc.CurrentContext = "bench"
+	path := filepath.Join(s.dir, name+".kubeconfig")
+	return path, clientcmd.WriteToFile(*kc, path)
+}
+
+// process is a controller running as its own process, measured through /proc.
+type process struct {
+	proc       *localenv.Process
+	metricsURL string
+
+	mu                 sync.Mutex
+	peakAnon, peakFile int64
+}
+
+// watchMemory samples the process's resident memory four times a second until it exits, for
+// the peaks of its parts (VmHWM has only the peak of the sum).
+func (p *process) watchMemory() {
+	go func() {
+		for !p.proc.Exited() {
+			if st, err := readProc(p.proc.PID()); err == nil {
+				p.mu.Lock()
+				p.peakAnon, p.peakFile = max(p.peakAnon, st.anon), max(p.peakFile, st.file)
+				p.mu.Unlock()
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}()
+}
+
+// memory is the peak RSS and the peaks of its anonymous and file-backed parts.
+func (p *process) memory() (peak, anon, file int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stats().peakRSS, p.peakAnon, p.peakFile
+}
+
+// buildManager builds cmd/manager as shipped (`go build ./cmd/manager`) into dir.
+func buildManager(ctx context.Context, root, dir string) (string, error) {
+	out := filepath.Join(dir, "manager")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/manager")
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the manager: %v\n%s", err, b)
+	}
+	return out, nil
+}
+
+// startManager runs the manager binary under the ServiceAccount the operator ships, with its
+// metrics on loopback over plain HTTP (so the benchmark can read its reconcile counts) and
+// without webhooks (ACK has none either; admission is not part of reconciling), plus extra flags.
+func (s *servers) startManager(ctx context.Context, bin string, extra []string) (*process, error) {
+	kubeconfig, err := s.kubeconfig("manager", true)
+	if err != nil {
+		return nil, err
+	}
+	metricsPort, err := localenv.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	healthPort, err := localenv.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{
+		"--kubeconfig=" + kubeconfig,
+		"--contract-api-url=" + s.stk.ContractAPI.URL,
+		"--contract-api-token-file=" + s.stk.ContractAPI.TokenFile,
+		"--enable-webhooks=false",
+		"--metrics-bind-address=" + hostPort(metricsPort),
+		"--metrics-insecure",
+		"--health-probe-bind-address=" + hostPort(healthPort),
+	}, extra...)
+	p, err := localenv.StartProcess("manager", filepath.Join(s.dir, "manager.log"), bin, args, nil)
+	if err != nil {
+		return nil, err
+	}
+	proc := &process{proc: p, metricsURL: "http://" + hostPort(metricsPort) + "/metrics"}
+	proc.watchMemory()
+	if err := waitOK(ctx, p, "http://"+hostPort(healthPort)+"/readyz", time.Minute); err != nil {
+		_ = p.Stop()
+		return nil, err
+	}
+	return proc, nil
+}
+
+func (p *process) stats() procStats {
+	st, err := readProc(p.proc.PID())
+	if err != nil {
+		return procStats{}
+	}
+	return st
+}
+
+// waitOK polls url until it answers 200 OK.
+func waitOK(ctx context.Context, p *localenv.Process, url string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if p.Exited() {
+			return fmt.Errorf("%s exited before it was ready: see %s", p.Name, p.LogPath)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("%s did not answer 200 OK within %s: see %s", url, timeout, p.LogPath)
+}
+
+func hostPort(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
