@@ -18,7 +18,7 @@ const (
 	readyBefore = "its credentials are in Secret"
 	readyAfter  = "its credentials live in Secret"
 	// controllerFile is the file the test edits, relative to the module.
-	controllerFile = "internal/controller/storage/contract_controller.go"
+	controllerFile = "internal/controller/storage/contract_conditions.go"
 	// reloadTimeout bounds one reload: a warm build and a restart take seconds.
 	reloadTimeout = 2 * time.Minute
 )
