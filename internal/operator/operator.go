@@ -180,6 +180,8 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 			List:    index.ApplicationsLinking,
 			Object:  &paasv1alpha1.Application{},
 			Buckets: paascontroller.BucketsOfApplication,
+			// An Application's backup retention is a lifecycle rule of its backup Bucket.
+			LifecycleRules: paascontroller.BackupRetentionRules,
 		}},
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Bucket controller: %w", err)

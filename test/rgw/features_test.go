@@ -12,10 +12,12 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
@@ -128,6 +130,53 @@ var _ = Describe("Bucket features on Ceph RGW", func() {
 		ready(ctx, b, func() []metav1.Condition { return b.Status.Conditions })
 		_, err = owner.GetBucketLifecycleConfiguration(ctx, &s3.GetBucketLifecycleConfigurationInput{Bucket: aws.String(b.Spec.BucketName)})
 		Expect(objectstore.ErrorCode(err)).To(Equal("NoSuchLifecycleConfiguration"))
+	})
+
+	It("keeps an Application's backups for its retention, as a lifecycle rule on the backup prefix", func(ctx SpecContext) {
+		b := create(ctx, "backups", storagev1alpha1.BucketSpec{Versioning: storagev1alpha1.VersioningEnabled,
+			Lifecycle: &storagev1alpha1.BucketLifecycle{Rules: []storagev1alpha1.LifecycleRule{
+				{ID: "tmp", Prefix: "tmp/", Expiration: &storagev1alpha1.LifecycleExpiration{Days: ptr.To[int32](1)}}}}})
+		app := &paasv1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+			Spec: paasv1alpha1.ApplicationSpec{Image: "registry.example/web:1", Buckets: []paasv1alpha1.BucketLink{{Name: "backups"}},
+				Backup: &paasv1alpha1.Backup{Bucket: "backups", Schedule: "@daily", Command: []string{"backup"}, Retention: "14d",
+					RequireVersionedBucket: true}}}
+		Expect(k8s.Create(ctx, app)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), app)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(app.Status.Conditions, paasv1alpha1.BackupScheduledCondition)).To(BeTrue(),
+				"a versioned bucket lets the backup run: %v", app.Status.Conditions)
+		}).Should(Succeed())
+		rules := func() map[string]types.LifecycleRule {
+			out, err := owner.GetBucketLifecycleConfiguration(ctx, &s3.GetBucketLifecycleConfigurationInput{Bucket: aws.String(b.Spec.BucketName)})
+			got := map[string]types.LifecycleRule{}
+			if err == nil {
+				for _, r := range out.Rules {
+					got[aws.ToString(r.ID)] = r
+				}
+			}
+			return got
+		}
+		Eventually(func(g Gomega) {
+			got := rules()
+			g.Expect(got).To(HaveKey("osm-backup-web"))
+			g.Expect(aws.ToString(got["osm-backup-web"].Filter.Prefix)).To(Equal("web/"))
+			g.Expect(aws.ToInt32(got["osm-backup-web"].Expiration.Days)).To(Equal(int32(14)))
+			g.Expect(got).To(HaveKey("tmp"), "the Bucket's own rule stays")
+		}).Should(Succeed())
+
+		By("dropping the rule when the retention goes")
+		Eventually(func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
+				return err
+			}
+			app.Spec.Backup.Retention = ""
+			return k8s.Update(ctx, app)
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			got := rules()
+			g.Expect(got).NotTo(HaveKey("osm-backup-web"))
+			g.Expect(got).To(HaveKey("tmp"))
+		}).Should(Succeed())
 	})
 
 	It("creates a bucket with object lock, which refuses the deletion of a locked version", func(ctx SpecContext) {

@@ -1,6 +1,9 @@
 package v1alpha1
 
 import (
+	"strconv"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -69,6 +72,19 @@ type Backup struct {
 	// suspend stops scheduling new backup runs; runs already started finish.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
+
+	// retention is how long each backup is kept, in days: "14d". The backup Bucket gets a
+	// lifecycle rule (id osm-backup-<name>) that expires the objects under the backup prefix
+	// after that long; a server without lifecycle rules says so in the Bucket's Ready.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[1-9][0-9]{0,4}d$`
+	Retention string `json:"retention,omitempty"`
+
+	// requireVersionedBucket holds the backup back (BackupScheduled=False, BucketNotVersioned)
+	// until the backup Bucket has versioning Enabled, so that a backup overwritten or deleted by
+	// a bad run keeps its old version.
+	// +optional
+	RequireVersionedBucket bool `json:"requireVersionedBucket,omitempty"`
 }
 
 // ApplicationSpec is the application to run and the Buckets it uses.
@@ -299,6 +315,19 @@ func (a *Application) BackupPrefixOrDefault() string {
 		return a.Spec.Backup.Prefix
 	}
 	return a.Name + "/"
+}
+
+// BackupRetentionDays is spec.backup.retention in days, 0 when none is set or it does not parse
+// (the schema admits only "<days>d").
+func (a *Application) BackupRetentionDays() int32 {
+	if a.Spec.Backup == nil || !strings.HasSuffix(a.Spec.Backup.Retention, "d") {
+		return 0
+	}
+	n, err := strconv.ParseInt(strings.TrimSuffix(a.Spec.Backup.Retention, "d"), 10, 32)
+	if err != nil || n < 1 {
+		return 0
+	}
+	return int32(n)
 }
 
 // BackupImageOrDefault is the image the backup runs.

@@ -44,6 +44,9 @@ const (
 	// ReasonBucketNotLinked: spec.backup.bucket is not one of spec.buckets (the webhook refuses
 	// this too).
 	ReasonBucketNotLinked = "BucketNotLinked"
+	// ReasonBucketNotVersioned: spec.backup.requireVersionedBucket is set and the backup
+	// Bucket does not have versioning Enabled.
+	ReasonBucketNotVersioned = "BucketNotVersioned"
 	// ReasonEnvNotAllowed: spec.env references a Secret or sets a name a link or the backup
 	// sets. The webhook refuses this; the controller refuses to write such pods too, since
 	// webhooks can be off and older objects stay stored.

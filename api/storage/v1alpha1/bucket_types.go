@@ -145,6 +145,10 @@ const (
 	VersioningSuspended VersioningStatus = "Suspended"
 )
 
+// GeneratedLifecycleRulePrefix starts the ids of lifecycle rules the operator adds to a bucket's
+// own (an Application's backup retention: osm-backup-<name>); a spec's rules may not use it.
+const GeneratedLifecycleRulePrefix = "osm-"
+
 // BucketLifecycle is a bucket's lifecycle configuration.
 type BucketLifecycle struct {
 	// rules are the lifecycle rules, each with a unique id.

@@ -264,6 +264,7 @@ func (r *ApplicationReconciler) resolveLink(ctx context.Context, namespace strin
 		Endpoint:        b.Status.Endpoint,
 		Region:          b.Status.Region,
 		SecretName:      secretName,
+		Versioning:      b.Status.Versioning,
 		accessKeyID:     keyID,
 		secretAccessKey: secretKey,
 	}, state, nil
@@ -359,6 +360,14 @@ func (r *ApplicationReconciler) syncCronJob(ctx context.Context, app *paasv1alph
 	target := backupTarget(app, links)
 	if target == nil {
 		return nil, nil, fmt.Errorf("backup bucket %q is linked but not resolved", backup.Bucket)
+	}
+	if backup.RequireVersionedBucket && target.Versioning != string(storagev1alpha1.VersioningEnabled) {
+		// A backup overwritten or deleted in an unversioned bucket is gone: none is written
+		// until the bucket keeps old versions. The Bucket's change wakes this Application.
+		existing, err := getOwned(ctx, r.Client, app, cj, "CronJob")
+		return existing, &condition{metav1.ConditionFalse, paasv1alpha1.ReasonBucketNotVersioned, fmt.Sprintf(
+			"spec.backup.requireVersionedBucket: Bucket %s does not have versioning Enabled (it shows %q); set its spec.versioning to Enabled",
+			backup.Bucket, target.Versioning)}, err
 	}
 	env := append(bucketEnv(links), backupEnv(*target, app.BackupPrefixOrDefault())...)
 	env = append(env, backupRunEnv()...)

@@ -22,6 +22,8 @@ type resolvedLink struct {
 	BucketName, Endpoint, Region string
 	// SecretName is the Contract's credentials Secret.
 	SecretName string
+	// Versioning is the bucket's versioning as its Bucket observed it ("" when never set).
+	Versioning string
 	// accessKeyID and secretAccessKey feed the checksum only; they never leave this process.
 	accessKeyID, secretAccessKey []byte
 }

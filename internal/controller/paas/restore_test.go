@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -98,6 +100,23 @@ var _ = Describe("Backup and restore", func() {
 			}
 			g.Expect(reasons).To(ContainElements("RestoreStarted", "RestoreSucceeded"))
 		}).Should(Succeed())
+	})
+
+	It("holds the backup back while its Bucket is not versioned, when asked to", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		readyContract(ctx, ns, "team")
+		readyBucket(ctx, ns, "photos", "team") // versitygw as the tests start it keeps no versions
+		app := newApp(ns, "web", func(s *paasv1alpha1.ApplicationSpec) {
+			s.Buckets = []paasv1alpha1.BucketLink{{Name: "photos"}}
+			s.Backup = &paasv1alpha1.Backup{Bucket: "photos", Schedule: "@daily", Command: backupCommand, RequireVersionedBucket: true}
+		})
+		Expect(k8s.Create(ctx, app)).To(Succeed())
+		cond := appCondition(ctx, app, paasv1alpha1.BackupScheduledCondition, metav1.ConditionFalse, paasv1alpha1.ReasonBucketNotVersioned)
+		Expect(cond.Message).To(ContainSubstring("Bucket photos does not have versioning Enabled"))
+		Consistently(func() bool {
+			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-backup"}, &batchv1.CronJob{})
+			return apierrors.IsNotFound(err)
+		}, 2*time.Second).Should(BeTrue(), "no backup runs into a bucket that keeps no old versions")
 	})
 
 	It("says why a restore cannot run, without starting one", func(ctx SpecContext) {

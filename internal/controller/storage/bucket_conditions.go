@@ -78,6 +78,10 @@ type bucketPass struct {
 	unsupported []unsupportedFeature
 	lockMissing bool
 
+	// generatedRules are the lifecycle rules the Bucket's users ask for (see
+	// BucketUsers.LifecycleRules).
+	generatedRules []storagev1alpha1.LifecycleRule
+
 	// usersListed says the users of the Bucket were listed (InUse is derived only then);
 	// users lists them, one entry per kind ("2 Applications: a, b").
 	usersListed bool

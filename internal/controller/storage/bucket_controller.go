@@ -58,6 +58,10 @@ type BucketUsers struct {
 	// is woken when a user comes or goes.
 	Object  client.Object
 	Buckets handler.MapFunc
+	// LifecycleRules, when set, returns the lifecycle rules those in namespace ask of the Bucket
+	// named bucket (an Application's backup retention), with ids that start with
+	// storagev1alpha1.GeneratedLifecycleRulePrefix; they are applied with the spec's.
+	LifecycleRules func(ctx context.Context, reader client.Reader, namespace, bucket string) ([]storagev1alpha1.LifecycleRule, error)
 }
 
 // BucketReconciler makes a bucket, with its ACL and policy, for each Bucket.
@@ -556,12 +560,20 @@ func (r *BucketReconciler) creationUnsettled(b *storagev1alpha1.Bucket, p *bucke
 	return ctrl.Result{RequeueAfter: waitingRetry(r.ResyncPeriod)}, nil
 }
 
-// listUsers records in the pass who uses the Bucket, one entry per kind.
+// listUsers records in the pass who uses the Bucket, one entry per kind, and the lifecycle
+// rules they ask for.
 func (r *BucketReconciler) listUsers(ctx context.Context, b *storagev1alpha1.Bucket, p *bucketPass) error {
 	for _, u := range r.Users {
 		names, err := u.List(ctx, r.Client, b.Namespace, b.Name)
 		if err != nil {
 			return err
+		}
+		if u.LifecycleRules != nil && len(names) > 0 {
+			rules, err := u.LifecycleRules(ctx, r.Client, b.Namespace, b.Name)
+			if err != nil {
+				return err
+			}
+			p.generatedRules = append(p.generatedRules, rules...)
 		}
 		if len(names) > 0 {
 			p.users = append(p.users, fmt.Sprintf("%s: %s", plural(len(names), u.Kind), strings.Join(names, ", ")))

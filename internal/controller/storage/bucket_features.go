@@ -36,7 +36,7 @@ func (r *BucketReconciler) syncFeatures(ctx context.Context, b *storagev1alpha1.
 			return err
 		}},
 		{"lifecycle", storagev1alpha1.ReasonLifecycleUnsupported, func() error {
-			l, err := r.syncLifecycle(ctx, b, store, applied)
+			l, err := r.syncLifecycle(ctx, b, store, applied, p.generatedRules)
 			if err == nil {
 				b.Status.Lifecycle = l
 			}
@@ -121,10 +121,15 @@ func (r *BucketReconciler) syncObjectLock(ctx context.Context, b *storagev1alpha
 	return toStatusObjectLock(observed), nil
 }
 
-// syncLifecycle writes the spec's lifecycle rules when the bucket's differ, deletes the rules a
-// spec no longer has, and returns the rules as observed.
-func (r *BucketReconciler) syncLifecycle(ctx context.Context, b *storagev1alpha1.Bucket, store objectstore.Store, applied bool) (*storagev1alpha1.BucketLifecycle, error) {
-	name, desired := b.Spec.BucketName, specLifecycle(b.Spec.Lifecycle)
+// syncLifecycle writes the spec's lifecycle rules, with those generated for the Bucket's users
+// (see BucketUsers.LifecycleRules), when the bucket's differ, deletes the rules no one asks for
+// any more, and returns the rules as observed.
+func (r *BucketReconciler) syncLifecycle(ctx context.Context, b *storagev1alpha1.Bucket, store objectstore.Store, applied bool,
+	generated []storagev1alpha1.LifecycleRule) (*storagev1alpha1.BucketLifecycle, error) {
+	name, desired := b.Spec.BucketName, specLifecycle(effectiveLifecycle(b.Spec.Lifecycle, generated))
+	// The generated rules change without the Bucket's generation: what was applied counts only
+	// while status shows them as they are now.
+	applied = applied && generatedRecorded(generated, b.Status.Lifecycle)
 	if desired == nil {
 		if b.Status.Lifecycle == nil {
 			return nil, nil // never managed: the bucket's rules are left as they are

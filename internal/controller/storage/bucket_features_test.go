@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -273,5 +274,66 @@ func TestRulesDroppedFromTheSpecAreDeletedAndUnmanagedOnesLeftAlone(t *testing.T
 	}
 	if calls := store.Calls()[before:]; slices.Contains(calls, "Lifecycle") || slices.Contains(calls, "DeleteLifecycle") {
 		t.Errorf("a Bucket without lifecycle in its spec touched the bucket's rules: %v", calls)
+	}
+}
+
+// The rules an Application asks for (its backup retention) are applied with the spec's, follow
+// their source when it changes though the Bucket's generation does not, and go with it.
+func TestGeneratedLifecycleRulesFollowTheirSource(t *testing.T) {
+	b := newTestBucket("backups", "ns-backups", storagev1alpha1.ReclaimPolicyRetain)
+	b.Finalizers = []string{Finalizer}
+	b.Spec.Lifecycle = &storagev1alpha1.BucketLifecycle{Rules: []storagev1alpha1.LifecycleRule{
+		{ID: "tmp", Prefix: "tmp/", Expiration: &storagev1alpha1.LifecycleExpiration{Days: ptr.To[int32](1)}},
+	}}
+	cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), b)
+	store := &fakes3.Store{Owner: "AK"}
+	r := bucketReconciler(cluster, store)
+	retention := int32(14)
+	users := []string{"web"}
+	r.Users = []BucketUsers{{Kind: "Application",
+		List: func(context.Context, client.Reader, string, string) ([]string, error) { return users, nil },
+		LifecycleRules: func(context.Context, client.Reader, string, string) ([]storagev1alpha1.LifecycleRule, error) {
+			if retention == 0 {
+				return nil, nil
+			}
+			return []storagev1alpha1.LifecycleRule{{ID: "osm-backup-web", Prefix: "web/",
+				Expiration: &storagev1alpha1.LifecycleExpiration{Days: ptr.To(retention)}}}, nil
+		}}}
+	serverRules := func() map[string]int32 {
+		out := map[string]int32{}
+		for _, rule := range store.Bucket("ns-backups").Lifecycle {
+			out[rule.ID] = rule.ExpirationDays
+		}
+		return out
+	}
+
+	if _, err := passes(t, r, b, 2); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := serverRules(), map[string]int32{"tmp": 1, "osm-backup-web": 14}; !maps.Equal(got, want) {
+		t.Errorf("server rules = %v, want %v", got, want)
+	}
+
+	retention = 30 // the Application's spec changed; the Bucket's did not
+	if _, err := passes(t, r, b, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := serverRules()["osm-backup-web"]; got != 30 {
+		t.Errorf("after the retention changed, the server's rule expires after %d days, want 30", got)
+	}
+
+	retention = 0 // retention removed
+	if _, err := passes(t, r, b, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := serverRules(), map[string]int32{"tmp": 1}; !maps.Equal(got, want) {
+		t.Errorf("after the retention went, server rules = %v, want %v", got, want)
+	}
+	before := len(store.Calls())
+	if _, err := passes(t, r, b, 2); err != nil {
+		t.Fatal(err)
+	}
+	if w := writes(store.Calls()[before:]); len(w) != 0 {
+		t.Errorf("resyncs wrote %v", w)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
@@ -102,6 +103,38 @@ func effectivePolicy(b *storagev1alpha1.Bucket, form *storagev1alpha1.BucketPoli
 }
 
 // specLifecycle is the normal form of the spec's lifecycle rules, each enabled; nil for none.
+// effectiveLifecycle is the spec's lifecycle with the generated rules added after its own; nil
+// when there are none at all.
+func effectiveLifecycle(spec *storagev1alpha1.BucketLifecycle, generated []storagev1alpha1.LifecycleRule) *storagev1alpha1.BucketLifecycle {
+	if len(generated) == 0 {
+		return spec
+	}
+	out := &storagev1alpha1.BucketLifecycle{}
+	if spec != nil {
+		out.Rules = append(out.Rules, spec.Rules...)
+	}
+	out.Rules = append(out.Rules, generated...)
+	return out
+}
+
+// generatedRecorded reports whether the rules status shows with the generated prefix are
+// exactly the generated ones.
+func generatedRecorded(generated []storagev1alpha1.LifecycleRule, status *storagev1alpha1.BucketLifecycle) bool {
+	var recorded []storagev1alpha1.LifecycleRule
+	if status != nil {
+		for _, r := range status.Rules {
+			if strings.HasPrefix(r.ID, storagev1alpha1.GeneratedLifecycleRulePrefix) {
+				recorded = append(recorded, r)
+			}
+		}
+	}
+	if len(recorded) == 0 && len(generated) == 0 {
+		return true
+	}
+	return objectstore.LifecyclesEqual(specLifecycle(&storagev1alpha1.BucketLifecycle{Rules: generated}),
+		specLifecycle(&storagev1alpha1.BucketLifecycle{Rules: recorded}))
+}
+
 func specLifecycle(l *storagev1alpha1.BucketLifecycle) []objectstore.LifecycleRule {
 	if l == nil {
 		return nil

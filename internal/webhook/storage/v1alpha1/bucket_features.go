@@ -66,6 +66,10 @@ func validateLifecycle(path *field.Path, rules []storagev1alpha1.LifecycleRule) 
 			errs = append(errs, field.Required(p.Child("id"), "name the rule"))
 		case seen[r.ID]:
 			errs = append(errs, field.Duplicate(p.Child("id"), r.ID))
+		case strings.HasPrefix(r.ID, storagev1alpha1.GeneratedLifecycleRulePrefix):
+			errs = append(errs, field.Invalid(p.Child("id"), r.ID, fmt.Sprintf(
+				"ids that start with %q are the operator's own (an Application's backup retention); choose another id",
+				storagev1alpha1.GeneratedLifecycleRulePrefix)))
 		}
 		seen[r.ID] = true
 		tagKeys := map[string]bool{}

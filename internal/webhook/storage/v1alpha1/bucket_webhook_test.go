@@ -329,6 +329,13 @@ func TestBucketValidateCreate(t *testing.T) {
 			`spec.lifecycle.rules[4].noncurrentVersionExpirationDays: Invalid value: -1: must be at least 1`,
 			`spec.lifecycle.rules[4].abortIncompleteMultipartUploadDays: Invalid value: 2: S3 does not allow it in a rule filtered by tags (uploads have no tags): put it in a rule of its own`,
 		}},
+		{name: "a lifecycle rule id the operator keeps for its own rules", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.Lifecycle = &storagev1alpha1.BucketLifecycle{Rules: []storagev1alpha1.LifecycleRule{
+				{ID: "osm-backup-web", Expiration: &storagev1alpha1.LifecycleExpiration{Days: ptr.To[int32](3)}},
+			}}
+		}, want: []string{
+			`spec.lifecycle.rules[0].id: Invalid value: "osm-backup-web": ids that start with "osm-" are the operator's own (an Application's backup retention); choose another id`,
+		}},
 		{name: "CORS origins and methods S3 would not match", modify: func(b *storagev1alpha1.Bucket) {
 			b.Spec.CORS = &storagev1alpha1.BucketCORS{Rules: []storagev1alpha1.CORSRule{
 				{AllowedOrigins: []string{"app.example.com", "https://*.*.example.com", "https://app.example.com/path", "ftp://x"},
