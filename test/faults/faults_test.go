@@ -129,13 +129,24 @@ func TestNothingLeaksDuplicatesOrWedgesUnderFaults(t *testing.T) {
 
 	// From here on the servers also refuse (403, 400) some requests, as they do when a
 	// permission or a setting is briefly wrong: a refusal is looked at again after the resync
-	// period, and must leak nothing either.
-	for _, inj := range []*faults.Injector{s3Faults, apiFaults} {
-		inj.SetKinds(append(slices.Clone(faults.Kinds), faults.Refusals...)...)
+	// period, and must leak nothing either. They stop before the wait for every resource to be
+	// Ready at once: a refused read honestly makes its resource not Ready until it looks again,
+	// and with a thousand resources some always would be.
+	refusals := func(on bool) {
+		kinds := slices.Clone(faults.Kinds)
+		if on {
+			kinds = append(kinds, faults.Refusals...)
+		}
+		for _, inj := range []*faults.Injector{s3Faults, apiFaults} {
+			inj.SetKinds(kinds...)
+		}
 	}
+	refusals(true)
 	deleteAll(sc, sc.buckets)
 	sc.createBuckets() // the Retain ones find their buckets again
+	refusals(false)
 	sc.waitReady()
+	refusals(true)
 	sc.checkReadyBucketsExist()
 	restarts += sc.restartDuring(func() {
 		deleteAll(sc, sc.buckets)
