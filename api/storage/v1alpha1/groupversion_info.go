@@ -22,7 +22,8 @@ var (
 )
 
 func addKnownTypes(scheme *runtime.Scheme) error {
-	scheme.AddKnownTypes(GroupVersion, &Contract{}, &ContractList{}, &Bucket{}, &BucketList{})
+	scheme.AddKnownTypes(GroupVersion, &Contract{}, &ContractList{}, &Bucket{}, &BucketList{},
+		&BucketAccess{}, &BucketAccessList{})
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil
 }

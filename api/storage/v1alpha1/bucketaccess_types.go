@@ -1,0 +1,234 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// AccessMode is what a BucketAccess's key may do in its bucket.
+// +kubebuilder:validation:Enum=ReadOnly;ReadWrite;WriteOnly
+type AccessMode string
+
+const (
+	// AccessReadOnly lists the bucket and reads its objects; it cannot write or delete.
+	AccessReadOnly AccessMode = "ReadOnly"
+	// AccessReadWrite lists, reads, writes and deletes objects; it cannot change the bucket
+	// itself (its ACL, policy or configuration) or touch another bucket.
+	AccessReadWrite AccessMode = "ReadWrite"
+	// AccessWriteOnly puts objects and never reads, lists or deletes them: what a backup job
+	// should hold, so that a leaked key cannot read or destroy earlier backups.
+	AccessWriteOnly AccessMode = "WriteOnly"
+)
+
+// KeyRotation says how often a BucketAccess gets a new key.
+type KeyRotation struct {
+	// period is how long a key is handed out before a new one replaces it, as a duration such
+	// as "720h". At least one minute.
+	// +required
+	Period metav1.Duration `json:"period"`
+
+	// overlap is how long the previous key keeps working after the new one is in the Secret,
+	// so consumers that read it late do not fail. Shorter than period; defaults to a tenth of
+	// period, at most one hour.
+	// +optional
+	Overlap *metav1.Duration `json:"overlap,omitempty"`
+}
+
+// BucketAccessSpec asks for credentials that reach one Bucket, and only that Bucket.
+type BucketAccessSpec struct {
+	// bucket is the Bucket, in this namespace, the credentials are for. It cannot change.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$')",message="must be the name of a Bucket in this namespace: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",messageExpression="'bucket cannot change (was ' + oldSelf + ')'"
+	Bucket string `json:"bucket"`
+
+	// access is what the credentials may do: ReadOnly, ReadWrite or WriteOnly.
+	// +required
+	Access AccessMode `json:"access"`
+
+	// secretName is the Secret, in this namespace, that receives the credentials. Defaults to
+	// "<name>-credentials". It cannot change.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",messageExpression="'secretName cannot change (was ' + oldSelf + ')'"
+	SecretName string `json:"secretName,omitempty"`
+
+	// rotation, when set, replaces the key every period. Without it a key is replaced only when
+	// the annotation storage.osm.dev/rotate-key changes value.
+	// +optional
+	Rotation *KeyRotation `json:"rotation,omitempty"`
+}
+
+// RetiringKey is a key that was replaced and still works until revokeAfter.
+type RetiringKey struct {
+	// accessKeyID is the key's public half.
+	AccessKeyID string `json:"accessKeyID"`
+	// revokeAfter is when the operator revokes it.
+	RevokeAfter metav1.Time `json:"revokeAfter"`
+}
+
+// PendingKey is a key being issued: recorded before the provider is asked, so a lost answer is
+// asked for again with the same idempotency key rather than issuing a second key.
+type PendingKey struct {
+	// idempotencyKey is what the provider is asked with.
+	IdempotencyKey string `json:"idempotencyKey"`
+	// accessKeyID is the key's public half, once the provider has answered.
+	// +optional
+	AccessKeyID string `json:"accessKeyID,omitempty"`
+	// trigger is the value of the rotate-key annotation this rotation answers, if any.
+	// +optional
+	Trigger string `json:"trigger,omitempty"`
+}
+
+// BucketAccessStatus is what the operator issued and checked.
+type BucketAccessStatus struct {
+	// bucketName is the S3 bucket the credentials reach.
+	// +optional
+	BucketName string `json:"bucketName,omitempty"`
+
+	// secretName is the Secret that holds the credentials.
+	// +optional
+	SecretName string `json:"secretName,omitempty"`
+
+	// principalRequested is set before the provider is first asked for this BucketAccess's
+	// principal, so a deletion finds a principal whose answer was lost.
+	// +optional
+	PrincipalRequested bool `json:"principalRequested,omitempty"`
+
+	// principalID is the provider's identifier of the principal that holds the keys.
+	// +optional
+	PrincipalID string `json:"principalID,omitempty"`
+
+	// policyPrincipal is how the Bucket's policy names the principal, as the provider reports
+	// it; the Bucket's controller adds a statement for it.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	PolicyPrincipal *runtime.RawExtension `json:"policyPrincipal,omitempty"`
+
+	// accessKeyID is the public half of the key in the Secret.
+	// +optional
+	AccessKeyID string `json:"accessKeyID,omitempty"`
+
+	// keyIssuedAt is when that key was written to the Secret.
+	// +optional
+	KeyIssuedAt *metav1.Time `json:"keyIssuedAt,omitempty"`
+
+	// keysIssued counts the keys issued so far; it names the next rotation.
+	// +optional
+	KeysIssued int32 `json:"keysIssued,omitempty"`
+
+	// pendingKey is a rotation under way: a new key that is not in the Secret yet.
+	// +optional
+	PendingKey *PendingKey `json:"pendingKey,omitempty"`
+
+	// retiringKeys are replaced keys that still work until their time is up.
+	// +optional
+	// +listType=atomic
+	RetiringKeys []RetiringKey `json:"retiringKeys,omitempty"`
+
+	// rotatedFor is the last value of the rotate-key annotation that was acted on.
+	// +optional
+	RotatedFor string `json:"rotatedFor,omitempty"`
+
+	// observedGeneration is the generation of the spec this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions: Ready, and AccessVerified with what the key itself was checked to do.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=osm
+// +kubebuilder:printcolumn:name="Bucket",type=string,JSONPath=`.spec.bucket`
+// +kubebuilder:printcolumn:name="Access",type=string,JSONPath=`.spec.access`
+// +kubebuilder:printcolumn:name="Secret",type=string,JSONPath=`.status.secretName`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Verified",type=string,JSONPath=`.status.conditions[?(@.type=="AccessVerified")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:selectablefield:JSONPath=`.spec.bucket`
+
+// BucketAccess is a set of credentials that reach one Bucket with the access its spec names,
+// held by a principal of the Bucket's Contract's account that has no rights of its own: every
+// right comes from a statement the operator adds to the bucket's policy.
+type BucketAccess struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is the standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is what the user asks for.
+	// +required
+	Spec BucketAccessSpec `json:"spec"`
+
+	// status is what the controller issued and observed.
+	// +optional
+	Status BucketAccessStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// BucketAccessList is a list of BucketAccesses.
+type BucketAccessList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []BucketAccess `json:"items"`
+}
+
+// SecretNameOrDefault is the Secret that receives the credentials.
+func (a *BucketAccess) SecretNameOrDefault() string {
+	if a.Spec.SecretName != "" {
+		return a.Spec.SecretName
+	}
+	return a.Name + "-credentials"
+}
+
+// OverlapOrDefault is how long a replaced key keeps working.
+func (r *KeyRotation) OverlapOrDefault() metav1.Duration {
+	if r.Overlap != nil {
+		return *r.Overlap
+	}
+	return metav1.Duration{Duration: min(r.Period.Duration/10, 3600e9)}
+}
+
+// Keys and labels of a BucketAccess's Secret, beyond the AWS_* keys of a Contract's.
+const (
+	// SecretKeyBucketName holds the bucket's name, so a client needs nothing else.
+	SecretKeyBucketName = "BUCKET_NAME"
+	// BucketAccessLabel is set on a BucketAccess's Secret with the BucketAccess's name.
+	BucketAccessLabel = "storage.osm.dev/bucket-access"
+	// RotateKeyAnnotation on a BucketAccess: a new value asks for a new key now.
+	RotateKeyAnnotation = "storage.osm.dev/rotate-key"
+)
+
+// Conditions and reasons of a BucketAccess.
+const (
+	// AccessVerifiedCondition is True when the key in the Secret was checked, with itself,
+	// to do what its access allows and, where it matters, refused what it does not.
+	AccessVerifiedCondition = "AccessVerified"
+
+	// ReasonBucketNotFound: the BucketAccess names a Bucket that does not exist in its namespace.
+	ReasonBucketNotFound = "BucketNotFound"
+	// ReasonBucketNotReady: the Bucket exists but is not Ready, so its policy cannot carry
+	// the access yet.
+	ReasonBucketNotReady = "BucketNotReady"
+	// ReasonVerified: the key did what its access allows and was refused what it does not.
+	ReasonVerified = "Verified"
+	// ReasonPolicyPending: the key works but the bucket's policy does not grant it yet.
+	ReasonPolicyPending = "PolicyPending"
+	// ReasonAccessMismatch: the key could do something its access does not allow (or could
+	// not do what it should), so it is not handed out.
+	ReasonAccessMismatch = "AccessMismatch"
+	// ReasonPrincipalsUnsupported: the provider cannot make principals for this contract.
+	ReasonPrincipalsUnsupported = "PrincipalsUnsupported"
+)
