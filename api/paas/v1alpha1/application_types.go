@@ -6,10 +6,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 )
 
 // BucketLink links a Bucket to the Application: its containers get the bucket's name, endpoint,
-// region and credentials as environment variables that start with envPrefix.
+// region and credentials as environment variables that start with envPrefix. The credentials
+// are those of a BucketAccess the operator makes for the link, with the link's access; never the
+// keys of the Bucket's Contract.
 type BucketLink struct {
 	// name is the Bucket, in the Application's namespace, to link.
 	// +required
@@ -25,6 +29,13 @@ type BucketLink struct {
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern=`^[A-Z_][A-Z0-9_]*$`
 	EnvPrefix string `json:"envPrefix,omitempty"`
+
+	// access is what the link's credentials may do in the Bucket: ReadOnly, ReadWrite or
+	// WriteOnly. The operator makes a BucketAccess with this access for the link, owned by the
+	// Application, and the containers get its keys. Defaults to ReadWrite.
+	// +optional
+	// +kubebuilder:default=ReadWrite
+	Access storagev1alpha1.AccessMode `json:"access,omitempty"`
 }
 
 // Backup runs a command on a schedule, with the environment of a linked Bucket, to copy the
@@ -42,10 +53,12 @@ type Backup struct {
 	// +kubebuilder:validation:MaxLength=128
 	Schedule string `json:"schedule"`
 
-	// command is the backup's entrypoint with its arguments. It finds the bucket in the
-	// link's environment variables and the key prefix to write under in BACKUP_PREFIX; each run
-	// should write under BACKUP_SNAPSHOT_PREFIX (BACKUP_PREFIX, the run's Job name and "/"), so
-	// every run is a snapshot that can be restored on its own.
+	// command is the backup's entrypoint with its arguments. It finds the bucket in
+	// BACKUP_BUCKET and the key prefix to write under in BACKUP_PREFIX; each run should write
+	// under BACKUP_SNAPSHOT_PREFIX (BACKUP_PREFIX, the run's Job name and "/"), so every run is a
+	// snapshot that can be restored on its own. AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY hold
+	// the keys of the backup's own WriteOnly BucketAccess: they put objects and cannot list, read
+	// or delete them, so a run writes new keys and never lists what is there.
 	// +required
 	// +kubebuilder:validation:MinItems=1
 	// +listType=atomic
@@ -53,7 +66,8 @@ type Backup struct {
 
 	// restoreCommand is the entrypoint of a restore, with its arguments. It runs in a Job when
 	// the annotation paas.osm.dev/restore names a snapshot, with the backup's environment and
-	// RESTORE_SNAPSHOT and RESTORE_PREFIX (where that snapshot's objects are).
+	// RESTORE_SNAPSHOT and RESTORE_PREFIX (where that snapshot's objects are); its AWS_* keys are
+	// those of a ReadOnly BucketAccess of the backup Bucket.
 	// +optional
 	// +listType=atomic
 	RestoreCommand []string `json:"restoreCommand,omitempty"`
@@ -281,6 +295,15 @@ func (l BucketLink) EnvPrefixOrDefault() string {
 		return l.EnvPrefix
 	}
 	return DefaultEnvPrefix(l.Name)
+}
+
+// AccessOrDefault is what the link's credentials may do: spec.buckets[].access, ReadWrite when
+// unset (an Application stored before the field existed).
+func (l BucketLink) AccessOrDefault() storagev1alpha1.AccessMode {
+	if l.Access != "" {
+		return l.Access
+	}
+	return storagev1alpha1.AccessReadWrite
 }
 
 // DefaultEnvPrefix derives an environment variable prefix from a Bucket's name: upper case,

@@ -3,11 +3,11 @@ package v1alpha1
 // Condition types of an Application.
 const (
 	// ReadyCondition summarises an Application: True when its Deployment is available and every
-	// linked Bucket is Ready.
+	// linked Bucket, and the BucketAccess of each link, is Ready.
 	ReadyCondition = "Ready"
 
-	// BucketsReadyCondition is True when every linked Bucket is Ready and its credentials can be
-	// injected; otherwise its message names the Buckets that are not.
+	// BucketsReadyCondition is True when every linked Bucket is Ready and so is the BucketAccess
+	// that holds the link's credentials; otherwise its message names the links that are not.
 	BucketsReadyCondition = "BucketsReady"
 
 	// BackupScheduledCondition is True when spec.backup is set and its CronJob is scheduled.
@@ -25,9 +25,11 @@ const (
 	// ReasonDeploymentProgressing: the Deployment has not yet observed its latest spec (a
 	// rollout is starting).
 	ReasonDeploymentProgressing = "DeploymentProgressing"
-	// ReasonBucketsNotReady: a linked Bucket does not exist, is not Ready, or its Contract's
-	// credentials are not there yet.
+	// ReasonBucketsNotReady: a linked Bucket does not exist or is not Ready.
 	ReasonBucketsNotReady = "BucketsNotReady"
+	// ReasonBucketAccessNotReady: every linked Bucket is Ready, and the BucketAccess that holds
+	// a link's (or the backup's) credentials has no working key in its Secret yet.
+	ReasonBucketAccessNotReady = "BucketAccessNotReady"
 	// ReasonBucketsReady: every linked Bucket is Ready.
 	ReasonBucketsReady = "BucketsReady"
 	// ReasonNoBuckets: the Application links no Bucket.

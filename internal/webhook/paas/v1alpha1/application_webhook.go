@@ -61,9 +61,9 @@ type ApplicationDefaulter struct{}
 
 var _ admission.Defaulter[*paasv1alpha1.Application] = &ApplicationDefaulter{}
 
-// Default sets port 8080, one replica, each link's envPrefix from its Bucket's name, and the
-// backup's prefix to "<name>/". Written into the object, a derived envPrefix stays what the
-// application was given even if the derivation changes.
+// Default sets port 8080, one replica, each link's envPrefix from its Bucket's name and its
+// access to ReadWrite, and the backup's prefix to "<name>/". Written into the object, a derived
+// envPrefix stays what the application was given even if the derivation changes.
 //
 // An Application created with only metadata.generateName may reach the webhook before it has a
 // name; then the backup prefix stays empty and the controller uses the same default.
@@ -78,6 +78,7 @@ func (d *ApplicationDefaulter) Default(_ context.Context, app *paasv1alpha1.Appl
 		if app.Spec.Buckets[i].EnvPrefix == "" {
 			app.Spec.Buckets[i].EnvPrefix = paasv1alpha1.DefaultEnvPrefix(app.Spec.Buckets[i].Name)
 		}
+		app.Spec.Buckets[i].Access = app.Spec.Buckets[i].AccessOrDefault()
 	}
 	if b := app.Spec.Backup; b != nil && b.Prefix == "" && app.Name != "" {
 		b.Prefix = app.BackupPrefixOrDefault()

@@ -27,7 +27,7 @@ func validApp() *paasv1alpha1.Application {
 			Image:    "registry.example/web:1",
 			Port:     8080,
 			Replicas: ptr.To(int32(1)),
-			Buckets:  []paasv1alpha1.BucketLink{{Name: "photos", EnvPrefix: "PHOTOS_"}},
+			Buckets:  []paasv1alpha1.BucketLink{{Name: "photos", EnvPrefix: "PHOTOS_", Access: storagev1alpha1.AccessReadWrite}},
 			Backup:   &paasv1alpha1.Backup{Bucket: "photos", Schedule: "0 3 * * *", Command: []string{"backup"}, Prefix: "web/"},
 		},
 	}
@@ -60,8 +60,14 @@ func TestApplicationDefault(t *testing.T) {
 			a.Spec.Buckets = []paasv1alpha1.BucketLink{{Name: "photos"}, {Name: "user-uploads"}, {Name: "2024", EnvPrefix: "OLD_"}}
 			a.Spec.Backup.Prefix = ""
 		}, want: func(a *paasv1alpha1.Application) {
-			a.Spec.Buckets = []paasv1alpha1.BucketLink{{Name: "photos", EnvPrefix: "PHOTOS_"},
-				{Name: "user-uploads", EnvPrefix: "USER_UPLOADS_"}, {Name: "2024", EnvPrefix: "OLD_"}}
+			a.Spec.Buckets = []paasv1alpha1.BucketLink{{Name: "photos", EnvPrefix: "PHOTOS_", Access: "ReadWrite"},
+				{Name: "user-uploads", EnvPrefix: "USER_UPLOADS_", Access: "ReadWrite"}, {Name: "2024", EnvPrefix: "OLD_", Access: "ReadWrite"}}
+		}},
+		{name: "an access set stays", in: func(a *paasv1alpha1.Application) {
+			a.Spec.Buckets = []paasv1alpha1.BucketLink{{Name: "photos", Access: "ReadOnly"}, {Name: "logs", Access: "WriteOnly"}}
+		}, want: func(a *paasv1alpha1.Application) {
+			a.Spec.Buckets = []paasv1alpha1.BucketLink{{Name: "photos", EnvPrefix: "PHOTOS_", Access: "ReadOnly"},
+				{Name: "logs", EnvPrefix: "LOGS_", Access: "WriteOnly"}}
 		}},
 		{name: "zero replicas stay zero", in: func(a *paasv1alpha1.Application) { a.Spec.Replicas = ptr.To(int32(0)) },
 			want: func(a *paasv1alpha1.Application) { a.Spec.Replicas = ptr.To(int32(0)) }},

@@ -40,7 +40,7 @@ var _ = Describe("Application webhooks", func() {
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(app), stored)).To(Succeed())
 		Expect(stored.Spec.Port).To(Equal(int32(8080)))
 		Expect(stored.Spec.Replicas).To(Equal(ptr.To(int32(1))))
-		Expect(stored.Spec.Buckets).To(Equal([]paasv1alpha1.BucketLink{{Name: "photos", EnvPrefix: "PHOTOS_"}}))
+		Expect(stored.Spec.Buckets).To(Equal([]paasv1alpha1.BucketLink{{Name: "photos", EnvPrefix: "PHOTOS_", Access: storagev1alpha1.AccessReadWrite}}))
 		Expect(stored.Spec.Backup.Prefix).To(Equal("web/"))
 	})
 
