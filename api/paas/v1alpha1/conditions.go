@@ -57,7 +57,8 @@ const (
 	// serve (--ingress-domains); no Ingress is made for it.
 	ReasonHostNotAllowed = "HostNotAllowed"
 	// ReasonResourceConflict: an object the Application needs (Deployment, Service, Ingress,
-	// CronJob) exists with its name and belongs to something else; it is never taken over.
+	// CronJob, BucketAccess) exists with its name and belongs to something else; it is never
+	// taken over.
 	ReasonResourceConflict = "ResourceConflict"
 	// ReasonChildRejected: the API server refused a child the spec describes (for example an
 	// environment variable name or resource requests it does not accept); the message is its own.

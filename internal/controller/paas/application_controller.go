@@ -64,19 +64,23 @@ type ApplicationReconciler struct {
 	IngressDomains []string
 	// IngressClass is set on the Ingresses; empty leaves the class to the cluster.
 	IngressClass string
-	// Listers read the backup bucket with a link's credentials, for status.backups; nil shows
-	// no backups.
+	// Listers read the backup bucket with the restore's ReadOnly credentials, for
+	// status.backups; nil shows no backups.
 	Listers func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Lister
 
 	// listed remembers, by Application UID, when its backups were last listed.
 	listed sync.Map
 }
 
-// Secrets are read through the manager's cache, which holds only Secrets labelled
-// storage.osm.dev/contract: exactly the Contracts' credentials Secrets the links refer to.
+// The Application controller never reads a Contract or its Secret: each link, the backup and
+// the restore get the keys of a BucketAccess the Application owns, by secretKeyRef, and the
+// controller reads one Secret itself only to list the backups, with the restore's ReadOnly key
+// (from the API server: the cache keeps the data of Contracts' Secrets only).
 //
-// Children are written with create, update (CreateOrUpdate) and delete, never patched; setting
-// their owner reference with blockOwnerDeletion needs update on applications/finalizers.
+// Children are written with create, update (CreateOrUpdate) and delete, never patched;
+// BucketAccesses, whose status is written by their own controller, with create and an
+// optimistically locked patch of their spec. Setting their owner reference with
+// blockOwnerDeletion needs update on applications/finalizers.
 // +kubebuilder:rbac:groups=paas.osm.dev,resources=applications,verbs=get;list;watch
 // +kubebuilder:rbac:groups=paas.osm.dev,resources=applications/status,verbs=patch
 // +kubebuilder:rbac:groups=paas.osm.dev,resources=applications/finalizers,verbs=update
@@ -86,8 +90,8 @@ type ApplicationReconciler struct {
 // +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get;list;watch
-// +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=storage.osm.dev,resources=bucketaccesses,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile makes the Application's objects match its spec and its linked Buckets, and reports
@@ -120,15 +124,19 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 }
 
 func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1alpha1.Application) (ctrl.Result, error) {
-	links, states, err := r.resolveLinks(ctx, app)
+	app.Status.ObservedGeneration = app.Generation
+	app.Status.URL = applicationURL(app.Spec.Host)
+	accesses, err := r.syncAccesses(ctx, app)
+	if err != nil {
+		return r.childFailed(app, err)
+	}
+	links, states, err := r.resolveLinks(ctx, app, accesses)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	conflict := prefixConflict(app.Spec.Buckets)
 	buckets := bucketsReady(states, conflict)
 	usable := conflict == "" && len(links) == len(app.Spec.Buckets)
-	app.Status.ObservedGeneration = app.Generation
-	app.Status.URL = applicationURL(app.Spec.Host)
 	setCondition(&app.Status.Conditions, app.Generation, paasv1alpha1.BucketsReadyCondition, buckets)
 
 	// What the operator must not write for a tenant, whatever admission let through.
@@ -149,7 +157,11 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 	if err != nil {
 		return r.childFailed(app, err)
 	}
-	cronJob, blocked, err := r.syncCronJob(ctx, app, links, usable, envRefused)
+	var waiting *condition
+	if !usable {
+		waiting = &condition{metav1.ConditionFalse, waitingReason(buckets), "The backup waits for the linked Buckets (see BucketsReady)"}
+	}
+	cronJob, blocked, err := r.syncCronJob(ctx, app, links, accesses.backup, waiting, envRefused)
 	if err != nil {
 		return r.childFailed(app, err)
 	}
@@ -161,20 +173,16 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 		app.Status.LastBackupTime = cronJob.Status.LastScheduleTime
 		app.Status.LastSuccessfulBackupTime = cronJob.Status.LastSuccessfulTime
 	}
-	// Restores and the list of backups need the backup bucket's link, and an env the
-	// operator may write.
+	// Restores and the list of backups need the backup bucket's link, its ReadOnly
+	// BucketAccess, and an env the operator may write.
 	target := backupTarget(app, links)
 	if !usable || envRefused != nil {
 		target = nil
 	}
-	var restoreEnv []corev1.EnvVar
-	if target != nil {
-		restoreEnv = append(append(bucketEnv(links), backupEnv(*target, app.BackupPrefixOrDefault())...), userEnv(app.Spec.Env)...)
-	}
-	if err := r.syncRestore(ctx, app, target, restoreEnv); err != nil {
+	if err := r.syncRestore(ctx, app, links, target, accesses.restore); err != nil {
 		return r.childFailed(app, err)
 	}
-	r.listBackups(ctx, app, target)
+	r.listBackups(ctx, app, target, accesses.restore)
 	switch {
 	case envRefused != nil:
 		r.setReady(app, *envRefused)
@@ -186,13 +194,13 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 	return ctrl.Result{}, nil
 }
 
-// resolveLinks looks up each linked Bucket, its Contract and the Contract's Secret. It returns
-// the links whose environment can be built, in spec order, and what it saw of every link.
-func (r *ApplicationReconciler) resolveLinks(ctx context.Context, app *paasv1alpha1.Application) ([]resolvedLink, []linkState, error) {
+// resolveLinks looks up each linked Bucket and puts it with its BucketAccess. It returns the
+// links whose environment can be built, in spec order, and what it saw of every link.
+func (r *ApplicationReconciler) resolveLinks(ctx context.Context, app *paasv1alpha1.Application, accesses appAccesses) ([]resolvedLink, []linkState, error) {
 	var links []resolvedLink
 	states := make([]linkState, 0, len(app.Spec.Buckets))
 	for _, l := range app.Spec.Buckets {
-		link, state, err := r.resolveLink(ctx, app.Namespace, l)
+		link, state, err := r.resolveLink(ctx, app.Namespace, l, accesses.links[l.Name])
 		if err != nil {
 			return nil, nil, err
 		}
@@ -204,7 +212,7 @@ func (r *ApplicationReconciler) resolveLinks(ctx context.Context, app *paasv1alp
 	return links, states, nil
 }
 
-func (r *ApplicationReconciler) resolveLink(ctx context.Context, namespace string, l paasv1alpha1.BucketLink) (resolvedLink, linkState, error) {
+func (r *ApplicationReconciler) resolveLink(ctx context.Context, namespace string, l paasv1alpha1.BucketLink, access accessState) (resolvedLink, linkState, error) {
 	state := linkState{Name: l.Name}
 	b := &storagev1alpha1.Bucket{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: l.Name}, b); err != nil {
@@ -219,54 +227,34 @@ func (r *ApplicationReconciler) resolveLink(ctx context.Context, namespace strin
 	if ready != nil {
 		notReady = fmt.Sprintf("Bucket %s is not Ready (%s: %s)", b.Name, ready.Reason, ready.Message)
 	}
-	if b.Status.BucketName == "" || b.Status.Endpoint == "" {
+	bucketReady := ready != nil && ready.Status == metav1.ConditionTrue
+	located := b.Status.BucketName != "" && b.Status.Endpoint != ""
+
+	// The Bucket's own problem comes first: its BucketAccess waits for it too.
+	switch {
+	case !located || (!bucketReady && !access.Usable):
 		state.Problem = notReady
 		return resolvedLink{}, state, nil
-	}
-
-	contract := &storagev1alpha1.Contract{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: b.Spec.ContractName}, contract); err != nil {
-		if apierrors.IsNotFound(err) {
-			state.Problem = fmt.Sprintf("Contract %s of Bucket %s does not exist", b.Spec.ContractName, b.Name)
-			return resolvedLink{}, state, nil
-		}
-		return resolvedLink{}, state, fmt.Errorf("reading Contract %q: %w", b.Spec.ContractName, err)
-	}
-	secretName := contract.Status.SecretName
-	if secretName == "" {
-		state.Problem = fmt.Sprintf("Contract %s has no credentials Secret yet", contract.Name)
+	case !access.Usable:
+		state.Problem, state.WaitsForAccess = access.Problem, true
 		return resolvedLink{}, state, nil
 	}
-	secret := &corev1.Secret{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: secretName}, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			state.Problem = fmt.Sprintf("Secret %s of Contract %s does not exist", secretName, contract.Name)
-			return resolvedLink{}, state, nil
-		}
-		return resolvedLink{}, state, fmt.Errorf("reading Secret %q: %w", secretName, err)
-	}
-	keyID := secret.Data[storagev1alpha1.SecretKeyAccessKeyID]
-	secretKey := secret.Data[storagev1alpha1.SecretKeySecretAccessKey]
-	if len(keyID) == 0 || len(secretKey) == 0 {
-		state.Problem = fmt.Sprintf("Secret %s of Contract %s holds no credentials yet", secretName, contract.Name)
-		return resolvedLink{}, state, nil
-	}
-
 	state.Usable = true
-	state.Ready = ready != nil && ready.Status == metav1.ConditionTrue
-	if !state.Ready {
+	state.Ready = bucketReady && access.Ready
+	switch {
+	case !bucketReady:
 		state.Problem = notReady
+	case !access.Ready:
+		state.Problem, state.WaitsForAccess = access.Problem, true
 	}
 	return resolvedLink{
-		Name:            l.Name,
-		Prefix:          l.EnvPrefixOrDefault(),
-		BucketName:      b.Status.BucketName,
-		Endpoint:        b.Status.Endpoint,
-		Region:          b.Status.Region,
-		SecretName:      secretName,
-		Versioning:      b.Status.Versioning,
-		accessKeyID:     keyID,
-		secretAccessKey: secretKey,
+		Name:       l.Name,
+		Prefix:     l.EnvPrefixOrDefault(),
+		BucketName: b.Status.BucketName,
+		Endpoint:   b.Status.Endpoint,
+		Region:     b.Status.Region,
+		Versioning: b.Status.Versioning,
+		Access:     access,
 	}, state, nil
 }
 
@@ -318,31 +306,34 @@ func (r *ApplicationReconciler) syncDeployment(ctx context.Context, app *paasv1a
 		return getOwned(ctx, r.Client, app, deploy, "Deployment")
 	}
 	env := append(bucketEnv(links), userEnv(app.Spec.Env)...)
-	checksum := credentialsChecksum(links)
-	var oldChecksum string
+	keys := accessKeys(linkAccesses(links)...)
+	var oldKeys string
 	err := r.apply(ctx, app, deploy, "Deployment", func() {
-		oldChecksum = deploy.Spec.Template.Annotations[ChecksumAnnotation]
-		mutateDeployment(deploy, app, env, checksum)
+		oldKeys = deploy.Spec.Template.Annotations[AccessKeysAnnotation]
+		mutateDeployment(deploy, app, env, keys)
 	})
 	if err != nil {
 		return nil, err
 	}
-	if oldChecksum != "" && oldChecksum != checksum {
+	if oldKeys != "" && oldKeys != keys {
 		r.Recorder.Eventf(app, deploy, corev1.EventTypeNormal, "CredentialsChanged", "Update",
-			"The credentials of a linked Bucket changed; Deployment %s rolls its pods to pick them up", deploy.Name)
+			"The key of a linked BucketAccess changed; Deployment %s rolls its pods to pick it up", deploy.Name)
 	}
 	return deploy, nil
 }
 
 // syncCronJob brings the backup CronJob in line with spec.backup, or deletes it when there is
-// no backup. blocked says why an existing CronJob could not be brought up to date.
-func (r *ApplicationReconciler) syncCronJob(ctx context.Context, app *paasv1alpha1.Application, links []resolvedLink, usable bool, envRefused *condition) (*batchv1.CronJob, *condition, error) {
+// no backup. creds is the backup's BucketAccess (nil without a backup into a linked Bucket);
+// waiting, when set, says why the links cannot be used. blocked says why an existing CronJob
+// could not be brought up to date.
+func (r *ApplicationReconciler) syncCronJob(ctx context.Context, app *paasv1alpha1.Application, links []resolvedLink, creds *accessState,
+	waiting, envRefused *condition) (*batchv1.CronJob, *condition, error) {
 	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: application.BackupCronJobName(app.Name)}}
 	backup := app.Spec.Backup
 	if backup == nil {
 		return nil, nil, r.deleteOwned(ctx, app, cj, "CronJob", "spec.backup is not set")
 	}
-	if !linksBucket(app.Spec.Buckets, backup.Bucket) {
+	if !linksBucket(app.Spec.Buckets, backup.Bucket) || creds == nil {
 		existing, err := getOwned(ctx, r.Client, app, cj, "CronJob")
 		return existing, &condition{metav1.ConditionFalse, paasv1alpha1.ReasonBucketNotLinked, fmt.Sprintf(
 			"spec.backup.bucket is %s, which spec.buckets does not link", backup.Bucket)}, err
@@ -352,10 +343,9 @@ func (r *ApplicationReconciler) syncCronJob(ctx context.Context, app *paasv1alph
 		return existing, &condition{metav1.ConditionFalse, paasv1alpha1.ReasonEnvNotAllowed,
 			"The backup waits for spec.env to be fixed (see Ready)"}, err
 	}
-	if !usable {
+	if waiting != nil {
 		existing, err := getOwned(ctx, r.Client, app, cj, "CronJob")
-		return existing, &condition{metav1.ConditionFalse, paasv1alpha1.ReasonBucketsNotReady,
-			"The backup waits for the linked Buckets (see BucketsReady)"}, err
+		return existing, waiting, err
 	}
 	target := backupTarget(app, links)
 	if target == nil {
@@ -369,10 +359,16 @@ func (r *ApplicationReconciler) syncCronJob(ctx context.Context, app *paasv1alph
 			"spec.backup.requireVersionedBucket: Bucket %s does not have versioning Enabled (it shows %q); set its spec.versioning to Enabled",
 			backup.Bucket, target.Versioning)}, err
 	}
-	env := append(bucketEnv(links), backupEnv(*target, app.BackupPrefixOrDefault())...)
+	if !creds.Usable {
+		existing, err := getOwned(ctx, r.Client, app, cj, "CronJob")
+		return existing, &condition{metav1.ConditionFalse, paasv1alpha1.ReasonBucketAccessNotReady,
+			"The backup waits for its WriteOnly credentials: " + creds.Problem}, err
+	}
+	env := append(bucketEnv(links), backupEnv(*target, *creds, app.BackupPrefixOrDefault())...)
 	env = append(env, backupRunEnv()...)
 	env = append(env, userEnv(app.Spec.Env)...)
-	if err := r.apply(ctx, app, cj, "CronJob", func() { mutateCronJob(cj, app, env) }); err != nil {
+	keys := accessKeys(append(linkAccesses(links), *creds)...)
+	if err := r.apply(ctx, app, cj, "CronJob", func() { mutateCronJob(cj, app, env, keys) }); err != nil {
 		return nil, nil, err
 	}
 	return cj, nil, nil
@@ -541,8 +537,8 @@ func (r *ApplicationReconciler) setReady(app *paasv1alpha1.Application, c condit
 }
 
 // SetupWithManager registers the controller. An Application wakes when its spec changes, when
-// one of its objects changes (a Deployment becoming available, a CronJob running), and when a
-// linked Bucket, its Contract or the Contract's Secret changes: no polling.
+// one of its objects changes (a Deployment becoming available, a CronJob running, a
+// BucketAccess getting a new key), and when a linked Bucket changes: no polling.
 func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&paasv1alpha1.Application{}, builder.WithPredicates(predicate.Or(
@@ -552,9 +548,8 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&networkingv1.Ingress{}).
 		Owns(&batchv1.CronJob{}).
 		Owns(&batchv1.Job{}).
+		Owns(&storagev1alpha1.BucketAccess{}).
 		Watches(&storagev1alpha1.Bucket{}, handler.EnqueueRequestsFromMapFunc(r.applicationsOfBucket)).
-		Watches(&storagev1alpha1.Contract{}, handler.EnqueueRequestsFromMapFunc(r.applicationsOfContract)).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.applicationsOfSecret)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
 		Named("application").
 		Complete(r)
@@ -562,33 +557,6 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 func (r *ApplicationReconciler) applicationsOfBucket(ctx context.Context, obj client.Object) []reconcile.Request {
 	return r.applicationsLinking(ctx, obj.GetNamespace(), obj.GetName())
-}
-
-func (r *ApplicationReconciler) applicationsOfContract(ctx context.Context, obj client.Object) []reconcile.Request {
-	return r.applicationsOfContractName(ctx, obj.GetNamespace(), obj.GetName())
-}
-
-// applicationsOfSecret maps a credentials Secret, by its label, to the Applications that link a
-// Bucket of its Contract.
-func (r *ApplicationReconciler) applicationsOfSecret(ctx context.Context, obj client.Object) []reconcile.Request {
-	contract, ok := obj.GetLabels()[storagev1alpha1.ContractLabel]
-	if !ok {
-		return nil
-	}
-	return r.applicationsOfContractName(ctx, obj.GetNamespace(), contract)
-}
-
-func (r *ApplicationReconciler) applicationsOfContractName(ctx context.Context, namespace, contract string) []reconcile.Request {
-	buckets, err := index.BucketsNaming(ctx, r.Client, namespace, contract)
-	if err != nil {
-		logf.FromContext(ctx).Error(err, "Finding the Buckets of a Contract", "contract", contract)
-		return nil
-	}
-	var reqs []reconcile.Request
-	for _, bucket := range buckets {
-		reqs = append(reqs, r.applicationsLinking(ctx, namespace, bucket)...)
-	}
-	return reqs
 }
 
 func (r *ApplicationReconciler) applicationsLinking(ctx context.Context, namespace, bucket string) []reconcile.Request {

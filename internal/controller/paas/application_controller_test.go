@@ -74,7 +74,15 @@ var _ = Describe("Application", func() {
 		})
 		Expect(k8s.Create(ctx, app)).To(Succeed())
 
-		By("waiting for the Deployment and the other objects")
+		By("waiting for the BucketAccesses, the Deployment and the other objects")
+		photosAccess := accessReady(ctx, ns, "web-photos")
+		uploadsAccess := accessReady(ctx, ns, "web-user-uploads")
+		backupAccess := accessReady(ctx, ns, "web-backup")
+		for _, ba := range []*storagev1alpha1.BucketAccess{photosAccess, uploadsAccess, backupAccess, accessReady(ctx, ns, "web-restore")} {
+			Expect(ba.OwnerReferences).To(Equal(controlledBy(app)), ba.Name)
+		}
+		Expect(photosAccess.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{Bucket: "photos", Access: storagev1alpha1.AccessReadWrite}))
+		Expect(backupAccess.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{Bucket: "photos", Access: storagev1alpha1.AccessWriteOnly}))
 		appCondition(ctx, app, paasv1alpha1.BucketsReadyCondition, metav1.ConditionTrue, paasv1alpha1.ReasonBucketsReady)
 		ready := appCondition(ctx, app, paasv1alpha1.ReadyCondition, metav1.ConditionFalse, paasv1alpha1.ReasonDeploymentProgressing)
 		Expect(ready.Message).To(Equal("Deployment web is rolling out generation 1"))
@@ -82,7 +90,7 @@ var _ = Describe("Application", func() {
 		appCondition(ctx, app, paasv1alpha1.BackupScheduledCondition, metav1.ConditionTrue, paasv1alpha1.ReasonScheduled)
 
 		key := client.ObjectKeyFromObject(app)
-		wantEnv := append(linkEnv("PHOTOS_", photos, secret), linkEnv("UP_", uploads, secret)...)
+		wantEnv := append(linkEnv("PHOTOS_", photos, "web-photos-credentials"), linkEnv("UP_", uploads, "web-user-uploads-credentials")...)
 
 		d := &appsv1.Deployment{}
 		Expect(k8s.Get(ctx, key, d)).To(Succeed())
@@ -92,7 +100,8 @@ var _ = Describe("Application", func() {
 			"app.kubernetes.io/name": "web", "app.kubernetes.io/instance": "web", "app.kubernetes.io/component": "app"}))
 		Expect(d.Spec.Replicas).To(Equal(ptr.To(int32(2))))
 		Expect(d.Spec.Template.Labels).To(Equal(labels("web", "app")))
-		Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue(paas.ChecksumAnnotation, MatchRegexp(`^sha256:[0-9a-f]{64}$`)))
+		Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue(paas.AccessKeysAnnotation,
+			"web-photos="+photosAccess.Status.AccessKeyID+",web-user-uploads="+uploadsAccess.Status.AccessKeyID))
 		Expect(d.Spec.Template.Spec.Containers).To(HaveLen(1))
 		c := d.Spec.Template.Spec.Containers[0]
 		Expect(c.Name).To(Equal("app"))
@@ -147,8 +156,8 @@ var _ = Describe("Application", func() {
 		Expect(bc.Env).To(Equal(append(append(wantEnv,
 			corev1.EnvVar{Name: "BACKUP_BUCKET", Value: photos.Status.BucketName},
 			corev1.EnvVar{Name: "BACKUP_PREFIX", Value: "web/"},
-			corev1.EnvVar{Name: "AWS_ACCESS_KEY_ID", ValueFrom: secretRef(secret, "AWS_ACCESS_KEY_ID")},
-			corev1.EnvVar{Name: "AWS_SECRET_ACCESS_KEY", ValueFrom: secretRef(secret, "AWS_SECRET_ACCESS_KEY")},
+			corev1.EnvVar{Name: "AWS_ACCESS_KEY_ID", ValueFrom: secretRef("web-backup-credentials", "AWS_ACCESS_KEY_ID")},
+			corev1.EnvVar{Name: "AWS_SECRET_ACCESS_KEY", ValueFrom: secretRef("web-backup-credentials", "AWS_SECRET_ACCESS_KEY")},
 			corev1.EnvVar{Name: "AWS_ENDPOINT_URL", Value: photos.Status.Endpoint},
 			corev1.EnvVar{Name: "AWS_REGION", Value: photos.Status.Region},
 			corev1.EnvVar{Name: "BACKUP_RUN", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
@@ -175,9 +184,11 @@ var _ = Describe("Application", func() {
 			g.Expect(app.Status.LastSuccessfulBackupTime).To(Equal(&succeeded))
 		}).Should(Succeed())
 
-		By("finding no credential in any object, status or event")
+		By("finding the Contract's keys in no object, status or event, and its Secret read by no pod")
 		Expect(k8s.Get(ctx, key, d)).To(Succeed())
 		expectNoSecret([]any{d, cj, svc, ing, app, namespaceEvents(ctx, ns)}, keyID, secretKey)
+		Expect(secretsRead(d.Spec.Template.Spec)).NotTo(ContainElement(secret))
+		Expect(secretsRead(pod.Spec)).NotTo(ContainElement(secret))
 	})
 
 	It("becomes Ready when its Bucket does, without polling", func(ctx SpecContext) {
@@ -227,7 +238,7 @@ var _ = Describe("Application", func() {
 		appCondition(ctx, app, paasv1alpha1.ReadyCondition, metav1.ConditionTrue, paasv1alpha1.ReasonAvailable)
 	})
 
-	It("rolls the Deployment when the linked credentials change", func(ctx SpecContext) {
+	It("rolls the Deployment when its BucketAccess's key is rotated", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
 		contract := readyContract(ctx, ns, "team")
 		readyBucket(ctx, ns, "photos", "team")
@@ -239,48 +250,29 @@ var _ = Describe("Application", func() {
 		appCondition(ctx, app, paasv1alpha1.ReadyCondition, metav1.ConditionFalse, paasv1alpha1.ReasonDeploymentProgressing)
 		before := makeAvailable(ctx, app)
 		appCondition(ctx, app, paasv1alpha1.ReadyCondition, metav1.ConditionTrue, paasv1alpha1.ReasonAvailable)
-		checksum := before.Spec.Template.Annotations[paas.ChecksumAnnotation]
+		ba := accessReady(ctx, ns, "web-photos")
+		first := ba.Status.AccessKeyID
+		Expect(before.Spec.Template.Annotations).To(HaveKeyWithValue(paas.AccessKeysAnnotation, "web-photos="+first))
 
-		By("changing the keys in the Contract's Secret")
-		secret := &corev1.Secret{}
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: contract.Status.SecretName}, secret)).To(Succeed())
-		secret.Data[storagev1alpha1.SecretKeyAccessKeyID] = []byte("AKIAROTATEDKEY000001")
-		secret.Data[storagev1alpha1.SecretKeySecretAccessKey] = []byte("rotated-secret-value-that-must-not-leak")
-		Expect(k8s.Update(ctx, secret)).To(Succeed())
+		By("asking the BucketAccess for a new key")
+		patch := client.MergeFrom(ba.DeepCopy())
+		ba.Annotations = map[string]string{storagev1alpha1.RotateKeyAnnotation: "1"}
+		Expect(k8s.Patch(ctx, ba, patch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(ba), ba)).To(Succeed())
+			g.Expect(ba.Status.AccessKeyID).NotTo(Equal(first))
+		}, time.Minute).Should(Succeed())
+		second := ba.Status.AccessKeyID
 
 		d := &appsv1.Deployment{}
 		Eventually(func(g Gomega) {
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), d)).To(Succeed())
-			g.Expect(d.Spec.Template.Annotations[paas.ChecksumAnnotation]).NotTo(Equal(checksum))
+			g.Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue(paas.AccessKeysAnnotation, "web-photos="+second))
 		}).Should(Succeed())
 		Expect(d.Generation).To(Equal(before.Generation+1), "a new pod template: the Deployment rolls its pods")
 		Expect(d.Spec.Template.Spec.Containers[0].Env).To(Equal(before.Spec.Template.Spec.Containers[0].Env),
-			"the environment refers to the Secret; only the checksum changes")
-		expectNoSecret([]any{d}, keyID, secretKey, "AKIAROTATEDKEY000001", "rotated-secret-value-that-must-not-leak")
-		// These keys are made up: the S3 endpoint refuses them, the Bucket says so, and so does
-		// the Application.
-		ready := appCondition(ctx, app, paasv1alpha1.ReadyCondition, metav1.ConditionFalse, paasv1alpha1.ReasonBucketsNotReady)
-		Expect(ready.Message).To(ContainSubstring("photos: Bucket photos is not Ready (S3Rejected: "))
-
-		By("a label on the Secret changes nothing")
-		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(secret), secret)).To(Succeed())
-		secret.Labels["example.com/touched"] = "yes"
-		Expect(k8s.Update(ctx, secret)).To(Succeed())
-		generation := d.Generation
-		Consistently(func(g Gomega) {
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), d)).To(Succeed())
-			g.Expect(d.Generation).To(Equal(generation))
-		}, 2*time.Second).Should(Succeed())
-
-		By("putting the original keys back: the original checksum returns")
-		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(secret), secret)).To(Succeed())
-		secret.Data[storagev1alpha1.SecretKeyAccessKeyID] = []byte(keyID)
-		secret.Data[storagev1alpha1.SecretKeySecretAccessKey] = []byte(secretKey)
-		Expect(k8s.Update(ctx, secret)).To(Succeed())
-		Eventually(func(g Gomega) {
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), d)).To(Succeed())
-			g.Expect(d.Spec.Template.Annotations[paas.ChecksumAnnotation]).To(Equal(checksum))
-		}).Should(Succeed())
+			"the environment refers to the Secret; only the annotation changes")
+		expectNoSecret([]any{d}, keyID, secretKey)
 		makeAvailable(ctx, app)
 		appCondition(ctx, app, paasv1alpha1.ReadyCondition, metav1.ConditionTrue, paasv1alpha1.ReasonAvailable)
 	})
@@ -374,6 +366,14 @@ var _ = Describe("Application", func() {
 				Expect(k8s.Get(ctx, keys[i], o)).To(Succeed())
 				out = append(out, fmt.Sprintf("%T %s", o, o.GetResourceVersion()))
 			}
+			// Their own controller writes the BucketAccesses' status; the Application's writes
+			// would show in their generation or labels.
+			var accesses storagev1alpha1.BucketAccessList
+			Expect(k8s.List(ctx, &accesses, client.InNamespace(ns))).To(Succeed())
+			Expect(accesses.Items).To(HaveLen(3))
+			for _, ba := range accesses.Items {
+				out = append(out, fmt.Sprintf("BucketAccess %s %d %v", ba.Name, ba.Generation, ba.Labels))
+			}
 			return out
 		}
 		// Let the passes the last status change set off finish.
@@ -428,8 +428,9 @@ var _ = Describe("Application", func() {
 		Eventually(linking("logs")).Should(Equal([]string{"c"}))
 	})
 
-	// Needs the Bucket controller's in-use finalizer (it calls index.ApplicationsLinking).
-	It("is deleted before its Bucket, and the Bucket before its Contract", Label("bucket-in-use"), func(ctx SpecContext) {
+	// Needs the Bucket controller's in-use finalizer (it calls index.ApplicationsLinking, and
+	// looks for BucketAccesses that name the Bucket).
+	It("is deleted before its BucketAccesses, they before its Bucket, and the Bucket before its Contract", Label("bucket-in-use"), func(ctx SpecContext) {
 		ns := newNamespace(ctx)
 		contract := readyContract(ctx, ns, "team")
 		photos := readyBucket(ctx, ns, "photos", "team")
@@ -446,9 +447,18 @@ var _ = Describe("Application", func() {
 		}, 3*time.Second).Should(Succeed())
 		Expect(photos.DeletionTimestamp).NotTo(BeNil())
 
-		By("deleting the Application: the Bucket goes, then the Contract")
+		By("deleting the Application: the Bucket stays while the Application's BucketAccess is there")
+		ba := accessReady(ctx, ns, "web-photos")
 		Expect(k8s.Delete(ctx, app)).To(Succeed())
 		gone(ctx, app)
+		Consistently(func() error {
+			return k8s.Get(ctx, client.ObjectKeyFromObject(photos), photos)
+		}, 3*time.Second).Should(Succeed(), "the Bucket went while a BucketAccess names it")
+
+		By("deleting the BucketAccess, as the garbage collector would: the Bucket goes, then the Contract")
+		Expect(metav1.IsControlledBy(ba, app)).To(BeTrue())
+		Expect(k8s.Delete(ctx, ba)).To(Succeed())
+		gone(ctx, ba)
 		gone(ctx, photos)
 		gone(ctx, contract)
 	})

@@ -26,13 +26,15 @@ type condition struct {
 type linkState struct {
 	// Name is the Bucket.
 	Name string
-	// Usable: the Bucket has a bucket at the provider and its Contract's Secret holds
-	// credentials, so its environment can be built.
+	// Usable: the Bucket has a bucket at the provider and the link's BucketAccess has a key in
+	// its Secret, so its environment can be built.
 	Usable bool
-	// Ready: Usable, and the Bucket's Ready condition is True.
+	// Ready: Usable, and both the Bucket and the BucketAccess are Ready.
 	Ready bool
 	// Problem says, for people, why the link is not Ready.
 	Problem string
+	// WaitsForAccess: the Bucket is Ready; only the link's BucketAccess is not.
+	WaitsForAccess bool
 }
 
 // bucketsReady summarises the links. conflict, when set, says that two links would define the
@@ -45,13 +47,17 @@ func bucketsReady(links []linkState, conflict string) condition {
 		return condition{metav1.ConditionTrue, paasv1alpha1.ReasonNoBuckets, "The Application links no Bucket"}
 	}
 	var problems []string
+	reason := paasv1alpha1.ReasonBucketAccessNotReady
 	for _, l := range links {
 		if !l.Ready {
 			problems = append(problems, fmt.Sprintf("%s: %s", l.Name, l.Problem))
+			if !l.WaitsForAccess {
+				reason = paasv1alpha1.ReasonBucketsNotReady
+			}
 		}
 	}
 	if len(problems) > 0 {
-		return condition{metav1.ConditionFalse, paasv1alpha1.ReasonBucketsNotReady,
+		return condition{metav1.ConditionFalse, reason,
 			fmt.Sprintf("%s of %d not Ready: %s", plural(len(problems), "linked Bucket"), len(links), strings.Join(problems, "; "))}
 	}
 	if len(links) == 1 {
@@ -64,7 +70,7 @@ func bucketsReady(links []linkState, conflict string) condition {
 // spec.replicas as defaulted.
 func readyCondition(buckets condition, deploy *appsv1.Deployment, replicas int32) condition {
 	if buckets.Status != metav1.ConditionTrue {
-		return condition{metav1.ConditionFalse, paasv1alpha1.ReasonBucketsNotReady, buckets.Message}
+		return condition{metav1.ConditionFalse, waitingReason(buckets), buckets.Message}
 	}
 	if deploy == nil {
 		return condition{metav1.ConditionFalse, paasv1alpha1.ReasonDeploymentUnavailable, "The Deployment does not exist yet"}
@@ -90,6 +96,15 @@ func deploymentAvailable(d *appsv1.Deployment) bool {
 		}
 	}
 	return false
+}
+
+// waitingReason is the reason of what waits for the links: BucketAccessNotReady when only
+// their BucketAccesses are not Ready, BucketsNotReady otherwise.
+func waitingReason(buckets condition) string {
+	if buckets.Reason == paasv1alpha1.ReasonBucketAccessNotReady {
+		return buckets.Reason
+	}
+	return paasv1alpha1.ReasonBucketsNotReady
 }
 
 // backupCondition summarises spec.backup. blocked, when set, says why the CronJob could not be

@@ -36,6 +36,15 @@ func TestBucketsReady(t *testing.T) {
 			want: condition{condFalse, "BucketsNotReady", "1 linked Bucket of 1 not Ready: photos: Bucket photos is not Ready (S3Unavailable: down)"}},
 		{name: "two not Ready, in spec order", links: []linkState{{Name: "b", Problem: "p1"}, {Name: "a", Problem: "p2"}},
 			want: condition{condFalse, "BucketsNotReady", "2 linked Buckets of 2 not Ready: b: p1; a: p2"}},
+		{name: "only a BucketAccess not Ready", links: []linkState{ready, {Name: "logs", Usable: true, WaitsForAccess: true,
+			Problem: "BucketAccess web-logs is not Ready (PolicyPending: not granted yet)"}},
+			want: condition{condFalse, "BucketAccessNotReady",
+				"1 linked Bucket of 2 not Ready: logs: BucketAccess web-logs is not Ready (PolicyPending: not granted yet)"}},
+		{name: "a Bucket not Ready outweighs a BucketAccess", links: []linkState{
+			{Name: "logs", WaitsForAccess: true, Problem: "BucketAccess web-logs has no status yet"},
+			{Name: "photos", Problem: "Bucket photos has no status yet"}},
+			want: condition{condFalse, "BucketsNotReady",
+				"2 linked Buckets of 2 not Ready: logs: BucketAccess web-logs has no status yet; photos: Bucket photos has no status yet"}},
 		{name: "prefix conflict wins", links: []linkState{ready}, conflict: "Buckets a-b, a.b share the env prefix A_B_",
 			want: condition{condFalse, "EnvPrefixConflict", "Buckets a-b, a.b share the env prefix A_B_"}},
 	}
@@ -69,6 +78,12 @@ func TestReadyCondition(t *testing.T) {
 	}{
 		{name: "buckets not Ready", buckets: bucketsBad, deploy: deployment(1, 1, 1), replicas: 1,
 			want: condition{condFalse, "BucketsNotReady", bucketsBad.Message}},
+		{name: "a BucketAccess not Ready", buckets: condition{condFalse, "BucketAccessNotReady", "1 linked Bucket of 1 not Ready: photos: x"},
+			deploy: deployment(1, 1, 1), replicas: 1,
+			want: condition{condFalse, "BucketAccessNotReady", "1 linked Bucket of 1 not Ready: photos: x"}},
+		{name: "a prefix conflict shows as Buckets not Ready", buckets: condition{condFalse, "EnvPrefixConflict", "Buckets a-b, a.b share"},
+			deploy: deployment(1, 1, 1), replicas: 1,
+			want: condition{condFalse, "BucketsNotReady", "Buckets a-b, a.b share"}},
 		{name: "no Deployment", buckets: bucketsOK, replicas: 1,
 			want: condition{condFalse, "DeploymentUnavailable", "The Deployment does not exist yet"}},
 		{name: "not observed yet", buckets: bucketsOK, deploy: deployment(2, 1, 1, availableTrue), replicas: 1,

@@ -26,9 +26,9 @@ const (
 	ComponentApp    = "app"
 	ComponentBackup = "backup"
 
-	// ChecksumAnnotation on the pod template holds credentialsChecksum: when a linked Secret's
-	// keys change, so does the template, and the Deployment rolls its pods.
-	ChecksumAnnotation = "paas.osm.dev/credentials-checksum"
+	// legacyChecksumAnnotation is the hash of the Contract's keys that older versions put on
+	// pod templates; AccessKeysAnnotation replaces it.
+	legacyChecksumAnnotation = "paas.osm.dev/credentials-checksum"
 
 	// AppContainer and BackupContainer name the containers.
 	AppContainer    = "app"
@@ -65,8 +65,9 @@ func setLabels(m *map[string]string, app *paasv1alpha1.Application, component st
 // strategy, clusterIP, ...) as they are. An object that already matches comes out equal, so
 // CreateOrUpdate writes nothing.
 
-// mutateDeployment makes d run the application with the given environment and checksum.
-func mutateDeployment(d *appsv1.Deployment, app *paasv1alpha1.Application, env []corev1.EnvVar, checksum string) {
+// mutateDeployment makes d run the application with the given environment, and the key ids of
+// the BucketAccesses it reads (accessKeys) on the pod template.
+func mutateDeployment(d *appsv1.Deployment, app *paasv1alpha1.Application, env []corev1.EnvVar, accessKeys string) {
 	setLabels(&d.Labels, app, ComponentApp)
 	if d.Spec.Selector == nil {
 		// The selector is immutable: set once, when the Deployment is made.
@@ -76,14 +77,7 @@ func mutateDeployment(d *appsv1.Deployment, app *paasv1alpha1.Application, env [
 
 	tpl := &d.Spec.Template
 	setLabels(&tpl.Labels, app, ComponentApp)
-	if checksum != "" {
-		if tpl.Annotations == nil {
-			tpl.Annotations = map[string]string{}
-		}
-		tpl.Annotations[ChecksumAnnotation] = checksum
-	} else {
-		delete(tpl.Annotations, ChecksumAnnotation)
-	}
+	setAccessKeys(tpl, accessKeys)
 	c := container(tpl.Spec.Containers, AppContainer)
 	setImage(&c, app.Spec.Image)
 	c.Command = app.Spec.Command
@@ -131,8 +125,9 @@ func mutateIngress(i *networkingv1.Ingress, app *paasv1alpha1.Application, class
 	}}
 }
 
-// mutateCronJob makes cj run the backup on its schedule, one run at a time.
-func mutateCronJob(cj *batchv1.CronJob, app *paasv1alpha1.Application, env []corev1.EnvVar) {
+// mutateCronJob makes cj run the backup on its schedule, one run at a time. Each run's pod
+// reads the Secrets when it starts; accessKeys only shows which keys a run will get.
+func mutateCronJob(cj *batchv1.CronJob, app *paasv1alpha1.Application, env []corev1.EnvVar, accessKeys string) {
 	backup := app.Spec.Backup
 	setLabels(&cj.Labels, app, ComponentBackup)
 	cj.Spec.Schedule = backup.Schedule
@@ -146,6 +141,7 @@ func mutateCronJob(cj *batchv1.CronJob, app *paasv1alpha1.Application, env []cor
 	job.Spec.BackoffLimit = ptr.To(int32(backupBackoffLimit))
 	tpl := &job.Spec.Template
 	setLabels(&tpl.Labels, app, ComponentBackup)
+	setAccessKeys(tpl, accessKeys)
 	tpl.Spec.RestartPolicy = corev1.RestartPolicyNever
 	c := container(tpl.Spec.Containers, BackupContainer)
 	setImage(&c, app.BackupImageOrDefault())

@@ -1,11 +1,6 @@
 package paas
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
-	"hash"
-
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -14,23 +9,21 @@ import (
 )
 
 // resolvedLink is a linked Bucket with everything its environment needs: where the bucket is,
-// and which Secret holds its Contract's credentials.
+// and the BucketAccess whose Secret holds the link's key.
 type resolvedLink struct {
 	// Name is the Bucket resource; Prefix the link's envPrefix.
 	Name, Prefix string
 	// BucketName, Endpoint and Region come from the Bucket's status.
 	BucketName, Endpoint, Region string
-	// SecretName is the Contract's credentials Secret.
-	SecretName string
 	// Versioning is the bucket's versioning as its Bucket observed it ("" when never set).
 	Versioning string
-	// accessKeyID and secretAccessKey feed the checksum only; they never leave this process.
-	accessKeyID, secretAccessKey []byte
+	// Access is the link's BucketAccess, with a key in its Secret.
+	Access accessState
 }
 
 // bucketEnv is the environment of the links, in the order given: plain values for the bucket,
-// endpoint and region, and references into the Contract's Secret for the keys, so no secret
-// value is ever written into a Deployment or CronJob.
+// endpoint and region, and references into each link's BucketAccess Secret for the keys, so no
+// secret value is ever written into a Deployment or CronJob.
 func bucketEnv(links []resolvedLink) []corev1.EnvVar {
 	env := make([]corev1.EnvVar, 0, len(links)*len(application.LinkSuffixes))
 	for _, l := range links {
@@ -38,24 +31,34 @@ func bucketEnv(links []resolvedLink) []corev1.EnvVar {
 			corev1.EnvVar{Name: l.Prefix + application.EnvBucket, Value: l.BucketName},
 			corev1.EnvVar{Name: l.Prefix + application.EnvEndpoint, Value: l.Endpoint},
 			corev1.EnvVar{Name: l.Prefix + application.EnvRegion, Value: l.Region},
-			secretEnv(l.Prefix+application.EnvAccessKeyID, l.SecretName, storagev1alpha1.SecretKeyAccessKeyID),
-			secretEnv(l.Prefix+application.EnvSecretAccessKey, l.SecretName, storagev1alpha1.SecretKeySecretAccessKey),
+			secretEnv(l.Prefix+application.EnvAccessKeyID, l.Access.SecretName, storagev1alpha1.SecretKeyAccessKeyID),
+			secretEnv(l.Prefix+application.EnvSecretAccessKey, l.Access.SecretName, storagev1alpha1.SecretKeySecretAccessKey),
 		)
 	}
 	return env
 }
 
-// backupEnv is the backup container's environment on top of the links': the target bucket and
-// key prefix, and the target link's endpoint, region and credentials under the AWS names.
-func backupEnv(target resolvedLink, prefix string) []corev1.EnvVar {
+// backupEnv is the environment of a backup or restore container on top of the links': the
+// target bucket and key prefix, and the target's endpoint and region with the keys of creds
+// (the backup's WriteOnly BucketAccess, or the restore's ReadOnly one) under the AWS names.
+func backupEnv(target resolvedLink, creds accessState, prefix string) []corev1.EnvVar {
 	return []corev1.EnvVar{
 		{Name: application.EnvBackupBucket, Value: target.BucketName},
 		{Name: application.EnvBackupPrefix, Value: prefix},
-		secretEnv(storagev1alpha1.SecretKeyAccessKeyID, target.SecretName, storagev1alpha1.SecretKeyAccessKeyID),
-		secretEnv(storagev1alpha1.SecretKeySecretAccessKey, target.SecretName, storagev1alpha1.SecretKeySecretAccessKey),
+		secretEnv(storagev1alpha1.SecretKeyAccessKeyID, creds.SecretName, storagev1alpha1.SecretKeyAccessKeyID),
+		secretEnv(storagev1alpha1.SecretKeySecretAccessKey, creds.SecretName, storagev1alpha1.SecretKeySecretAccessKey),
 		{Name: storagev1alpha1.SecretKeyEndpointURL, Value: target.Endpoint},
 		{Name: storagev1alpha1.SecretKeyRegion, Value: target.Region},
 	}
+}
+
+// linkAccesses are the BucketAccesses of the links, in order.
+func linkAccesses(links []resolvedLink) []accessState {
+	out := make([]accessState, 0, len(links))
+	for _, l := range links {
+		out = append(out, l.Access)
+	}
+	return out
 }
 
 // backupRunEnv names each backup run, so that it writes a snapshot of its own: BACKUP_RUN is
@@ -87,27 +90,4 @@ func userEnv(env []corev1.EnvVar) []corev1.EnvVar {
 		}
 	}
 	return out
-}
-
-// credentialsChecksum hashes the credentials the links inject, with the Secrets and links they
-// come from. It goes on the pod template, so new keys in a Secret roll the pods, which read
-// secretKeyRefs only when they start. It covers the data, not the Secret's resourceVersion, so
-// a label change alone rolls nothing. "" when there are no links.
-func credentialsChecksum(links []resolvedLink) string {
-	if len(links) == 0 {
-		return ""
-	}
-	h := sha256.New()
-	for _, l := range links {
-		for _, field := range [][]byte{[]byte(l.Name), []byte(l.SecretName), l.accessKeyID, l.secretAccessKey} {
-			writeField(h, field)
-		}
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
-
-// writeField writes b with its length first, so that no two different inputs hash alike.
-func writeField(h hash.Hash, b []byte) {
-	_, _ = fmt.Fprintf(h, "%d:", len(b))
-	_, _ = h.Write(b)
 }

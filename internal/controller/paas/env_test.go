@@ -17,9 +17,10 @@ func ref(secret, key string) *corev1.EnvVarSource {
 
 var (
 	photos = resolvedLink{Name: "photos", Prefix: "PHOTOS_", BucketName: "team-a-photos", Endpoint: "http://s3.test:7070",
-		Region: "us-east-1", SecretName: "team-a-credentials", accessKeyID: []byte("AKIAPHOTOS"), secretAccessKey: []byte("s3cr3t-photos")}
+		Region: "us-east-1", Access: accessState{Name: "web-photos", SecretName: "web-photos-credentials", AccessKeyID: "AKIAPHOTOS", Usable: true, Ready: true}}
 	uploads = resolvedLink{Name: "user-uploads", Prefix: "USER_UPLOADS_", BucketName: "uploads-1", Endpoint: "https://s3.other",
-		Region: "eu-west-1", SecretName: "other-credentials", accessKeyID: []byte("AKIAUPLOADS"), secretAccessKey: []byte("s3cr3t-uploads")}
+		Region: "eu-west-1", Access: accessState{Name: "web-user-uploads", SecretName: "web-user-uploads-credentials", AccessKeyID: "AKIAUPLOADS", Usable: true}}
+	backupCreds = accessState{Name: "web-backup", SecretName: "web-backup-credentials", AccessKeyID: "AKIABACKUP", Usable: true, Ready: true}
 )
 
 func TestBucketEnv(t *testing.T) {
@@ -33,20 +34,20 @@ func TestBucketEnv(t *testing.T) {
 			{Name: "PHOTOS_BUCKET", Value: "team-a-photos"},
 			{Name: "PHOTOS_ENDPOINT", Value: "http://s3.test:7070"},
 			{Name: "PHOTOS_REGION", Value: "us-east-1"},
-			{Name: "PHOTOS_ACCESS_KEY_ID", ValueFrom: ref("team-a-credentials", "AWS_ACCESS_KEY_ID")},
-			{Name: "PHOTOS_SECRET_ACCESS_KEY", ValueFrom: ref("team-a-credentials", "AWS_SECRET_ACCESS_KEY")},
+			{Name: "PHOTOS_ACCESS_KEY_ID", ValueFrom: ref("web-photos-credentials", "AWS_ACCESS_KEY_ID")},
+			{Name: "PHOTOS_SECRET_ACCESS_KEY", ValueFrom: ref("web-photos-credentials", "AWS_SECRET_ACCESS_KEY")},
 		}},
 		{name: "two links keep their order", links: []resolvedLink{uploads, photos}, want: []corev1.EnvVar{
 			{Name: "USER_UPLOADS_BUCKET", Value: "uploads-1"},
 			{Name: "USER_UPLOADS_ENDPOINT", Value: "https://s3.other"},
 			{Name: "USER_UPLOADS_REGION", Value: "eu-west-1"},
-			{Name: "USER_UPLOADS_ACCESS_KEY_ID", ValueFrom: ref("other-credentials", "AWS_ACCESS_KEY_ID")},
-			{Name: "USER_UPLOADS_SECRET_ACCESS_KEY", ValueFrom: ref("other-credentials", "AWS_SECRET_ACCESS_KEY")},
+			{Name: "USER_UPLOADS_ACCESS_KEY_ID", ValueFrom: ref("web-user-uploads-credentials", "AWS_ACCESS_KEY_ID")},
+			{Name: "USER_UPLOADS_SECRET_ACCESS_KEY", ValueFrom: ref("web-user-uploads-credentials", "AWS_SECRET_ACCESS_KEY")},
 			{Name: "PHOTOS_BUCKET", Value: "team-a-photos"},
 			{Name: "PHOTOS_ENDPOINT", Value: "http://s3.test:7070"},
 			{Name: "PHOTOS_REGION", Value: "us-east-1"},
-			{Name: "PHOTOS_ACCESS_KEY_ID", ValueFrom: ref("team-a-credentials", "AWS_ACCESS_KEY_ID")},
-			{Name: "PHOTOS_SECRET_ACCESS_KEY", ValueFrom: ref("team-a-credentials", "AWS_SECRET_ACCESS_KEY")},
+			{Name: "PHOTOS_ACCESS_KEY_ID", ValueFrom: ref("web-photos-credentials", "AWS_ACCESS_KEY_ID")},
+			{Name: "PHOTOS_SECRET_ACCESS_KEY", ValueFrom: ref("web-photos-credentials", "AWS_SECRET_ACCESS_KEY")},
 		}},
 	}
 	for _, tt := range tests {
@@ -58,16 +59,17 @@ func TestBucketEnv(t *testing.T) {
 	}
 }
 
+// The backup's AWS_* keys are its own BucketAccess's, not the link's.
 func TestBackupEnv(t *testing.T) {
 	want := []corev1.EnvVar{
 		{Name: "BACKUP_BUCKET", Value: "team-a-photos"},
 		{Name: "BACKUP_PREFIX", Value: "web/"},
-		{Name: "AWS_ACCESS_KEY_ID", ValueFrom: ref("team-a-credentials", "AWS_ACCESS_KEY_ID")},
-		{Name: "AWS_SECRET_ACCESS_KEY", ValueFrom: ref("team-a-credentials", "AWS_SECRET_ACCESS_KEY")},
+		{Name: "AWS_ACCESS_KEY_ID", ValueFrom: ref("web-backup-credentials", "AWS_ACCESS_KEY_ID")},
+		{Name: "AWS_SECRET_ACCESS_KEY", ValueFrom: ref("web-backup-credentials", "AWS_SECRET_ACCESS_KEY")},
 		{Name: "AWS_ENDPOINT_URL", Value: "http://s3.test:7070"},
 		{Name: "AWS_REGION", Value: "us-east-1"},
 	}
-	if diff := cmp.Diff(want, backupEnv(photos, "web/")); diff != "" {
+	if diff := cmp.Diff(want, backupEnv(photos, backupCreds, "web/")); diff != "" {
 		t.Errorf("backupEnv() mismatch (-want +got):\n%s", diff)
 	}
 	// Reserved: what backupEnv, backupRunEnv and a restore Job set.
@@ -93,13 +95,15 @@ func TestBackupRunEnv(t *testing.T) {
 	}
 }
 
-// No secret value ever reaches the environment: only references to the Secret.
-func TestBucketEnvHoldsNoSecret(t *testing.T) {
-	for _, e := range append(bucketEnv([]resolvedLink{photos, uploads}), backupEnv(photos, "p/")...) {
-		for _, l := range []resolvedLink{photos, uploads} {
-			if e.Value == string(l.accessKeyID) || e.Value == string(l.secretAccessKey) {
-				t.Errorf("variable %s holds a credential", e.Name)
-			}
+// Only BucketAccess Secrets are referenced, and every reference is to one of the accesses given.
+func TestEnvReferencesOnlyBucketAccessSecrets(t *testing.T) {
+	allowed := map[string]bool{photos.Access.SecretName: true, uploads.Access.SecretName: true, backupCreds.SecretName: true}
+	for _, e := range append(bucketEnv([]resolvedLink{photos, uploads}), backupEnv(photos, backupCreds, "p/")...) {
+		if e.ValueFrom == nil {
+			continue
+		}
+		if ref := e.ValueFrom.SecretKeyRef; ref == nil || !allowed[ref.Name] {
+			t.Errorf("variable %s reads %+v, want a key of a BucketAccess's Secret", e.Name, e.ValueFrom)
 		}
 	}
 }
@@ -143,53 +147,5 @@ func TestUserEnv(t *testing.T) {
 	}
 	if in[1].ValueFrom.FieldRef.APIVersion != "" {
 		t.Errorf("userEnv() changed its input")
-	}
-}
-
-func TestCredentialsChecksum(t *testing.T) {
-	base := credentialsChecksum([]resolvedLink{photos, uploads})
-	if len(base) != len("sha256:")+64 || base[:7] != "sha256:" {
-		t.Fatalf("checksum = %q, want sha256:<64 hex digits>", base)
-	}
-	rotated := uploads
-	rotated.secretAccessKey = []byte("s3cr3t-uploads-2")
-	newKeyID := photos
-	newKeyID.accessKeyID = []byte("AKIAPHOTOS2")
-	otherSecret := photos
-	otherSecret.SecretName = "elsewhere"
-	// Same bytes split differently between fields must not hash alike.
-	shifted := photos
-	shifted.accessKeyID, shifted.secretAccessKey = []byte("AKIAPHOTOSs"), []byte("3cr3t-photos")
-
-	tests := []struct {
-		name  string
-		links []resolvedLink
-		same  bool
-	}{
-		{name: "same input", links: []resolvedLink{photos, uploads}, same: true},
-		{name: "values that are not credentials do not count", links: []resolvedLink{
-			func() resolvedLink {
-				l := photos
-				l.Endpoint, l.Region, l.BucketName, l.Prefix = "x", "y", "z", "P_"
-				return l
-			}(), uploads,
-		}, same: true},
-		{name: "rotated secret key", links: []resolvedLink{photos, rotated}},
-		{name: "new key id", links: []resolvedLink{newKeyID, uploads}},
-		{name: "other Secret", links: []resolvedLink{otherSecret, uploads}},
-		{name: "order", links: []resolvedLink{uploads, photos}},
-		{name: "field boundaries", links: []resolvedLink{shifted, uploads}},
-		{name: "one link fewer", links: []resolvedLink{photos}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := credentialsChecksum(tt.links)
-			if (got == base) != tt.same {
-				t.Errorf("checksum equal to the base = %v, want %v", got == base, tt.same)
-			}
-		})
-	}
-	if got := credentialsChecksum(nil); got != "" {
-		t.Errorf("checksum without links = %q, want empty", got)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/application"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
@@ -41,8 +42,10 @@ func restoreJobName(app *paasv1alpha1.Application, snapshot string) string {
 
 // syncRestore starts the restore the annotation paas.osm.dev/restore asks for, once, and
 // reports it in status.restore, with an event when its phase changes. Without the annotation
-// status.restore keeps the outcome of the last restore.
-func (r *ApplicationReconciler) syncRestore(ctx context.Context, app *paasv1alpha1.Application, target *resolvedLink, env []corev1.EnvVar) error {
+// status.restore keeps the outcome of the last restore. The Job gets the links' environment,
+// and the backup's with the keys of creds, the restore's ReadOnly BucketAccess: it reads the
+// snapshot and cannot change the backups.
+func (r *ApplicationReconciler) syncRestore(ctx context.Context, app *paasv1alpha1.Application, links []resolvedLink, target *resolvedLink, creds *accessState) error {
 	snapshot, asked := app.Annotations[paasv1alpha1.RestoreAnnotation]
 	if !asked {
 		return nil
@@ -53,9 +56,13 @@ func (r *ApplicationReconciler) syncRestore(ctx context.Context, app *paasv1alph
 		st.Phase, st.Message = paasv1alpha1.RestoreFailed, "The restore cannot run: "+errs.ToAggregate().Error()
 		return nil
 	}
-	if target == nil {
+	if target == nil || creds == nil {
 		st.Phase, st.Message = paasv1alpha1.RestorePending, fmt.Sprintf(
 			"The restore waits for Bucket %s (see BucketsReady)", app.Spec.Backup.Bucket)
+		return nil
+	}
+	if !creds.Usable {
+		st.Phase, st.Message = paasv1alpha1.RestorePending, "The restore waits for its ReadOnly credentials: "+creds.Problem
 		return nil
 	}
 	st.Job = restoreJobName(app, snapshot)
@@ -64,7 +71,8 @@ func (r *ApplicationReconciler) syncRestore(ctx context.Context, app *paasv1alph
 	switch {
 	case apierrors.IsNotFound(err):
 		job = &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: st.Job}}
-		mutateRestoreJob(job, app, snapshot, env)
+		env := append(append(bucketEnv(links), backupEnv(*target, *creds, app.BackupPrefixOrDefault())...), userEnv(app.Spec.Env)...)
+		mutateRestoreJob(job, app, snapshot, env, accessKeys(append(linkAccesses(links), *creds)...))
 		if err := controllerutil.SetControllerReference(app, job, r.Scheme()); err != nil {
 			return err
 		}
@@ -122,13 +130,15 @@ func (r *ApplicationReconciler) setRestore(app *paasv1alpha1.Application, st *pa
 	}
 }
 
-// mutateRestoreJob makes job run spec.backup.restoreCommand once, with the backup's environment
-// and where the snapshot is, restricted as the backup's pods are.
-func mutateRestoreJob(job *batchv1.Job, app *paasv1alpha1.Application, snapshot string, env []corev1.EnvVar) {
+// mutateRestoreJob makes job run spec.backup.restoreCommand once, with the given environment
+// and where the snapshot is, restricted as the backup's pods are. accessKeys names the keys it
+// reads.
+func mutateRestoreJob(job *batchv1.Job, app *paasv1alpha1.Application, snapshot string, env []corev1.EnvVar, accessKeys string) {
 	setLabels(&job.Labels, app, ComponentRestore)
 	job.Spec.BackoffLimit = ptr.To(int32(restoreBackoffLimit))
 	tpl := &job.Spec.Template
 	setLabels(&tpl.Labels, app, ComponentRestore)
+	setAccessKeys(tpl, accessKeys)
 	tpl.Spec.RestartPolicy = corev1.RestartPolicyNever
 	c := corev1.Container{Name: ComponentRestore}
 	setImage(&c, app.BackupImageOrDefault())
@@ -161,10 +171,14 @@ type backupsListing struct {
 
 // listBackups fills status.backups with the newest snapshots under the backup prefix, when a
 // backup run finished since the last listing or the listing is older than backupsListInterval.
-func (r *ApplicationReconciler) listBackups(ctx context.Context, app *paasv1alpha1.Application, target *resolvedLink) {
-	if app.Spec.Backup == nil || target == nil || r.Listers == nil {
+// It lists with creds, the restore's ReadOnly BucketAccess: the backup's own key cannot list.
+func (r *ApplicationReconciler) listBackups(ctx context.Context, app *paasv1alpha1.Application, target *resolvedLink, creds *accessState) {
+	if app.Spec.Backup == nil || target == nil || creds == nil || r.Listers == nil {
 		app.Status.Backups = nil
 		return
+	}
+	if !creds.Usable {
+		return // status keeps what it showed until the key is back
 	}
 	var lastSuccess time.Time
 	if t := app.Status.LastSuccessfulBackupTime; t != nil {
@@ -176,11 +190,17 @@ func (r *ApplicationReconciler) listBackups(ctx context.Context, app *paasv1alph
 			return
 		}
 	}
-	lister := r.Listers(target.Endpoint, target.Region, string(target.accessKeyID), string(target.secretAccessKey))
+	log := logf.FromContext(ctx)
+	keyID, secretKey, err := r.accessKey(ctx, app.Namespace, *creds)
+	if err != nil {
+		log.Info("Cannot read the key to list the backups with", "bucketAccess", creds.Name, "error", err.Error())
+		return
+	}
+	lister := r.Listers(target.Endpoint, target.Region, keyID, secretKey)
 	sums, _, err := lister.SummarizePrefixes(ctx, target.BucketName, app.BackupPrefixOrDefault(), maxListedObjects)
 	if err != nil {
 		// Status keeps what it showed; the next pass tries again.
-		logf.FromContext(ctx).Info("Cannot list the backups", "bucket", target.BucketName, "error", objectstore.Describe(err))
+		log.Info("Cannot list the backups", "bucket", target.BucketName, "error", objectstore.Describe(err))
 		return
 	}
 	r.listed.Store(app.UID, backupsListing{at: time.Now(), lastSuccess: lastSuccess})
@@ -190,4 +210,22 @@ func (r *ApplicationReconciler) listBackups(ctx context.Context, app *paasv1alph
 			Name: s.Name, Objects: s.Objects, Bytes: s.Bytes, LastModified: ptr.To(metav1.NewTime(s.LastModified.Truncate(time.Second))),
 		})
 	}
+}
+
+// accessKey reads the key pair in a BucketAccess's Secret from the API server (the cache keeps
+// the data of Contracts' Secrets only), and only from a Secret that BucketAccess controls.
+func (r *ApplicationReconciler) accessKey(ctx context.Context, namespace string, creds accessState) (keyID, secretKey string, err error) {
+	secret := &corev1.Secret{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: creds.SecretName}, secret); err != nil {
+		return "", "", fmt.Errorf("reading Secret %q: %w", creds.SecretName, err)
+	}
+	if owner := metav1.GetControllerOf(secret); owner == nil || string(owner.UID) != creds.UID {
+		return "", "", fmt.Errorf("secret %s does not belong to BucketAccess %s", creds.SecretName, creds.Name)
+	}
+	keyID = string(secret.Data[storagev1alpha1.SecretKeyAccessKeyID])
+	secretKey = string(secret.Data[storagev1alpha1.SecretKeySecretAccessKey])
+	if keyID == "" || secretKey == "" {
+		return "", "", fmt.Errorf("secret %s holds no key", creds.SecretName)
+	}
+	return keyID, secretKey, nil
 }

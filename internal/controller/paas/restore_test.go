@@ -27,6 +27,8 @@ var _ = Describe("Backup and restore", func() {
 	backupCommand := []string{"sh", "-c", `aws --endpoint-url "$AWS_ENDPOINT_URL" s3 cp --recursive --only-show-errors "$DATA_DIR" "s3://$BACKUP_BUCKET/$BACKUP_SNAPSHOT_PREFIX"`}
 	restoreCommand := []string{"sh", "-c", `aws --endpoint-url "$AWS_ENDPOINT_URL" s3 cp --recursive --only-show-errors "s3://$BACKUP_BUCKET/$RESTORE_PREFIX" "$DATA_DIR"`}
 
+	// The backup writes with a WriteOnly key, and status.backups and the restore read with a
+	// ReadOnly one: both BucketAccesses of the Application.
 	It("restores the data a backup run wrote, each run with the environment its pod would get", func(ctx SpecContext) {
 		awsCLI()
 		data := GinkgoT().TempDir()
@@ -50,6 +52,17 @@ var _ = Describe("Backup and restore", func() {
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-backup"}, cj)).To(Succeed())
 		const run = "web-backup-29412345"
 		runAsPod(ctx, ns, cj.Spec.JobTemplate.Spec.Template.Spec, run)
+
+		By("the backup's WriteOnly key cannot list, read or delete what it wrote")
+		for _, cmd := range [][]string{
+			{"sh", "-c", `aws --endpoint-url "$AWS_ENDPOINT_URL" s3 ls "s3://$BACKUP_BUCKET/$BACKUP_PREFIX"`},
+			{"sh", "-c", `aws --endpoint-url "$AWS_ENDPOINT_URL" s3 cp "s3://$BACKUP_BUCKET/${BACKUP_SNAPSHOT_PREFIX}orders.db" -`},
+			{"sh", "-c", `aws --endpoint-url "$AWS_ENDPOINT_URL" s3 rm "s3://$BACKUP_BUCKET/${BACKUP_SNAPSHOT_PREFIX}orders.db"`},
+		} {
+			out, err := runInPod(ctx, ns, cj.Spec.JobTemplate.Spec.Template.Spec, run, cmd)
+			Expect(err).To(HaveOccurred(), "%s succeeded with the backup's key: %s", cmd[2], out)
+			Expect(out).To(MatchRegexp(`AccessDenied|\(403\)`), cmd[2]) // HeadObject's 403 has no body
+		}
 		cj.Status.LastScheduleTime = &metav1.Time{Time: metav1.Now().Add(-1e9)}
 		cj.Status.LastSuccessfulTime = ptrTime(metav1.Now())
 		Expect(k8s.Status().Update(ctx, cj)).To(Succeed())
@@ -156,6 +169,15 @@ func runAsPod(ctx context.Context, ns string, spec corev1.PodSpec, jobName strin
 	GinkgoHelper()
 	Expect(spec.Containers).To(HaveLen(1))
 	c := spec.Containers[0]
+	out, err := runInPod(ctx, ns, spec, jobName, append(c.Command, c.Args...))
+	Expect(err).NotTo(HaveOccurred(), "%s: %s", strings.Join(c.Command, " "), out)
+}
+
+// runInPod runs command here with the environment runAsPod gives the pod's only container.
+func runInPod(ctx context.Context, ns string, spec corev1.PodSpec, jobName string, command []string) (string, error) {
+	GinkgoHelper()
+	Expect(spec.Containers).To(HaveLen(1))
+	c := spec.Containers[0]
 	env := map[string]string{}
 	var list []string
 	for _, e := range c.Env {
@@ -175,11 +197,11 @@ func runAsPod(ctx context.Context, ns string, spec corev1.PodSpec, jobName strin
 		env[e.Name] = v
 		list = append(list, e.Name+"="+v)
 	}
-	cmd := exec.CommandContext(ctx, c.Command[0], append(c.Command[1:], c.Args...)...)
+	cmd := exec.CommandContext(ctx, command[0], command[1:]...)
 	cmd.Env = append(list, "PATH="+os.Getenv("PATH"), "HOME="+GinkgoT().TempDir(),
 		"AWS_REQUEST_CHECKSUM_CALCULATION=when_required", "AWS_RESPONSE_CHECKSUM_VALIDATION=when_required")
 	out, err := cmd.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "%s: %s", strings.Join(c.Command, " "), out)
+	return string(out), err
 }
 
 var varRef = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)

@@ -181,7 +181,8 @@ func gone(ctx context.Context, obj client.Object) {
 	}).Should(Succeed())
 }
 
-// credentials reads the Contract's Secret as the test's own evidence of what must never leak.
+// credentials reads the Contract's Secret as the test's own evidence of what must never leak:
+// workloads get BucketAccesses' keys, never the account's.
 func credentials(ctx context.Context, ns string, c *storagev1alpha1.Contract) (keyID, secretKey string) {
 	GinkgoHelper()
 	s := &corev1.Secret{}
@@ -190,6 +191,18 @@ func credentials(ctx context.Context, ns string, c *storagev1alpha1.Contract) (k
 	Expect(keyID).NotTo(BeEmpty())
 	Expect(secretKey).NotTo(BeEmpty())
 	return keyID, secretKey
+}
+
+// accessReady waits until the BucketAccess ns/name is Ready for its generation, with a key in
+// its Secret, and returns it.
+func accessReady(ctx context.Context, ns, name string) *storagev1alpha1.BucketAccess {
+	GinkgoHelper()
+	ba := &storagev1alpha1.BucketAccess{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	waitCondition(ctx, ba, func() []metav1.Condition { return ba.Status.Conditions }, storagev1alpha1.ReadyCondition,
+		metav1.ConditionTrue, storagev1alpha1.ReasonAvailable)
+	Expect(ba.Status.SecretName).To(Equal(name + "-credentials"))
+	Expect(ba.Status.AccessKeyID).NotTo(BeEmpty())
+	return ba
 }
 
 // expectNoSecret fails when any of objs, serialised, contains one of the values.

@@ -1,0 +1,265 @@
+package paas
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+)
+
+// An Application's workloads never get its Contract's account keys: each link, the backup and
+// the restore get the keys of a BucketAccess of their own, which the Application owns, with no
+// more access than they need.
+
+// Suffixes of the BucketAccesses of the backup (WriteOnly: a run puts objects and never lists,
+// reads or deletes them) and of restores and the operator's listing of status.backups (ReadOnly).
+const (
+	backupAccessSuffix  = "backup"
+	restoreAccessSuffix = "restore"
+)
+
+// AccessKeysAnnotation on a pod template names the key each BucketAccess the pods read had when
+// the template was written: "<bucketaccess>=<access key id>", comma-separated. Key ids are not
+// secret. A rotation changes the id, so the template, so the Deployment rolls its pods, which
+// read secretKeyRefs only when they start.
+const AccessKeysAnnotation = "paas.osm.dev/access-key-ids"
+
+// wantedAccess is a BucketAccess an Application needs.
+type wantedAccess struct {
+	// Name is the BucketAccess; Bucket the Bucket it reaches, with Access.
+	Name, Bucket string
+	Access       storagev1alpha1.AccessMode
+	// Component labels it as the app's, the backup's or the restore's.
+	Component string
+}
+
+// accessName is the BucketAccess "<app>-<suffix>", shortened to 63 characters with a hash of
+// the whole name when longer: the name is a label value on the BucketAccess's Secret.
+func accessName(app, suffix string) string {
+	name := app + "-" + suffix
+	if len(name) <= validation.LabelValueMaxLength {
+		return name
+	}
+	return hashedName(name)
+}
+
+// hashedName is name cut to leave room for "-" and ten hex digits of its hash, which end it.
+func hashedName(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	h := hex.EncodeToString(sum[:])[:10]
+	cut := min(len(name), validation.LabelValueMaxLength-len(h)-1)
+	return strings.TrimRight(name[:cut], "-.") + "-" + h
+}
+
+// wantedAccesses are the BucketAccesses app needs, in the order its environment uses them: one
+// per link, "<app>-<bucket>" with the link's access; with a backup into a linked Bucket, a
+// WriteOnly one "<app>-backup" and a ReadOnly one "<app>-restore" of that Bucket. A link to a
+// Bucket named "backup" or "restore" keeps "<app>-backup" or "<app>-restore"; the backup's or
+// the restore's then gets a hashed name.
+func wantedAccesses(app *paasv1alpha1.Application) []wantedAccess {
+	wanted := make([]wantedAccess, 0, len(app.Spec.Buckets)+2)
+	taken := map[string]bool{}
+	for _, l := range app.Spec.Buckets {
+		name := accessName(app.Name, l.Name)
+		taken[name] = true
+		wanted = append(wanted, wantedAccess{Name: name, Bucket: l.Name, Access: l.AccessOrDefault(), Component: ComponentApp})
+	}
+	backup := app.Spec.Backup
+	if backup == nil || !linksBucket(app.Spec.Buckets, backup.Bucket) {
+		return wanted
+	}
+	for _, w := range []wantedAccess{
+		{Name: backupAccessSuffix, Bucket: backup.Bucket, Access: storagev1alpha1.AccessWriteOnly, Component: ComponentBackup},
+		{Name: restoreAccessSuffix, Bucket: backup.Bucket, Access: storagev1alpha1.AccessReadOnly, Component: ComponentRestore},
+	} {
+		suffix := w.Name
+		w.Name = accessName(app.Name, suffix)
+		if taken[w.Name] {
+			w.Name = hashedName(app.Name + "-" + suffix + "-" + suffix)
+		}
+		wanted = append(wanted, w)
+	}
+	return wanted
+}
+
+// accessState is what one pass saw of a BucketAccess.
+type accessState struct {
+	// Name is the BucketAccess, UID its uid.
+	Name string
+	UID  string
+	// SecretName is the Secret that holds its key, AccessKeyID the key's public half: both
+	// from its status, set once a key is in the Secret.
+	SecretName, AccessKeyID string
+	// Usable: a key is in the Secret, so pods can be given it.
+	Usable bool
+	// Ready: Usable, and the BucketAccess is Ready for its current spec (the key works).
+	Ready bool
+	// Problem says, for people, why it is not Ready.
+	Problem string
+}
+
+// observeAccess reads what a BucketAccess says of its key.
+func observeAccess(ba *storagev1alpha1.BucketAccess) accessState {
+	st := accessState{Name: ba.Name, UID: string(ba.UID), SecretName: ba.Status.SecretName, AccessKeyID: ba.Status.AccessKeyID}
+	ready := meta.FindStatusCondition(ba.Status.Conditions, storagev1alpha1.ReadyCondition)
+	notReady := fmt.Sprintf("BucketAccess %s has no status yet", ba.Name)
+	if ready != nil {
+		notReady = fmt.Sprintf("BucketAccess %s is not Ready (%s: %s)", ba.Name, ready.Reason, ready.Message)
+	}
+	switch {
+	case !ba.DeletionTimestamp.IsZero():
+		st.Problem = fmt.Sprintf("BucketAccess %s is being deleted", ba.Name)
+		return st
+	case st.SecretName == "" || st.AccessKeyID == "":
+		st.Problem = notReady
+		return st
+	}
+	st.Usable = true
+	st.Ready = ready != nil && ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == ba.Generation
+	switch {
+	case st.Ready:
+	case ready != nil && ready.Status == metav1.ConditionTrue:
+		st.Problem = fmt.Sprintf("BucketAccess %s has not yet taken its access %s into account", ba.Name, ba.Spec.Access)
+	default:
+		st.Problem = notReady
+	}
+	return st
+}
+
+// accessKeys is the value of AccessKeysAnnotation for pods that read these BucketAccesses'
+// Secrets, "" for none.
+func accessKeys(accesses ...accessState) string {
+	pairs := make([]string, 0, len(accesses))
+	for _, a := range accesses {
+		pairs = append(pairs, a.Name+"="+a.AccessKeyID)
+	}
+	return strings.Join(pairs, ",")
+}
+
+// setAccessKeys sets the annotation on a pod template, or removes it when keys is "". It also
+// removes the checksum annotation that older versions set over the Contract's keys.
+func setAccessKeys(tpl *corev1.PodTemplateSpec, keys string) {
+	delete(tpl.Annotations, legacyChecksumAnnotation)
+	if keys == "" {
+		delete(tpl.Annotations, AccessKeysAnnotation)
+		return
+	}
+	if tpl.Annotations == nil {
+		tpl.Annotations = map[string]string{}
+	}
+	tpl.Annotations[AccessKeysAnnotation] = keys
+}
+
+// appAccesses is what one pass saw of an Application's BucketAccesses.
+type appAccesses struct {
+	// links holds each link's, by Bucket name.
+	links map[string]accessState
+	// backup and restore are the backup's and the restore's, nil without a backup into a
+	// linked Bucket.
+	backup, restore *accessState
+}
+
+// syncAccesses makes the BucketAccesses app needs, deletes those it owns and no longer needs,
+// and returns what each wanted one says.
+func (r *ApplicationReconciler) syncAccesses(ctx context.Context, app *paasv1alpha1.Application) (appAccesses, error) {
+	wanted := wantedAccesses(app)
+	out := appAccesses{links: make(map[string]accessState, len(app.Spec.Buckets))}
+	states := make(map[string]bool, len(wanted))
+	for _, w := range wanted {
+		ba, err := r.applyAccess(ctx, app, w)
+		if err != nil {
+			return appAccesses{}, err
+		}
+		st := observeAccess(ba)
+		states[w.Name] = true
+		switch w.Component {
+		case ComponentApp:
+			out.links[w.Bucket] = st
+		case ComponentBackup:
+			out.backup = &st
+		case ComponentRestore:
+			out.restore = &st
+		}
+	}
+
+	var owned storagev1alpha1.BucketAccessList
+	if err := r.List(ctx, &owned, client.InNamespace(app.Namespace),
+		client.MatchingLabels{LabelInstance: app.Name, LabelManagedBy: ManagedBy}); err != nil {
+		return appAccesses{}, fmt.Errorf("listing the BucketAccesses of the Application: %w", err)
+	}
+	for i := range owned.Items {
+		ba := &owned.Items[i]
+		if _, ok := states[ba.Name]; ok || !metav1.IsControlledBy(ba, app) || !ba.DeletionTimestamp.IsZero() {
+			continue
+		}
+		why := fmt.Sprintf("the Application no longer links Bucket %s", ba.Spec.Bucket)
+		if ba.Labels[LabelComponent] != ComponentApp {
+			why = fmt.Sprintf("the Application no longer backs up into Bucket %s", ba.Spec.Bucket)
+		}
+		if err := r.deleteOwned(ctx, app, ba, "BucketAccess", why); err != nil {
+			return appAccesses{}, err
+		}
+	}
+	return out, nil
+}
+
+// applyAccess creates the BucketAccess w or brings its spec in line with a patch, and returns it
+// as it stands. It never takes over a BucketAccess that belongs to something else. Its
+// spec.secretName and spec.rotation are left to whoever set them.
+func (r *ApplicationReconciler) applyAccess(ctx context.Context, app *paasv1alpha1.Application, w wantedAccess) (*storagev1alpha1.BucketAccess, error) {
+	ba := &storagev1alpha1.BucketAccess{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: w.Name}, ba)
+	switch {
+	case apierrors.IsNotFound(err):
+		ba = &storagev1alpha1.BucketAccess{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: w.Name}}
+		mutateAccess(ba, app, w)
+		if err := controllerutil.SetControllerReference(app, ba, r.Scheme()); err != nil {
+			return nil, err
+		}
+		if err := r.Create(ctx, ba); err != nil {
+			return nil, fmt.Errorf("creating BucketAccess %q: %w", w.Name, err)
+		}
+		logf.FromContext(ctx).Info("Created BucketAccess", "object", klog.KObj(ba), "bucket", w.Bucket, "access", w.Access)
+		r.Recorder.Eventf(app, ba, corev1.EventTypeNormal, "BucketAccessCreated", "Create",
+			"Created BucketAccess %s: %s access to Bucket %s", ba.Name, w.Access, w.Bucket)
+		return ba, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading BucketAccess %q: %w", w.Name, err)
+	case !metav1.IsControlledBy(ba, app):
+		return nil, &foreignError{kind: "BucketAccess", name: w.Name}
+	}
+	before := ba.DeepCopy()
+	mutateAccess(ba, app, w)
+	if apiequality.Semantic.DeepEqual(before, ba) {
+		return ba, nil
+	}
+	if err := r.Patch(ctx, ba, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return nil, fmt.Errorf("updating BucketAccess %q: %w", w.Name, err)
+	}
+	logf.FromContext(ctx).Info("Updated BucketAccess", "object", klog.KObj(ba), "access", w.Access)
+	r.Recorder.Eventf(app, ba, corev1.EventTypeNormal, "BucketAccessUpdated", "Update",
+		"Updated BucketAccess %s to %s access to Bucket %s", ba.Name, w.Access, w.Bucket)
+	return ba, nil
+}
+
+// mutateAccess sets what the Application owns of a BucketAccess: its labels, Bucket and access.
+func mutateAccess(ba *storagev1alpha1.BucketAccess, app *paasv1alpha1.Application, w wantedAccess) {
+	setLabels(&ba.Labels, app, w.Component)
+	ba.Spec.Bucket = w.Bucket
+	ba.Spec.Access = w.Access
+}
