@@ -97,6 +97,11 @@ type BucketAccessStatus struct {
 	// +optional
 	PrincipalRequested bool `json:"principalRequested,omitempty"`
 
+	// contractID is the provider's contract whose account holds the principal, recorded with
+	// principalRequested, so the principal can be deleted even when the Bucket is gone.
+	// +optional
+	ContractID string `json:"contractID,omitempty"`
+
 	// principalID is the provider's identifier of the principal that holds the keys.
 	// +optional
 	PrincipalID string `json:"principalID,omitempty"`
