@@ -56,7 +56,8 @@ type BucketAccessSpec struct {
 	SecretName string `json:"secretName,omitempty"`
 
 	// rotation, when set, replaces the key every period. Without it a key is replaced only when
-	// the annotation storage.osm.dev/rotate-key changes value.
+	// the annotation storage.osm.dev/rotate-key changes value, and the old key then keeps
+	// working for ten minutes.
 	// +optional
 	Rotation *KeyRotation `json:"rotation,omitempty"`
 }

@@ -107,3 +107,42 @@ func TestARotationWhoseAnswerWasLostIsAskedAgainNotIssuedTwice(t *testing.T) {
 		t.Errorf("the Secret's key changed to %s before the new key was checked", a.Status.AccessKeyID)
 	}
 }
+
+func TestARotationIsDueAfterItsPeriodOrWhenTheAnnotationChanges(t *testing.T) {
+	issued := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	monthly := &storagev1alpha1.KeyRotation{Period: metav1.Duration{Duration: 30 * 24 * time.Hour}}
+	tests := []struct {
+		name       string
+		rotation   *storagev1alpha1.KeyRotation
+		annotation string
+		rotatedFor string
+		now        time.Time
+		want       bool
+		nextLook   time.Duration // 0: not checked
+	}{
+		{name: "a key within its period stays", rotation: monthly, now: issued.Add(29 * 24 * time.Hour),
+			nextLook: 24*time.Hour + 100*time.Millisecond},
+		{name: "a key at the end of its period is replaced", rotation: monthly, now: issued.Add(30 * 24 * time.Hour), want: true},
+		{name: "without rotation a key stays forever", now: issued.Add(10 * 365 * 24 * time.Hour)},
+		{name: "a new value of the annotation asks for a key now", annotation: "2026-11-02", now: issued.Add(time.Hour), want: true},
+		{name: "a value already acted on does not", annotation: "2026-11-02", rotatedFor: "2026-11-02", now: issued.Add(time.Hour)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &storagev1alpha1.BucketAccess{Spec: storagev1alpha1.BucketAccessSpec{Rotation: tt.rotation},
+				Status: storagev1alpha1.BucketAccessStatus{KeyIssuedAt: &metav1.Time{Time: issued}, RotatedFor: tt.rotatedFor}}
+			if tt.annotation != "" {
+				a.Annotations = map[string]string{storagev1alpha1.RotateKeyAnnotation: tt.annotation}
+			}
+			r := &BucketAccessReconciler{ResyncPeriod: 1000 * time.Hour, Now: func() time.Time { return tt.now }}
+			if got := r.rotationDue(a); got != tt.want {
+				t.Errorf("rotationDue = %v, want %v", got, tt.want)
+			}
+			if tt.nextLook != 0 {
+				if got := r.nextLook(a); got != tt.nextLook {
+					t.Errorf("nextLook = %v, want %v (the end of the period, not the resync)", got, tt.nextLook)
+				}
+			}
+		})
+	}
+}
