@@ -35,6 +35,11 @@ func Register(ctx context.Context, indexer client.FieldIndexer) error {
 	}); err != nil {
 		return err
 	}
+	if err := indexer.IndexField(ctx, &storagev1alpha1.BucketAccess{}, BucketAccessBucketField, func(obj client.Object) []string {
+		return []string{obj.(*storagev1alpha1.BucketAccess).Spec.Bucket}
+	}); err != nil {
+		return err
+	}
 	return indexer.IndexField(ctx, &paasv1alpha1.Application{}, ApplicationBucketField, func(obj client.Object) []string {
 		return LinkedBuckets(obj.(*paasv1alpha1.Application))
 	})
@@ -126,4 +131,39 @@ func LinkedBuckets(app *paasv1alpha1.Application) []string {
 		names = append(names, l.Name)
 	}
 	return names
+}
+
+// BucketAccessBucketField indexes BucketAccesses by spec.bucket, so a Bucket finds the
+// BucketAccesses that name it.
+const BucketAccessBucketField = "spec.bucket"
+
+// BucketAccessesNaming lists, sorted, the BucketAccesses in namespace that name Bucket bucket.
+// reader must be a manager's cached client on which Register ran.
+func BucketAccessesNaming(ctx context.Context, reader client.Reader, namespace, bucket string) ([]string, error) {
+	list, err := BucketAccessesOf(ctx, reader, namespace, bucket)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(list))
+	for _, a := range list {
+		names = append(names, a.Name)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// BucketAccessesOf returns the BucketAccesses in namespace that name Bucket bucket.
+func BucketAccessesOf(ctx context.Context, reader client.Reader, namespace, bucket string) ([]storagev1alpha1.BucketAccess, error) {
+	var list storagev1alpha1.BucketAccessList
+	if err := reader.List(ctx, &list, client.InNamespace(namespace),
+		client.MatchingFields{BucketAccessBucketField: bucket}); err != nil {
+		return nil, fmt.Errorf("listing BucketAccesses that name Bucket %q: %w", bucket, err)
+	}
+	out := list.Items[:0]
+	for _, a := range list.Items {
+		if a.Spec.Bucket == bucket {
+			out = append(out, a)
+		}
+	}
+	return out, nil
 }

@@ -18,7 +18,7 @@ import (
 // resourcesDesc is counted at scrape time from the manager's cache, so it is never stale and
 // costs nothing between scrapes.
 var resourcesDesc = prometheus.NewDesc("osm_resources",
-	"Contracts, Buckets and Applications by the status and reason of their Ready condition (NoCondition before the first pass).",
+	"Contracts, Buckets, BucketAccesses and Applications by the status and reason of their Ready condition (NoCondition before the first pass).",
 	[]string{"kind", "ready", "reason"}, nil)
 
 // resources lists from the reader ObserveResources was last given (the running manager's cache).
@@ -41,7 +41,7 @@ func (r *resources) Collect(ch chan<- prometheus.Metric) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	for _, k := range []counted{contracts(), buckets(), applications()} {
+	for _, k := range []counted{contracts(), buckets(), bucketAccesses(), applications()} {
 		if err := (*p).List(ctx, k.list); err != nil {
 			continue // the cache is not started yet, or the kind is not served: nothing to count
 		}
@@ -71,6 +71,16 @@ func contracts() counted {
 func buckets() counted {
 	l := &storagev1alpha1.BucketList{}
 	return counted{"Bucket", l, func() (out [][]metav1.Condition) {
+		for i := range l.Items {
+			out = append(out, l.Items[i].Status.Conditions)
+		}
+		return out
+	}}
+}
+
+func bucketAccesses() counted {
+	l := &storagev1alpha1.BucketAccessList{}
+	return counted{"BucketAccess", l, func() (out [][]metav1.Condition) {
 		for i := range l.Items {
 			out = append(out, l.Items[i].Status.Conditions)
 		}

@@ -182,9 +182,22 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 			Buckets: paascontroller.BucketsOfApplication,
 			// An Application's backup retention is a lifecycle rule of its backup Bucket.
 			LifecycleRules: paascontroller.BackupRetentionRules,
-		}},
+		},
+			// Nor while a BucketAccess names it; each adds its statements to the policy.
+			storagecontroller.BucketAccessUsers,
+		},
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Bucket controller: %w", err)
+	}
+	if err := (&storagecontroller.BucketAccessReconciler{
+		Client:                  mgr.GetClient(),
+		Principals:              contractclient.New(api),
+		Stores:                  keyCheckStores(opts),
+		Recorder:                mgr.GetEventRecorder("bucketaccess-controller"),
+		ResyncPeriod:            opts.ResyncPeriod,
+		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+	}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the BucketAccess controller: %w", err)
 	}
 	if err := (&paascontroller.ApplicationReconciler{
 		Client:                  mgr.GetClient(),
@@ -242,8 +255,8 @@ func metricsOptions(opts Options) metricsserver.Options {
 // CacheOptions keeps the manager's cache to what it needs, so a tenant cannot make it hold
 // (and hold in memory) objects the operator did not write:
 //   - Secrets: only those labelled storage.osm.dev/contract, and of those only the ones a
-//     Contract controls keep their data; a tenant can set the label on any Secret of theirs, so
-//     the label alone would let them fill the cache;
+//     Contract or a BucketAccess controls keep their data; a tenant can set the label on any
+//     Secret of theirs, so the label alone would let them fill the cache;
 //   - Deployments, Services, Ingresses and CronJobs: only those labelled as the Application
 //     controller's children (app.kubernetes.io/managed-by=object-storage-manager);
 //   - no object keeps its managedFields, which the operator never reads.
@@ -275,7 +288,7 @@ func CacheOptions(namespaces []string) cache.Options {
 }
 
 // SecretTransform is how a Secret enters the cache: without managedFields, and without its data
-// and annotations unless a Contract controls it (a Contract's credentials Secret). The others
+// and annotations unless a Contract or a BucketAccess controls it (credentials it wrote). The others
 // keep the metadata the controllers' ownership checks read, so they still see that a Secret of
 // that name exists and is not theirs.
 func SecretTransform(obj any) (any, error) {
@@ -284,7 +297,7 @@ func SecretTransform(obj any) (any, error) {
 		return obj, nil
 	}
 	secret.ManagedFields = nil
-	if owner := metav1.GetControllerOfNoCopy(secret); owner != nil && owner.Kind == "Contract" &&
+	if owner := metav1.GetControllerOfNoCopy(secret); owner != nil && (owner.Kind == "Contract" || owner.Kind == "BucketAccess") &&
 		strings.HasPrefix(owner.APIVersion, storagev1alpha1.GroupVersion.Group+"/") {
 		return secret, nil
 	}
@@ -316,6 +329,21 @@ func storeFactory(opts Options) storagecontroller.StoreFactory {
 				APIOptions:      append([]func(*middleware.Stack) error{metrics.CountS3}, opts.S3APIOptions...),
 			})
 		})
+	}
+}
+
+// keyCheckStores opens an S3 endpoint with a BucketAccess's key, to check what the key can do.
+// Unlike storeFactory it keeps nothing: keys rotate, and each is checked a few times at most.
+func keyCheckStores(opts Options) storagecontroller.StoreFactory {
+	timeout := opts.S3Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	httpClient := objectstore.NewHTTPClient(timeout, 2)
+	return func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Store {
+		return objectstore.New(objectstore.Config{Endpoint: endpoint, Region: region, AccessKeyID: accessKeyID,
+			SecretAccessKey: secretAccessKey, HTTPClient: httpClient, MaxAttempts: opts.S3MaxAttempts,
+			APIOptions: append([]func(*middleware.Stack) error{metrics.CountS3}, opts.S3APIOptions...)})
 	}
 }
 

@@ -56,7 +56,8 @@ type BucketAccessSpec struct {
 	SecretName string `json:"secretName,omitempty"`
 
 	// rotation, when set, replaces the key every period. Without it a key is replaced only when
-	// the annotation storage.osm.dev/rotate-key changes value.
+	// the annotation storage.osm.dev/rotate-key changes value, and the old key then keeps
+	// working for ten minutes.
 	// +optional
 	Rotation *KeyRotation `json:"rotation,omitempty"`
 }
@@ -96,6 +97,11 @@ type BucketAccessStatus struct {
 	// principal, so a deletion finds a principal whose answer was lost.
 	// +optional
 	PrincipalRequested bool `json:"principalRequested,omitempty"`
+
+	// contractID is the provider's contract whose account holds the principal, recorded with
+	// principalRequested, so the principal can be deleted even when the Bucket is gone.
+	// +optional
+	ContractID string `json:"contractID,omitempty"`
 
 	// principalID is the provider's identifier of the principal that holds the keys.
 	// +optional

@@ -81,6 +81,8 @@ type bucketPass struct {
 	// generatedRules are the lifecycle rules the Bucket's users ask for (see
 	// BucketUsers.LifecycleRules).
 	generatedRules []storagev1alpha1.LifecycleRule
+	// grants are what BucketAccesses are granted in the policy (see BucketUsers.PolicyGrants).
+	grants []objectstore.AccessGrant
 
 	// usersListed says the users of the Bucket were listed (InUse is derived only then);
 	// users lists them, one entry per kind ("2 Applications: a, b").

@@ -62,6 +62,12 @@ type BucketUsers struct {
 	// named bucket (an Application's backup retention), with ids that start with
 	// storagev1alpha1.GeneratedLifecycleRulePrefix; they are applied with the spec's.
 	LifecycleRules func(ctx context.Context, reader client.Reader, namespace, bucket string) ([]storagev1alpha1.LifecycleRule, error)
+	// PolicyGrants, when set, returns what those in namespace are granted in the policy of the
+	// Bucket named bucket (BucketAccesses); their statements are added to the spec's.
+	PolicyGrants func(ctx context.Context, reader client.Reader, namespace, bucket string) ([]objectstore.AccessGrant, error)
+	// Changed filters the events of Object that wake its Buckets; by default a change of
+	// generation.
+	Changed predicate.Predicate
 }
 
 // BucketReconciler makes a bucket, with its ACL and policy, for each Bucket.
@@ -174,7 +180,7 @@ func (r *BucketReconciler) reconcileNormal(ctx context.Context, b *storagev1alph
 	if err != nil {
 		return r.s3Failed(b, p, err)
 	}
-	policy, err := r.syncPolicy(ctx, b, store, applied, contract.Status.BucketPolicy)
+	policy, err := r.syncPolicy(ctx, b, store, applied, effectivePolicy(b, contract.Status.BucketPolicy, p.grants))
 	if err != nil {
 		return r.s3Failed(b, p, err)
 	}
@@ -418,13 +424,15 @@ func (r *BucketReconciler) syncACL(ctx context.Context, b *storagev1alpha1.Bucke
 // syncPolicy writes or deletes the bucket policy when it differs from the spec, and returns the
 // policy as observed, in canonical form.
 func (r *BucketReconciler) syncPolicy(ctx context.Context, b *storagev1alpha1.Bucket, store objectstore.Store, applied bool,
-	form *storagev1alpha1.BucketPolicyForm) (*runtime.RawExtension, error) {
+	desired string) (*runtime.RawExtension, error) {
 	name := b.Spec.BucketName
 	observed, err := store.Policy(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	desired := effectivePolicy(b, form)
+	// The statements generated for BucketAccesses change without the spec: they count as
+	// applied only when the policy last observed carries exactly the ones wanted now.
+	applied = applied && objectstore.GeneratedStatements(rawString(b.Status.Policy)) == objectstore.GeneratedStatements(desired)
 	if samePolicy(desired, observed) || (applied && samePolicy(rawString(b.Status.Policy), observed)) {
 		if samePolicy(rawString(b.Status.Policy), observed) {
 			// Already recorded: the API server may have re-encoded numbers in it, which must not
@@ -575,6 +583,13 @@ func (r *BucketReconciler) listUsers(ctx context.Context, b *storagev1alpha1.Buc
 			}
 			p.generatedRules = append(p.generatedRules, rules...)
 		}
+		if u.PolicyGrants != nil && len(names) > 0 {
+			grants, err := u.PolicyGrants(ctx, r.Client, b.Namespace, b.Name)
+			if err != nil {
+				return err
+			}
+			p.grants = append(p.grants, grants...)
+		}
 		if len(names) > 0 {
 			p.users = append(p.users, fmt.Sprintf("%s: %s", plural(len(names), u.Kind), strings.Join(names, ", ")))
 		}
@@ -677,8 +692,11 @@ func (r *BucketReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(contractChangedForBuckets)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.bucketsOfSecret))
 	for _, u := range r.Users {
-		b = b.Watches(u.Object, handler.EnqueueRequestsFromMapFunc(u.Buckets),
-			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+		var changed predicate.Predicate = predicate.GenerationChangedPredicate{}
+		if u.Changed != nil {
+			changed = u.Changed
+		}
+		b = b.Watches(u.Object, handler.EnqueueRequestsFromMapFunc(u.Buckets), builder.WithPredicates(changed))
 	}
 	return b.WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
 		Named("bucket").
@@ -692,8 +710,8 @@ func (r *BucketReconciler) bucketsOfContract(ctx context.Context, obj client.Obj
 // bucketsOfSecret maps a credentials Secret, by its label, to the Buckets of its Contract.
 func (r *BucketReconciler) bucketsOfSecret(ctx context.Context, obj client.Object) []reconcile.Request {
 	contract, ok := obj.GetLabels()[storagev1alpha1.ContractLabel]
-	if !ok {
-		return nil
+	if _, access := obj.GetLabels()[storagev1alpha1.BucketAccessLabel]; !ok || access {
+		return nil // a BucketAccess's Secret: no Bucket uses its key
 	}
 	return r.bucketsNamingContract(ctx, obj.GetNamespace(), contract)
 }

@@ -82,22 +82,38 @@ func rawString(r *runtime.RawExtension) string {
 	return string(r.Raw)
 }
 
-// effectivePolicy is the policy the bucket must have: the spec's, and, on a server that judges
-// the owner by the policy alone (form.OwnerNeedsAllow), a statement marked
+// effectivePolicy is the policy the bucket must have: the spec's, then the statements generated
+// for the BucketAccesses granted (each Sid starting objectstore.AccessStatementPrefix), and, on
+// a server that judges the owner by the policy alone (form.OwnerNeedsAllow), a statement marked
 // objectstore.OwnerStatementID that keeps the owner in control as AWS and Ceph do. "" is none.
 // A spec policy that is no JSON object goes to the server as it is, which refuses it with its
 // own message.
-func effectivePolicy(b *storagev1alpha1.Bucket, form *storagev1alpha1.BucketPolicyForm) string {
-	if b.Spec.Policy == nil || len(b.Spec.Policy.Raw) == 0 {
-		return ""
+func effectivePolicy(b *storagev1alpha1.Bucket, form *storagev1alpha1.BucketPolicyForm, grants []objectstore.AccessGrant) string {
+	spec := ""
+	if b.Spec.Policy != nil && len(b.Spec.Policy.Raw) > 0 {
+		spec = string(b.Spec.Policy.Raw)
 	}
-	spec := string(b.Spec.Policy.Raw)
-	if form == nil || !form.OwnerNeedsAllow {
-		return spec
+	prefix := "arn:aws:s3:::"
+	if form != nil && form.ResourcePrefix != "" {
+		prefix = form.ResourcePrefix
 	}
-	withOwner, err := objectstore.WithOwnerStatement(spec, form.OwnerPrincipal, form.ResourcePrefix, b.Spec.BucketName)
+	var generated []any
+	for _, g := range grants {
+		stmts, err := objectstore.AccessStatements(g, prefix, b.Spec.BucketName)
+		if err == nil {
+			generated = append(generated, stmts...)
+		}
+	}
+	policy, err := objectstore.WithStatements(spec, generated)
 	if err != nil {
 		return spec
+	}
+	if form == nil || !form.OwnerNeedsAllow {
+		return policy
+	}
+	withOwner, err := objectstore.WithOwnerStatement(policy, form.OwnerPrincipal, form.ResourcePrefix, b.Spec.BucketName)
+	if err != nil {
+		return policy
 	}
 	return withOwner
 }

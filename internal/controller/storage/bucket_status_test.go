@@ -90,7 +90,7 @@ func TestEffectivePolicyKeepsTheOwnerInControlWhereTheServerNeedsIt(t *testing.T
 		{"no policy denies no one, and needs no statement", &storagev1alpha1.Bucket{Spec: storagev1alpha1.BucketSpec{BucketName: "b"}}, judgesOwner, ""},
 	}
 	for _, tt := range tests {
-		got := effectivePolicy(tt.bucket, tt.form)
+		got := effectivePolicy(tt.bucket, tt.form, nil)
 		if !samePolicy(got, tt.want) {
 			t.Errorf("%s:\n got %s\nwant %s", tt.name, got, tt.want)
 		}

@@ -31,7 +31,8 @@ func falseCondition(reason, message string) *condition {
 }
 
 // setReady sets the Ready condition and, when its reason changes, emits an event that says so:
-// a warning for anything that stops the resource short of Ready, except an orderly deletion.
+// a warning for anything that stops the resource short of Ready, except an orderly deletion and
+// a BucketAccess's first moments, while its Bucket's policy takes up the new principal.
 func setReady(rec events.EventRecorder, obj runtime.Object, conds *[]metav1.Condition, generation int64, c condition) {
 	oldReason := status.Reason(*conds, storagev1alpha1.ReadyCondition)
 	status.SetCondition(conds, generation, storagev1alpha1.ReadyCondition, c.Status, c.Reason, c.Message)
@@ -39,7 +40,7 @@ func setReady(rec events.EventRecorder, obj runtime.Object, conds *[]metav1.Cond
 		return
 	}
 	eventType := corev1.EventTypeNormal
-	if c.Status == metav1.ConditionFalse && c.Reason != storagev1alpha1.ReasonDeleting {
+	if c.Status == metav1.ConditionFalse && c.Reason != storagev1alpha1.ReasonDeleting && c.Reason != storagev1alpha1.ReasonPolicyPending {
 		eventType = corev1.EventTypeWarning
 	}
 	rec.Eventf(obj, nil, eventType, c.Reason, "Reconcile", "%s", c.Message)

@@ -208,6 +208,11 @@ func TestBucketValidateCreate(t *testing.T) {
 		{name: "policy with an empty Statement list", modify: func(b *storagev1alpha1.Bucket) { b.Spec.Policy = policy(`{"Statement":[]}`) }, want: []string{
 			`spec.policy.Statement: Required value: a policy needs at least one statement`,
 		}},
+		{name: "a Sid the operator keeps for its generated statements", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.Policy = policy(`{"Statement":[{"Sid":"OSMAccessreader1234abcdObjects","Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::team-a-data/*"}]}`)
+		}, want: []string{
+			`spec.policy.Statement[0].Sid: Invalid value: "OSMAccessreader1234abcdObjects": Sids starting with "OSMAccess", and "OSMOwnerAccess", are kept for the statements the operator generates (for BucketAccesses and the bucket's owner); choose another Sid`,
+		}},
 		{name: "Statement a string", modify: func(b *storagev1alpha1.Bucket) { b.Spec.Policy = policy(`{"Statement":"allow all"}`) }, want: []string{
 			`spec.policy.Statement: Invalid value: must be a JSON object or a list of them`,
 		}},

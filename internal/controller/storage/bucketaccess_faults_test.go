@@ -1,0 +1,148 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	fakeclient "sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
+	fakeapi "github.com/object-storage-manager/object-storage-manager/internal/contractclient/fake"
+	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
+)
+
+// accessCluster is an API server with an active Contract (contract c1 of api), its made Bucket
+// and a BucketAccess for it, already holding the finalizer.
+func accessCluster(t *testing.T, api *fakeapi.API) (client.Client, *storagev1alpha1.BucketAccess, *BucketAccessReconciler) {
+	t.Helper()
+	if _, _, err := api.Buy(context.Background(), "uid-acc", contractclient.Request{Plan: "standard"}); err != nil {
+		t.Fatal(err)
+	}
+	b := newTestBucket("data", "data-bucket", storagev1alpha1.ReclaimPolicyRetain)
+	b.Status.BucketName = "data-bucket"
+	a := &storagev1alpha1.BucketAccess{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "reader", UID: types.UID("uid-reader"), Finalizers: []string{Finalizer}},
+		Spec:       storagev1alpha1.BucketAccessSpec{Bucket: "data", Access: storagev1alpha1.AccessReadOnly},
+	}
+	cluster := fakeclient.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(activeContract("acc"), b, a).
+		WithStatusSubresource(&storagev1alpha1.Contract{}, &storagev1alpha1.Bucket{}, &storagev1alpha1.BucketAccess{}).Build()
+	r := &BucketAccessReconciler{Client: cluster, Principals: api, Recorder: events.NewFakeRecorder(100), ResyncPeriod: time.Hour,
+		// Nothing answers here: a check of the key fails, which these tests do not need.
+		Stores: func(endpoint, region, key, secret string) objectstore.Store {
+			return objectstore.New(objectstore.Config{Endpoint: "http://127.0.0.1:1", Region: region, AccessKeyID: key, SecretAccessKey: secret, MaxAttempts: 1,
+				HTTPClient: objectstore.NewHTTPClient(time.Second, 1)})
+		}}
+	return cluster, a, r
+}
+
+func lost(op string) fakeapi.Failure {
+	return fakeapi.Failure{Err: &contractclient.Error{Op: op, Cause: errLost}, AfterActing: true}
+}
+
+func TestAPrincipalWhoseAnswerWasLostIsDeletedWithItsBucketAccess(t *testing.T) {
+	api := &fakeapi.API{Endpoint: "http://s3.test", Region: "us-east-1"}
+	cluster, a, r := accessCluster(t, api)
+	api.Fail(fakeapi.OpCreatePrincipal, lost("creating a principal"))
+	if err := reconcileOnce(t, r, a); err == nil {
+		t.Fatal("a lost answer went unnoticed")
+	}
+	if err := cluster.Get(context.Background(), client.ObjectKeyFromObject(a), a); err != nil {
+		t.Fatal(err)
+	}
+	if !a.Status.PrincipalRequested || a.Status.ContractID != "c1" || a.Status.PrincipalID != "" {
+		t.Fatalf("status = %+v; want the request recorded, with its contract, and no principal known", a.Status)
+	}
+
+	deleting(t, cluster, a)
+	if err := reconcileOnce(t, r, a); err != nil {
+		t.Fatalf("deleting: %v", err)
+	}
+	if _, _, err := api.CreatePrincipal(context.Background(), "c1", "uid-reader"); !errors.Is(err, contractclient.ErrPrincipalDeleted) {
+		t.Errorf("the principal made for the lost answer was not deleted (asking again: %v)", err)
+	}
+	if err := cluster.Get(context.Background(), client.ObjectKeyFromObject(a), a); err == nil {
+		t.Errorf("the BucketAccess is still there, finalizers %v", a.Finalizers)
+	}
+}
+
+func TestARotationWhoseAnswerWasLostIsAskedAgainNotIssuedTwice(t *testing.T) {
+	api := &fakeapi.API{Endpoint: "http://s3.test", Region: "us-east-1"}
+	cluster, a, r := accessCluster(t, api)
+	_ = reconcileOnce(t, r, a) // issues the principal; the key check cannot reach S3 here
+	if err := cluster.Get(context.Background(), client.ObjectKeyFromObject(a), a); err != nil {
+		t.Fatal(err)
+	}
+	if a.Status.PrincipalID == "" {
+		t.Fatalf("no principal issued: %+v", a.Status)
+	}
+	if err := cluster.Patch(context.Background(), a, client.RawPatch(types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"storage.osm.dev/rotate-key":"now"}}}`))); err != nil {
+		t.Fatal(err)
+	}
+	api.Fail(fakeapi.OpAddPrincipalKey, lost("adding a key"))
+	for range 3 {
+		_ = reconcileOnce(t, r, a)
+	}
+	p, ok := api.Principal("c1", a.Status.PrincipalID)
+	if !ok {
+		t.Fatal("the principal is gone")
+	}
+	if len(p.AccessKeyIDs) != 2 {
+		t.Errorf("principal holds keys %v; want the first and exactly one new one", p.AccessKeyIDs)
+	}
+	if err := cluster.Get(context.Background(), client.ObjectKeyFromObject(a), a); err != nil {
+		t.Fatal(err)
+	}
+	if a.Status.PendingKey == nil || a.Status.PendingKey.AccessKeyID != p.AccessKeyIDs[1] {
+		t.Errorf("pending key = %+v; want the new key recorded until it is checked", a.Status.PendingKey)
+	}
+	if a.Status.AccessKeyID != p.AccessKeyIDs[0] {
+		t.Errorf("the Secret's key changed to %s before the new key was checked", a.Status.AccessKeyID)
+	}
+}
+
+func TestARotationIsDueAfterItsPeriodOrWhenTheAnnotationChanges(t *testing.T) {
+	issued := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	monthly := &storagev1alpha1.KeyRotation{Period: metav1.Duration{Duration: 30 * 24 * time.Hour}}
+	tests := []struct {
+		name       string
+		rotation   *storagev1alpha1.KeyRotation
+		annotation string
+		rotatedFor string
+		now        time.Time
+		want       bool
+		nextLook   time.Duration // 0: not checked
+	}{
+		{name: "a key within its period stays", rotation: monthly, now: issued.Add(29 * 24 * time.Hour),
+			nextLook: 24*time.Hour + 100*time.Millisecond},
+		{name: "a key at the end of its period is replaced", rotation: monthly, now: issued.Add(30 * 24 * time.Hour), want: true},
+		{name: "without rotation a key stays forever", now: issued.Add(10 * 365 * 24 * time.Hour)},
+		{name: "a new value of the annotation asks for a key now", annotation: "2026-11-02", now: issued.Add(time.Hour), want: true},
+		{name: "a value already acted on does not", annotation: "2026-11-02", rotatedFor: "2026-11-02", now: issued.Add(time.Hour)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &storagev1alpha1.BucketAccess{Spec: storagev1alpha1.BucketAccessSpec{Rotation: tt.rotation},
+				Status: storagev1alpha1.BucketAccessStatus{KeyIssuedAt: &metav1.Time{Time: issued}, RotatedFor: tt.rotatedFor}}
+			if tt.annotation != "" {
+				a.Annotations = map[string]string{storagev1alpha1.RotateKeyAnnotation: tt.annotation}
+			}
+			r := &BucketAccessReconciler{ResyncPeriod: 1000 * time.Hour, Now: func() time.Time { return tt.now }}
+			if got := r.rotationDue(a); got != tt.want {
+				t.Errorf("rotationDue = %v, want %v", got, tt.want)
+			}
+			if tt.nextLook != 0 {
+				if got := r.nextLook(a); got != tt.nextLook {
+					t.Errorf("nextLook = %v, want %v (the end of the period, not the resync)", got, tt.nextLook)
+				}
+			}
+		})
+	}
+}
