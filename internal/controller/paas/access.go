@@ -175,17 +175,23 @@ type appAccesses struct {
 }
 
 // syncAccesses makes the BucketAccesses app needs, deletes those it owns and no longer needs,
-// and returns what each wanted one says.
-func (r *ApplicationReconciler) syncAccesses(ctx context.Context, app *paasv1alpha1.Application) (appAccesses, error) {
+// and returns what each wanted one says. buckets are the linked Buckets that exist, by name:
+// admission refuses a BucketAccess for a Bucket that does not exist or is being deleted, so
+// none is made for one until it is there (one made before is kept and kept up to date).
+func (r *ApplicationReconciler) syncAccesses(ctx context.Context, app *paasv1alpha1.Application, buckets map[string]*storagev1alpha1.Bucket) (appAccesses, error) {
 	wanted := wantedAccesses(app)
 	out := appAccesses{links: make(map[string]accessState, len(app.Spec.Buckets))}
 	states := make(map[string]bool, len(wanted))
 	for _, w := range wanted {
-		ba, err := r.applyAccess(ctx, app, w)
+		b := buckets[w.Bucket]
+		ba, err := r.applyAccess(ctx, app, w, b != nil && b.DeletionTimestamp.IsZero())
 		if err != nil {
 			return appAccesses{}, err
 		}
-		st := observeAccess(ba)
+		st := accessState{Name: w.Name, Problem: fmt.Sprintf("BucketAccess %s waits for Bucket %s", w.Name, w.Bucket)}
+		if ba != nil {
+			st = observeAccess(ba)
+		}
 		states[w.Name] = true
 		switch w.Component {
 		case ComponentApp:
@@ -218,13 +224,16 @@ func (r *ApplicationReconciler) syncAccesses(ctx context.Context, app *paasv1alp
 	return out, nil
 }
 
-// applyAccess creates the BucketAccess w or brings its spec in line with a patch, and returns it
-// as it stands. It never takes over a BucketAccess that belongs to something else. Its
-// spec.secretName and spec.rotation are left to whoever set them.
-func (r *ApplicationReconciler) applyAccess(ctx context.Context, app *paasv1alpha1.Application, w wantedAccess) (*storagev1alpha1.BucketAccess, error) {
+// applyAccess creates the BucketAccess w (when create is set) or brings its spec in line with a
+// patch, and returns it as it stands, nil when there is none. It never takes over a
+// BucketAccess that belongs to something else. Its spec.secretName (which its webhook
+// defaults) and spec.rotation are left to whoever set them.
+func (r *ApplicationReconciler) applyAccess(ctx context.Context, app *paasv1alpha1.Application, w wantedAccess, create bool) (*storagev1alpha1.BucketAccess, error) {
 	ba := &storagev1alpha1.BucketAccess{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: w.Name}, ba)
 	switch {
+	case apierrors.IsNotFound(err) && !create:
+		return nil, nil
 	case apierrors.IsNotFound(err):
 		ba = &storagev1alpha1.BucketAccess{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: w.Name}}
 		mutateAccess(ba, app, w)

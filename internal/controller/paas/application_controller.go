@@ -126,14 +126,15 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1alpha1.Application) (ctrl.Result, error) {
 	app.Status.ObservedGeneration = app.Generation
 	app.Status.URL = applicationURL(app.Spec.Host)
-	accesses, err := r.syncAccesses(ctx, app)
-	if err != nil {
-		return r.childFailed(app, err)
-	}
-	links, states, err := r.resolveLinks(ctx, app, accesses)
+	linked, err := r.linkedBuckets(ctx, app)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	accesses, err := r.syncAccesses(ctx, app, linked)
+	if err != nil {
+		return r.childFailed(app, err)
+	}
+	links, states := resolveLinks(app, linked, accesses)
 	conflict := prefixConflict(app.Spec.Buckets)
 	buckets := bucketsReady(states, conflict)
 	usable := conflict == "" && len(links) == len(app.Spec.Buckets)
@@ -194,33 +195,44 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 	return ctrl.Result{}, nil
 }
 
-// resolveLinks looks up each linked Bucket and puts it with its BucketAccess. It returns the
-// links whose environment can be built, in spec order, and what it saw of every link.
-func (r *ApplicationReconciler) resolveLinks(ctx context.Context, app *paasv1alpha1.Application, accesses appAccesses) ([]resolvedLink, []linkState, error) {
+// linkedBuckets reads the Buckets app links, by name; one that does not exist is left out.
+func (r *ApplicationReconciler) linkedBuckets(ctx context.Context, app *paasv1alpha1.Application) (map[string]*storagev1alpha1.Bucket, error) {
+	buckets := make(map[string]*storagev1alpha1.Bucket, len(app.Spec.Buckets))
+	for _, l := range app.Spec.Buckets {
+		b := &storagev1alpha1.Bucket{}
+		err := r.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: l.Name}, b)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, fmt.Errorf("reading Bucket %q: %w", l.Name, err)
+		default:
+			buckets[l.Name] = b
+		}
+	}
+	return buckets, nil
+}
+
+// resolveLinks puts each link's Bucket with its BucketAccess. It returns the links whose
+// environment can be built, in spec order, and what it saw of every link.
+func resolveLinks(app *paasv1alpha1.Application, buckets map[string]*storagev1alpha1.Bucket, accesses appAccesses) ([]resolvedLink, []linkState) {
 	var links []resolvedLink
 	states := make([]linkState, 0, len(app.Spec.Buckets))
 	for _, l := range app.Spec.Buckets {
-		link, state, err := r.resolveLink(ctx, app.Namespace, l, accesses.links[l.Name])
-		if err != nil {
-			return nil, nil, err
-		}
+		link, state := resolveLink(app.Namespace, l, buckets[l.Name], accesses.links[l.Name])
 		if state.Usable {
 			links = append(links, link)
 		}
 		states = append(states, state)
 	}
-	return links, states, nil
+	return links, states
 }
 
-func (r *ApplicationReconciler) resolveLink(ctx context.Context, namespace string, l paasv1alpha1.BucketLink, access accessState) (resolvedLink, linkState, error) {
+// resolveLink puts link l with its Bucket b (nil when it does not exist) and its BucketAccess.
+func resolveLink(namespace string, l paasv1alpha1.BucketLink, b *storagev1alpha1.Bucket, access accessState) (resolvedLink, linkState) {
 	state := linkState{Name: l.Name}
-	b := &storagev1alpha1.Bucket{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: l.Name}, b); err != nil {
-		if apierrors.IsNotFound(err) {
-			state.Problem = fmt.Sprintf("Bucket %s does not exist in namespace %s", l.Name, namespace)
-			return resolvedLink{}, state, nil
-		}
-		return resolvedLink{}, state, fmt.Errorf("reading Bucket %q: %w", l.Name, err)
+	if b == nil {
+		state.Problem = fmt.Sprintf("Bucket %s does not exist in namespace %s", l.Name, namespace)
+		return resolvedLink{}, state
 	}
 	notReady := fmt.Sprintf("Bucket %s has no status yet", b.Name)
 	ready := meta.FindStatusCondition(b.Status.Conditions, storagev1alpha1.ReadyCondition)
@@ -234,10 +246,10 @@ func (r *ApplicationReconciler) resolveLink(ctx context.Context, namespace strin
 	switch {
 	case !located || (!bucketReady && !access.Usable):
 		state.Problem = notReady
-		return resolvedLink{}, state, nil
+		return resolvedLink{}, state
 	case !access.Usable:
 		state.Problem, state.WaitsForAccess = access.Problem, true
-		return resolvedLink{}, state, nil
+		return resolvedLink{}, state
 	}
 	state.Usable = true
 	state.Ready = bucketReady && access.Ready
@@ -255,7 +267,7 @@ func (r *ApplicationReconciler) resolveLink(ctx context.Context, namespace strin
 		Region:     b.Status.Region,
 		Versioning: b.Status.Versioning,
 		Access:     access,
-	}, state, nil
+	}, state
 }
 
 // prefixConflict says which links share an envPrefix, "" when none do.

@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -229,7 +230,11 @@ var _ = Describe("Application", func() {
 		d := &appsv1.Deployment{}
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), d)).To(Succeed())
 		Expect(d.Spec.Template.Spec.Containers[0].Env).To(HaveLen(5), "the running Deployment is left as it was")
+		logsAccess := &storagev1alpha1.BucketAccess{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-logs"}}
+		Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(logsAccess), logsAccess))).To(BeTrue(),
+			"a BucketAccess for a Bucket that does not exist, which admission refuses")
 		readyBucket(ctx, ns, "logs", "team")
+		accessReady(ctx, ns, "web-logs")
 		Eventually(func(g Gomega) {
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), d)).To(Succeed())
 			g.Expect(d.Spec.Template.Spec.Containers[0].Env).To(HaveLen(10))

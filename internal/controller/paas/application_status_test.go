@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 )
 
 var (
@@ -168,5 +169,66 @@ func TestApplicationURL(t *testing.T) {
 	}
 	if got := applicationURL(""); got != "" {
 		t.Errorf("applicationURL(\"\") = %q, want empty", got)
+	}
+}
+
+func TestResolveLink(t *testing.T) {
+	bucket := func(bucketName string, ready *metav1.Condition) *storagev1alpha1.Bucket {
+		b := &storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Name: "photos"},
+			Status: storagev1alpha1.BucketStatus{BucketName: bucketName, Region: "us-east-1", Versioning: "Enabled"}}
+		if bucketName != "" {
+			b.Status.Endpoint = "http://s3.test"
+		}
+		if ready != nil {
+			b.Status.Conditions = []metav1.Condition{*ready}
+		}
+		return b
+	}
+	bucketReady := &metav1.Condition{Type: "Ready", Status: condTrue, Reason: "Available", Message: "ok"}
+	bucketDown := &metav1.Condition{Type: "Ready", Status: condFalse, Reason: "S3Unavailable", Message: "down"}
+	noKey := accessState{Name: "web-photos", Problem: "BucketAccess web-photos has no status yet"}
+	keyPending := accessState{Name: "web-photos", SecretName: "web-photos-credentials", AccessKeyID: "AKIA1", Usable: true,
+		Problem: "BucketAccess web-photos is not Ready (PolicyPending: not yet)"}
+	keyReady := accessState{Name: "web-photos", SecretName: "web-photos-credentials", AccessKeyID: "AKIA1", Usable: true, Ready: true}
+	link := paasv1alpha1.BucketLink{Name: "photos"}
+	resolved := resolvedLink{Name: "photos", Prefix: "PHOTOS_", BucketName: "team-photos", Endpoint: "http://s3.test",
+		Region: "us-east-1", Versioning: "Enabled", Access: keyReady}
+	tests := []struct {
+		name   string
+		bucket *storagev1alpha1.Bucket
+		access accessState
+		want   linkState
+		link   *resolvedLink
+	}{
+		{name: "no Bucket", access: accessState{Name: "web-photos", Problem: "BucketAccess web-photos waits for Bucket photos"},
+			want: linkState{Name: "photos", Problem: "Bucket photos does not exist in namespace team"}},
+		{name: "Bucket without status", bucket: bucket("", nil), access: noKey,
+			want: linkState{Name: "photos", Problem: "Bucket photos has no status yet"}},
+		{name: "Bucket not Ready and no key: the Bucket's problem", bucket: bucket("team-photos", bucketDown), access: noKey,
+			want: linkState{Name: "photos", Problem: "Bucket photos is not Ready (S3Unavailable: down)"}},
+		{name: "Bucket Ready, no key yet", bucket: bucket("team-photos", bucketReady), access: noKey,
+			want: linkState{Name: "photos", WaitsForAccess: true, Problem: "BucketAccess web-photos has no status yet"}},
+		{name: "a key that does not work yet", bucket: bucket("team-photos", bucketReady), access: keyPending,
+			want: linkState{Name: "photos", Usable: true, WaitsForAccess: true, Problem: keyPending.Problem},
+			link: func() *resolvedLink { l := resolved; l.Access = keyPending; return &l }()},
+		{name: "a working key, the Bucket not Ready", bucket: bucket("team-photos", bucketDown), access: keyReady,
+			want: linkState{Name: "photos", Usable: true, Problem: "Bucket photos is not Ready (S3Unavailable: down)"}, link: &resolved},
+		{name: "Ready", bucket: bucket("team-photos", bucketReady), access: keyReady,
+			want: linkState{Name: "photos", Usable: true, Ready: true}, link: &resolved},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, state := resolveLink("team", link, tt.bucket, tt.access)
+			if diff := cmp.Diff(tt.want, state); diff != "" {
+				t.Errorf("resolveLink() state mismatch (-want +got):\n%s", diff)
+			}
+			want := resolvedLink{}
+			if tt.link != nil {
+				want = *tt.link
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("resolveLink() link mismatch (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
