@@ -3,6 +3,8 @@ package v1alpha1
 import (
 	"context"
 	"crypto/tls"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -13,11 +15,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
 // newNamespace gives a spec a namespace of its own.
@@ -414,6 +419,32 @@ var _ = Describe("BucketAccess admission", func() {
 		a.Annotations = map[string]string{storagev1alpha1.RotateKeyAnnotation: "now"}
 		a.Spec.Access = storagev1alpha1.AccessReadWrite
 		Expect(k8sClient.Update(ctx, a)).To(Succeed())
+	})
+})
+
+// The BucketAccess sample, applied with what it needs as `kubectl apply -f config/samples/`
+// would (file by file, in name order), passes the CRD schema and the webhooks, with the warning
+// a user sees while its Bucket is not Ready.
+var _ = Describe("The BucketAccess sample", func() {
+	It("is admitted after the Contract and Bucket it needs", func(ctx SpecContext) {
+		Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo"}})).To(Succeed())
+		c, warnings := warningClient()
+		root, err := localenv.ModuleRoot()
+		Expect(err).NotTo(HaveOccurred())
+		for _, f := range []string{"00-contract.yaml", "10-bucket-private.yaml", "20-bucketaccess-readonly.yaml"} {
+			raw, err := os.ReadFile(filepath.Join(root, "config", "samples", f))
+			Expect(err).NotTo(HaveOccurred())
+			obj := &unstructured.Unstructured{}
+			Expect(yaml.Unmarshal(raw, &obj.Object)).To(Succeed(), f)
+			Expect(c.Create(ctx, obj)).To(Succeed(), f)
+		}
+		Expect(warnings.take()).To(Equal([]string{
+			"spec.bucket: Bucket private is not Ready yet: the BucketAccess waits for it (Ready=False, reason BucketNotReady)"}))
+
+		var got storagev1alpha1.BucketAccess
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "private-reader"}, &got)).To(Succeed())
+		Expect(got.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{
+			Bucket: "private", Access: storagev1alpha1.AccessReadOnly, SecretName: "private-reader-credentials"}))
 	})
 })
 
