@@ -41,12 +41,14 @@ func TestLocalConfigurations(t *testing.T) {
 		got[w.Name] = clientConfigString(w.ClientConfig)
 	}
 	want := map[string]string{
-		"mapplication-v1alpha1.osm.dev": "url=https://127.0.0.1:9443/mutate-paas-osm-dev-v1alpha1-application ca=true service=false",
-		"vapplication-v1alpha1.osm.dev": "url=https://127.0.0.1:9443/validate-paas-osm-dev-v1alpha1-application ca=true service=false",
-		"mbucket-v1alpha1.osm.dev":      "url=https://127.0.0.1:9443/mutate-storage-osm-dev-v1alpha1-bucket ca=true service=false",
-		"mcontract-v1alpha1.osm.dev":    "url=https://127.0.0.1:9443/mutate-storage-osm-dev-v1alpha1-contract ca=true service=false",
-		"vbucket-v1alpha1.osm.dev":      "url=https://127.0.0.1:9443/validate-storage-osm-dev-v1alpha1-bucket ca=true service=false",
-		"vcontract-v1alpha1.osm.dev":    "url=https://127.0.0.1:9443/validate-storage-osm-dev-v1alpha1-contract ca=true service=false",
+		"mapplication-v1alpha1.osm.dev":  "url=https://127.0.0.1:9443/mutate-paas-osm-dev-v1alpha1-application ca=true service=false",
+		"vapplication-v1alpha1.osm.dev":  "url=https://127.0.0.1:9443/validate-paas-osm-dev-v1alpha1-application ca=true service=false",
+		"mbucket-v1alpha1.osm.dev":       "url=https://127.0.0.1:9443/mutate-storage-osm-dev-v1alpha1-bucket ca=true service=false",
+		"mbucketaccess-v1alpha1.osm.dev": "url=https://127.0.0.1:9443/mutate-storage-osm-dev-v1alpha1-bucketaccess ca=true service=false",
+		"mcontract-v1alpha1.osm.dev":     "url=https://127.0.0.1:9443/mutate-storage-osm-dev-v1alpha1-contract ca=true service=false",
+		"vbucket-v1alpha1.osm.dev":       "url=https://127.0.0.1:9443/validate-storage-osm-dev-v1alpha1-bucket ca=true service=false",
+		"vbucketaccess-v1alpha1.osm.dev": "url=https://127.0.0.1:9443/validate-storage-osm-dev-v1alpha1-bucketaccess ca=true service=false",
+		"vcontract-v1alpha1.osm.dev":     "url=https://127.0.0.1:9443/validate-storage-osm-dev-v1alpha1-contract ca=true service=false",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("client configs mismatch (-want +got):\n%s", diff)

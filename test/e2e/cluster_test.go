@@ -208,7 +208,7 @@ func TestSamples(t *testing.T) {
 			t.Errorf("cleanup: %v", err)
 		}
 		demo := &kubectl{env: env, namespace: "demo", logf: t.Logf}
-		for _, kind := range []string{"applications", "buckets", "contracts"} {
+		for _, kind := range []string{"applications", "bucketaccesses", "buckets", "contracts"} {
 			if _, err := demo.must(goneTimeout+kubectlSlack, "wait", "--for=delete", kind, "--all", "--timeout="+goneTimeout.String()); err != nil &&
 				!strings.Contains(err.Error(), "no matching resources found") {
 				t.Errorf("cleanup: %v", err)

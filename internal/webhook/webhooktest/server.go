@@ -33,6 +33,9 @@ import (
 type Server struct {
 	// Client talks to the API server as an administrator.
 	Client client.Client
+	// Config is Client's: for a client of a test's own, such as one that records the warnings
+	// kubectl would print.
+	Config *rest.Config
 	// Addr is where the webhooks are served, 127.0.0.1:PORT.
 	Addr string
 
@@ -71,6 +74,7 @@ func (s *Server) start(cfg *rest.Config, setups []func(ctrl.Manager) error) erro
 			return err
 		}
 	}
+	s.Config = cfg
 	var err error
 	if s.Client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		return err

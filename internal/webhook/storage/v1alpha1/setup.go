@@ -7,11 +7,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// SetupWebhooksWithManager registers the defaulting and validating webhooks of Contract and
-// Bucket with the manager's webhook server.
+// SetupWebhooksWithManager registers the defaulting and validating webhooks of Contract, Bucket
+// and BucketAccess with the manager's webhook server.
 func SetupWebhooksWithManager(mgr ctrl.Manager) error {
 	if err := SetupContractWebhookWithManager(mgr); err != nil {
 		return err
 	}
-	return SetupBucketWebhookWithManager(mgr)
+	if err := SetupBucketWebhookWithManager(mgr); err != nil {
+		return err
+	}
+	return SetupBucketAccessWebhookWithManager(mgr)
 }

@@ -3,17 +3,26 @@ package v1alpha1
 import (
 	"context"
 	"crypto/tls"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
 // newNamespace gives a spec a namespace of its own.
@@ -220,6 +229,222 @@ var _ = Describe("Bucket admission", func() {
 		err := k8sClient.Update(ctx, b)
 		Expect(err).To(HaveOccurred())
 		Expect(kubectlMessage(err)).To(Equal(`The Bucket "data" is invalid: spec.grantWrite[0].value: Invalid value: "ops": must be an e-mail address such as user@example.com`))
+	})
+})
+
+func newBucketAccess(ns, name, bucket string, access storagev1alpha1.AccessMode) *storagev1alpha1.BucketAccess {
+	return &storagev1alpha1.BucketAccess{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       storagev1alpha1.BucketAccessSpec{Bucket: bucket, Access: access},
+	}
+}
+
+// warningRecorder keeps the warnings the API server sends, which kubectl prints as
+// "Warning: ...".
+type warningRecorder struct {
+	mu       sync.Mutex
+	warnings []string
+}
+
+func (r *warningRecorder) HandleWarningHeaderWithContext(_ context.Context, code int, _, text string) {
+	if code != 299 || text == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.warnings = append(r.warnings, text)
+}
+
+func (r *warningRecorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	got := r.warnings
+	r.warnings = nil
+	return got
+}
+
+// warningClient is a client whose requests' warnings land in the returned recorder.
+func warningClient() (client.Client, *warningRecorder) {
+	GinkgoHelper()
+	rec := &warningRecorder{}
+	cfg := rest.CopyConfig(server.Config)
+	cfg.WarningHandler, cfg.WarningHandlerWithContext = nil, rec
+	c, err := client.New(cfg, client.Options{Scheme: k8sClient.Scheme()})
+	Expect(err).NotTo(HaveOccurred())
+	return c, rec
+}
+
+var _ = Describe("BucketAccess admission", func() {
+	var ns string
+	var bucket *storagev1alpha1.Bucket
+	BeforeEach(func(ctx SpecContext) {
+		ns = newNamespace(ctx)
+		Expect(k8sClient.Create(ctx, newContract(ns, "team-a"))).To(Succeed())
+		bucket = newBucket(ns, "data", "team-a-data", "team-a")
+		Expect(k8sClient.Create(ctx, bucket)).To(Succeed())
+	})
+
+	// setReady writes the Bucket's Ready condition, as its controller would.
+	setReady := func(ctx SpecContext) {
+		GinkgoHelper()
+		meta.SetStatusCondition(&bucket.Status.Conditions, metav1.Condition{
+			Type: storagev1alpha1.ReadyCondition, Status: metav1.ConditionTrue, Reason: "Ready", Message: "The bucket exists"})
+		Expect(k8sClient.Status().Update(ctx, bucket)).To(Succeed())
+	}
+
+	It("stores the default secretName, and warns while the Bucket is not Ready", func(ctx SpecContext) {
+		c, warnings := warningClient()
+		Expect(c.Create(ctx, newBucketAccess(ns, "reader", "data", storagev1alpha1.AccessReadOnly))).To(Succeed())
+		Expect(warnings.take()).To(Equal([]string{
+			"spec.bucket: Bucket data is not Ready yet: the BucketAccess waits for it (Ready=False, reason BucketNotReady)"}))
+
+		var got storagev1alpha1.BucketAccess
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "reader"}, &got)).To(Succeed())
+		Expect(got.Spec.SecretName).To(Equal("reader-credentials"))
+
+		setReady(ctx)
+		Expect(c.Create(ctx, newBucketAccess(ns, "writer", "data", storagev1alpha1.AccessWriteOnly))).To(Succeed())
+		Expect(warnings.take()).To(BeEmpty(), "a Ready Bucket is no reason to warn")
+	})
+
+	It("refuses a name too long to label its Secret", func(ctx SpecContext) {
+		name := strings.Repeat("a", 64)
+		err := k8sClient.Create(ctx, newBucketAccess(ns, name, "data", storagev1alpha1.AccessReadOnly))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
+		Expect(kubectlMessage(err)).To(Equal(`The BucketAccess "` + name + `" is invalid: metadata.name: Invalid value: "` + name + `": ` +
+			`a BucketAccess's name is at most 63 characters: it is the value of the storage.osm.dev/bucket-access label on its Secret`))
+	})
+
+	It("refuses a Bucket that is not there, or is being deleted", func(ctx SpecContext) {
+		err := k8sClient.Create(ctx, newBucketAccess(ns, "reader", "photos", storagev1alpha1.AccessReadOnly))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
+		Expect(kubectlMessage(err)).To(Equal(`The BucketAccess "reader" is invalid: spec.bucket: Invalid value: "photos": no Bucket of this name in namespace "` + ns + `"`))
+
+		bucket.Finalizers = []string{"test.osm.dev/hold"}
+		Expect(k8sClient.Update(ctx, bucket)).To(Succeed())
+		Expect(k8sClient.Delete(ctx, bucket)).To(Succeed())
+		err = k8sClient.Create(ctx, newBucketAccess(ns, "reader", "data", storagev1alpha1.AccessReadOnly))
+		Expect(kubectlMessage(err)).To(Equal(`The BucketAccess "reader" is invalid: spec.bucket: Invalid value: "data": the Bucket is being deleted`))
+	})
+
+	It("refuses the Secret of the Contract, and of another BucketAccess", func(ctx SpecContext) {
+		a := newBucketAccess(ns, "reader", "data", storagev1alpha1.AccessReadOnly)
+		a.Spec.SecretName = "team-a-credentials"
+		err := k8sClient.Create(ctx, a)
+		Expect(kubectlMessage(err)).To(Equal(`The BucketAccess "reader" is invalid: spec.secretName: Invalid value: "team-a-credentials": ` +
+			`is the Secret of Contract team-a, which holds the account's own keys: credentials written there would overwrite them; choose another secretName`))
+
+		Expect(k8sClient.Create(ctx, newBucketAccess(ns, "writer", "data", storagev1alpha1.AccessReadWrite))).To(Succeed())
+		a.Spec.SecretName = "writer-credentials"
+		err = k8sClient.Create(ctx, a)
+		Expect(kubectlMessage(err)).To(Equal(`The BucketAccess "reader" is invalid: spec.secretName: Invalid value: "writer-credentials": ` +
+			`BucketAccess writer in this namespace already writes its credentials to this Secret, and exactly one may; choose another secretName`))
+	})
+
+	It("refuses a secretName no Secret can have", func(ctx SpecContext) {
+		a := newBucketAccess(ns, "reader", "data", storagev1alpha1.AccessReadOnly)
+		a.Spec.SecretName = "Reader_Keys"
+		err := k8sClient.Create(ctx, a)
+		Expect(kubectlMessage(err)).To(Equal(`The BucketAccess "reader" is invalid: spec.secretName: Invalid value: "Reader_Keys": must be a valid Secret name: ` +
+			`a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character ` +
+			`(e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`))
+	})
+
+	It("refuses a rotation that is too short or revokes keys too early or too late, every problem at once", func(ctx SpecContext) {
+		a := newBucketAccess(ns, "reader", "data", storagev1alpha1.AccessReadOnly)
+		a.Spec.Rotation = &storagev1alpha1.KeyRotation{Period: metav1.Duration{Duration: 30 * time.Second}, Overlap: &metav1.Duration{}}
+		err := k8sClient.Create(ctx, a)
+		Expect(kubectlMessage(err)).To(Equal(`The BucketAccess "reader" is invalid: ` +
+			"\n* " + `spec.rotation.period: Invalid value: "30s": must be at least 1m0s: a new key needs time to reach its consumers before the next one replaces it` +
+			"\n* " + `spec.rotation.overlap: Invalid value: "0s": must be more than 0: without an overlap the previous key is revoked the moment the new one is written, ` +
+			`and consumers still using it are refused until they read the Secret again; leave overlap out for the default, a tenth of period and at most 1h`))
+
+		a.Spec.Rotation = &storagev1alpha1.KeyRotation{Period: metav1.Duration{Duration: time.Hour}, Overlap: &metav1.Duration{Duration: time.Hour}}
+		err = k8sClient.Create(ctx, a)
+		Expect(kubectlMessage(err)).To(Equal(`The BucketAccess "reader" is invalid: spec.rotation.overlap: Invalid value: "1h0m0s": ` +
+			`must be shorter than period (1h0m0s): the previous key must be revoked before the next rotation replaces the current one`))
+
+		a.Spec.Rotation.Overlap.Duration = 5 * time.Minute
+		Expect(k8sClient.Create(ctx, a)).To(Succeed())
+		a.Spec.Rotation.Period.Duration = time.Minute
+		err = k8sClient.Update(ctx, a)
+		Expect(kubectlMessage(err)).To(Equal(`The BucketAccess "reader" is invalid: spec.rotation.overlap: Invalid value: "5m0s": ` +
+			`must be shorter than period (1m0s): the previous key must be revoked before the next rotation replaces the current one`))
+	})
+
+	// The CRD's CEL rules run before validating webhooks: theirs is the message for a change
+	// between two values. The webhook catches setting a secretName where the default was meant,
+	// which the CEL rule cannot see (it compares two set values only).
+	It("refuses a change of bucket or secretName", func(ctx SpecContext) {
+		Expect(k8sClient.Create(ctx, newBucket(ns, "other", "team-a-other", "team-a"))).To(Succeed())
+		a := newBucketAccess(ns, "reader", "data", storagev1alpha1.AccessReadOnly)
+		Expect(k8sClient.Create(ctx, a)).To(Succeed())
+		a.Spec.Bucket = "other"
+		err := k8sClient.Update(ctx, a)
+		Expect(kubectlMessage(err)).To(Equal(`The BucketAccess "reader" is invalid: spec.bucket: Invalid value: "other": bucket cannot change (was data)`))
+
+		a.Spec.Bucket = "data"
+		a.Spec.SecretName = "reader-keys"
+		err = k8sClient.Update(ctx, a)
+		Expect(kubectlMessage(err)).To(Equal(`The BucketAccess "reader" is invalid: spec.secretName: Invalid value: "reader-keys": secretName cannot change (was reader-credentials)`))
+
+		// Made with generateName, it has no secretName until its first update.
+		gen := newBucketAccess(ns, "", "data", storagev1alpha1.AccessReadOnly)
+		gen.GenerateName = "gen-"
+		Expect(k8sClient.Create(ctx, gen)).To(Succeed())
+		Expect(gen.Spec.SecretName).To(BeEmpty())
+		gen.Spec.SecretName = "elsewhere"
+		err = k8sClient.Update(ctx, gen)
+		Expect(kubectlMessage(err)).To(Equal(`The BucketAccess "` + gen.Name + `" is invalid: spec.secretName: Invalid value: "elsewhere": ` +
+			`cannot change (was unset, which is "` + gen.Name + `-credentials")`))
+	})
+
+	It("defaults secretName of a generated name on the first update", func(ctx SpecContext) {
+		a := newBucketAccess(ns, "", "data", storagev1alpha1.AccessReadOnly)
+		a.GenerateName = "gen-"
+		Expect(k8sClient.Create(ctx, a)).To(Succeed())
+		Expect(a.Spec.SecretName).To(BeEmpty())
+		a.Labels = map[string]string{"touched": "yes"}
+		Expect(k8sClient.Update(ctx, a)).To(Succeed())
+		Expect(a.Spec.SecretName).To(Equal(a.Name + "-credentials"))
+	})
+
+	It("lets a BucketAccess whose Bucket is gone be updated", func(ctx SpecContext) {
+		a := newBucketAccess(ns, "reader", "data", storagev1alpha1.AccessReadOnly)
+		Expect(k8sClient.Create(ctx, a)).To(Succeed())
+		Expect(k8sClient.Delete(ctx, bucket)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(bucket), bucket))
+		}).Should(BeTrue())
+		a.Annotations = map[string]string{storagev1alpha1.RotateKeyAnnotation: "now"}
+		a.Spec.Access = storagev1alpha1.AccessReadWrite
+		Expect(k8sClient.Update(ctx, a)).To(Succeed())
+	})
+})
+
+// The BucketAccess sample, applied with what it needs as `kubectl apply -f config/samples/`
+// would (file by file, in name order), passes the CRD schema and the webhooks, with the warning
+// a user sees while its Bucket is not Ready.
+var _ = Describe("The BucketAccess sample", func() {
+	It("is admitted after the Contract and Bucket it needs", func(ctx SpecContext) {
+		Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo"}})).To(Succeed())
+		c, warnings := warningClient()
+		root, err := localenv.ModuleRoot()
+		Expect(err).NotTo(HaveOccurred())
+		for _, f := range []string{"00-contract.yaml", "10-bucket-private.yaml", "20-bucketaccess-readonly.yaml"} {
+			raw, err := os.ReadFile(filepath.Join(root, "config", "samples", f))
+			Expect(err).NotTo(HaveOccurred())
+			obj := &unstructured.Unstructured{}
+			Expect(yaml.Unmarshal(raw, &obj.Object)).To(Succeed(), f)
+			Expect(c.Create(ctx, obj)).To(Succeed(), f)
+		}
+		Expect(warnings.take()).To(Equal([]string{
+			"spec.bucket: Bucket private is not Ready yet: the BucketAccess waits for it (Ready=False, reason BucketNotReady)"}))
+
+		var got storagev1alpha1.BucketAccess
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "private-reader"}, &got)).To(Succeed())
+		Expect(got.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{
+			Bucket: "private", Access: storagev1alpha1.AccessReadOnly, SecretName: "private-reader-credentials"}))
 	})
 })
 
