@@ -74,8 +74,8 @@ type ApplicationReconciler struct {
 
 // The Application controller never reads a Contract or its Secret: each link, the backup and
 // the restore get the keys of a BucketAccess the Application owns, by secretKeyRef, and the
-// controller reads one Secret itself only to list the backups, with the restore's ReadOnly key
-// (from the API server: the cache keeps the data of Contracts' Secrets only).
+// controller reads one Secret itself, through the cache, only to list the backups with the
+// restore's ReadOnly key.
 //
 // Children are written with create, update (CreateOrUpdate) and delete, never patched;
 // BucketAccesses, whose status is written by their own controller, with create and an
@@ -91,7 +91,7 @@ type ApplicationReconciler struct {
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=bucketaccesses,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile makes the Application's objects match its spec and its linked Buckets, and reports

@@ -212,11 +212,11 @@ func (r *ApplicationReconciler) listBackups(ctx context.Context, app *paasv1alph
 	}
 }
 
-// accessKey reads the key pair in a BucketAccess's Secret from the API server (the cache keeps
-// the data of Contracts' Secrets only), and only from a Secret that BucketAccess controls.
+// accessKey reads the key pair in a BucketAccess's Secret, only from a Secret that BucketAccess
+// controls. The cache holds it with its data (operator.SecretTransform).
 func (r *ApplicationReconciler) accessKey(ctx context.Context, namespace string, creds accessState) (keyID, secretKey string, err error) {
 	secret := &corev1.Secret{}
-	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: creds.SecretName}, secret); err != nil {
+	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: creds.SecretName}, secret); err != nil {
 		return "", "", fmt.Errorf("reading Secret %q: %w", creds.SecretName, err)
 	}
 	if owner := metav1.GetControllerOf(secret); owner == nil || string(owner.UID) != creds.UID {
