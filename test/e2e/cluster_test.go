@@ -46,7 +46,9 @@ spec:
 `, ns)
 }
 
-// applicationManifest is an Application linking Bucket data, with a backup every minute.
+// applicationManifest is an Application linking Bucket data, with a backup every minute. The
+// backup's own key is WriteOnly, so the command puts objects and never lists (kwok does not run
+// it; it is what a user would write).
 const applicationManifest = `apiVersion: paas.osm.dev/v1alpha1
 kind: Application
 metadata:
@@ -61,11 +63,11 @@ spec:
   backup:
     bucket: data
     schedule: "* * * * *"
-    command: ["sh", "-c", "aws s3 sync s3://$BACKUP_BUCKET/ s3://$BACKUP_BUCKET/$BACKUP_PREFIX"]
+    command: ["sh", "-c", "aws s3 cp --recursive /data s3://$BACKUP_BUCKET/$BACKUP_SNAPSHOT_PREFIX"]
 `
 
 // childKinds are what an Application's objects make, all labelled with its name.
-const childKinds = "deployments,replicasets,pods,services,cronjobs,jobs"
+const childKinds = "deployments,replicasets,pods,services,cronjobs,jobs,bucketaccesses"
 
 // newNamespace creates a namespace for one test and deletes it when the test ends.
 func newNamespace(t *testing.T, env *Env, prefix string) *kubectl {
@@ -145,6 +147,17 @@ func TestApplicationInTheCluster(t *testing.T) {
 
 	waitFor(t, k, appTimeout, "condition=Ready", "application/web")
 	t.Logf("Application Ready %.0fs after it was applied", time.Since(start).Seconds())
+	// The pods read the keys of the link's BucketAccess, never the Contract's.
+	if got, err := k.must(quick, "get", "deployment/web", "-o",
+		`jsonpath={range .spec.template.spec.containers[*].env[*]}{.valueFrom.secretKeyRef.name} {end}`); err != nil ||
+		strings.Join(strings.Fields(got), " ") != "web-data-credentials web-data-credentials" {
+		t.Errorf("deployment web reads Secrets %q (%v), want web-data-credentials twice (the BucketAccess web-data's)", got, err)
+	}
+	if got, err := k.must(quick, "get", "bucketaccess", "-o",
+		`jsonpath={range .items[*]}{.metadata.name}={.spec.access}:{.status.conditions[?(@.type=="Ready")].status} {end}`); err != nil ||
+		strings.Join(strings.Fields(got), " ") != "web-backup=WriteOnly:True web-data=ReadWrite:True web-restore=ReadOnly:True" {
+		t.Errorf("BucketAccesses %q (%v), want web-backup WriteOnly, web-data ReadWrite, web-restore ReadOnly, all Ready", got, err)
+	}
 	if got, err := k.must(quick, "get", "deployment/web", "-o", "jsonpath={.status.availableReplicas}"); err != nil || got != "2" {
 		t.Errorf("deployment web: availableReplicas %q (%v), want 2", got, err)
 	}

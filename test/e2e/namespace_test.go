@@ -20,7 +20,8 @@ import (
 // TestNamespaceDeletion deletes a namespace holding a Contract, two Buckets and an Application,
 // all with the Delete policy, as a user would with `kubectl delete namespace`: the namespace
 // controller deletes everything at once, and the finalizers keep the order (Application, then
-// Buckets, then the Contract and its Secret) so that nothing is left at the provider.
+// its BucketAccesses, then Buckets, then the Contract and its Secret) so that nothing is left at
+// the provider.
 func TestNamespaceDeletion(t *testing.T) {
 	t.Parallel()
 	env := requireEnv(t)
@@ -61,7 +62,7 @@ spec:
 		}
 	}
 
-	const kinds = "applications,buckets,contracts,secrets"
+	const kinds = "applications,bucketaccesses,buckets,contracts,secrets"
 	before, err := k.must(quick, "get", kinds, "-o", "name")
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +88,18 @@ spec:
 	app := order["application.paas.osm.dev/web"]
 	contract := order["contract.storage.osm.dev/owner"]
 	secret := order["secret/owner-credentials"]
+	accesses := []string{"bucketaccess.storage.osm.dev/web-data", "bucketaccess.storage.osm.dev/web-backup", "bucketaccess.storage.osm.dev/web-restore"}
+	for _, a := range accesses {
+		when, ok := order[a]
+		switch {
+		case !ok:
+			t.Errorf("%s was not there before the deletion: %v", a, strings.Fields(before))
+		case when < app:
+			t.Errorf("%s went before the Application it serves", a)
+		case order["bucket.storage.osm.dev/data"] < when:
+			t.Errorf("Bucket data went before %s, which names it", a)
+		}
+	}
 	for _, b := range []string{"bucket.storage.osm.dev/data", "bucket.storage.osm.dev/logs"} {
 		if order[b] < app {
 			t.Errorf("%s went before the Application that links it", b)
