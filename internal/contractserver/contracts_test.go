@@ -2,6 +2,7 @@ package contractserver
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -211,11 +212,19 @@ func TestKeys(t *testing.T) {
 	created := createContract(t, ts.client, "uid-keys", contractapi.ContractRequest{Plan: "standard"})
 
 	// versitygw accounts have a single key: adding one is not supported, and records nothing.
-	add, err := ts.client.AddKeyWithResponse(ctx, created.Id)
+	add, err := ts.client.AddKeyWithResponse(ctx, created.Id, &contractapi.AddKeyParams{IdempotencyKey: "rotation-1"})
 	if err != nil {
 		t.Fatalf("AddKey: %v", err)
 	}
 	wantProblem(t, "add key", add.HTTPResponse, add.ApplicationproblemJSON501, http.StatusNotImplemented, contractapi.ProblemNotSupported)
+	if detail := add.ApplicationproblemJSON501.Detail; detail == nil || !strings.Contains(*detail, "versitygw accounts hold one key pair") {
+		t.Errorf("add key refused with detail %v, want one that says versitygw accounts hold one key pair", detail)
+	}
+	replay, err := ts.client.AddKeyWithResponse(ctx, created.Id, &contractapi.AddKeyParams{IdempotencyKey: "rotation-1"})
+	if err != nil {
+		t.Fatalf("AddKey: %v", err)
+	}
+	wantProblem(t, "add key again", replay.HTTPResponse, replay.ApplicationproblemJSON501, http.StatusNotImplemented, contractapi.ProblemNotSupported)
 
 	last, err := ts.client.RemoveKeyWithResponse(ctx, created.Id, created.Credentials.AccessKeyId)
 	if err != nil {
@@ -241,7 +250,7 @@ func TestKeys(t *testing.T) {
 	}
 
 	cancelContract(t, ts.client, created.Id, true)
-	afterAdd, err := ts.client.AddKeyWithResponse(ctx, created.Id)
+	afterAdd, err := ts.client.AddKeyWithResponse(ctx, created.Id, &contractapi.AddKeyParams{IdempotencyKey: "rotation-2"})
 	if err != nil {
 		t.Fatalf("AddKey: %v", err)
 	}

@@ -161,7 +161,8 @@ func (b *VersityGWBackend) DeleteAccount(ctx context.Context, contractID string,
 
 // AddKey is not supported: a versitygw user has exactly one key, its name.
 func (b *VersityGWBackend) AddKey(context.Context, string, Credentials) error {
-	return fmt.Errorf("versitygw accounts have a single key pair: %w", ErrNotSupported)
+	return fmt.Errorf("versitygw accounts hold one key pair (a versitygw user is its access key), "+
+		"so a contract on versitygw cannot have a second key for rotation: %w", ErrNotSupported)
 }
 
 // RemoveKey is not supported: the only key is the user itself.
