@@ -154,6 +154,11 @@ type Contract struct {
 	// Example: 7h2kq9x4mv3np8dz
 	Id string `json:"id"`
 
+	// KeyRotation Whether the contract's account can hold more than one key pair, so that its keys can
+	// rotate (addKey, then removeKey of the old one). Absent: the provider does not say, and
+	// addKey answers.
+	KeyRotation *KeyRotationSupport `json:"keyRotation,omitempty"`
+
 	// Plan The plan bought.
 	Plan string `json:"plan"`
 
@@ -230,6 +235,11 @@ type ContractWithCredentials struct {
 	// Example: 7h2kq9x4mv3np8dz
 	Id string `json:"id"`
 
+	// KeyRotation Whether the contract's account can hold more than one key pair, so that its keys can
+	// rotate (addKey, then removeKey of the old one). Absent: the provider does not say, and
+	// addKey answers.
+	KeyRotation *KeyRotationSupport `json:"keyRotation,omitempty"`
+
 	// Plan The plan bought.
 	Plan string `json:"plan"`
 
@@ -258,6 +268,19 @@ type Credentials struct {
 
 	// SecretAccessKey The S3 secret access key (AWS_SECRET_ACCESS_KEY). Never logged, never returned by getContract.
 	SecretAccessKey string `json:"secretAccessKey"`
+}
+
+// KeyRotationSupport Whether the contract's account can hold more than one key pair, so that its keys can
+// rotate (addKey, then removeKey of the old one). Absent: the provider does not say, and
+// addKey answers.
+type KeyRotationSupport struct {
+	// Detail Why not, for people; never parsed by clients.
+	//
+	// Example: versitygw accounts hold one key pair (a versitygw user is its access key)
+	Detail *string `json:"detail,omitempty"`
+
+	// Supported false when the account holds exactly one key pair; addKey then answers `501 not-supported`.
+	Supported bool `json:"supported"`
 }
 
 // Principal A principal of a contract's account. Carries key ids, never secrets.

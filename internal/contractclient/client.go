@@ -46,12 +46,28 @@ type Contract struct {
 	PolicyForm *contractapi.BucketPolicyForm
 	// AccessKeyIDs are the account's key pairs that work now, oldest first.
 	AccessKeyIDs []string
+	// KeyRotation says whether the account can hold more than one key pair; nil when the
+	// provider does not say.
+	KeyRotation *contractapi.KeyRotationSupport
 	// Credentials are set only by Buy: the API returns the secret nowhere else.
 	Credentials *Credentials
 }
 
+// SingleKey reports whether the provider says the account holds one key pair only, and why.
+func (c Contract) SingleKey() (bool, string) {
+	if c.KeyRotation == nil || c.KeyRotation.Supported {
+		return false, ""
+	}
+	if c.KeyRotation.Detail == nil {
+		return true, ""
+	}
+	return true, *c.KeyRotation.Detail
+}
+
 // HasKey reports whether the provider lists accessKeyID among the account's working keys.
-func (c Contract) HasKey(accessKeyID string) bool { return slices.Contains(c.AccessKeyIDs, accessKeyID) }
+func (c Contract) HasKey(accessKeyID string) bool {
+	return slices.Contains(c.AccessKeyIDs, accessKeyID)
+}
 
 // Credentials is an S3 key pair. Its secret is never logged nor put in an error.
 type Credentials struct{ AccessKeyID, SecretAccessKey string }
@@ -90,7 +106,7 @@ func (c *Client) Buy(ctx context.Context, idempotencyKey string, req Request) (C
 		return Contract{}, false, &Error{Op: op, Status: resp.StatusCode(), Cause: fmt.Errorf("HTTP %d without a contract in the body", resp.StatusCode())}
 	}
 	out := Contract{ID: got.Id, State: string(got.State), Endpoint: got.Endpoint, Region: got.Region, Plan: got.Plan,
-		PolicyForm: got.BucketPolicy, AccessKeyIDs: keyIDs(got.AccessKeys),
+		PolicyForm: got.BucketPolicy, AccessKeyIDs: keyIDs(got.AccessKeys), KeyRotation: got.KeyRotation,
 		Credentials: &Credentials{AccessKeyID: got.Credentials.AccessKeyId, SecretAccessKey: got.Credentials.SecretAccessKey}}
 	return out, resp.JSON201 != nil, nil
 }
@@ -110,7 +126,7 @@ func (c *Client) Get(ctx context.Context, id string) (Contract, error) {
 		return Contract{}, &Error{Op: op, Status: resp.StatusCode(), Cause: fmt.Errorf("HTTP %d without a contract in the body", resp.StatusCode())}
 	}
 	return Contract{ID: got.Id, State: string(got.State), Endpoint: got.Endpoint, Region: got.Region, Plan: got.Plan,
-		PolicyForm: got.BucketPolicy, AccessKeyIDs: keyIDs(got.AccessKeys)}, nil
+		PolicyForm: got.BucketPolicy, AccessKeyIDs: keyIDs(got.AccessKeys), KeyRotation: got.KeyRotation}, nil
 }
 
 func keyIDs(keys []contractapi.AccessKey) []string {

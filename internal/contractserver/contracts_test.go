@@ -53,6 +53,9 @@ func TestCreateGetAndUseContract(t *testing.T) {
 		// versitygw names the account by its key and judges the owner by the policy alone.
 		BucketPolicy: &contractapi.BucketPolicyForm{ResourcePrefix: "arn:aws:s3:::",
 			OwnerPrincipal: map[string]string{"AWS": created.Credentials.AccessKeyId}, OwnerNeedsAllow: true},
+		// A versitygw user is its key: the account cannot hold a second one.
+		KeyRotation: &contractapi.KeyRotationSupport{Supported: false,
+			Detail: aws.String("versitygw accounts hold one key pair (a versitygw user is its access key)")},
 	}
 	if diff := cmp.Diff(want, *got.JSON200); diff != "" {
 		t.Errorf("GetContract (-want +got):\n%s", diff)
@@ -244,6 +247,9 @@ func TestKeys(t *testing.T) {
 	}
 	if n := len(got.JSON200.AccessKeys); n != 1 {
 		t.Errorf("contract has %d keys after the refused calls, want 1", n)
+	}
+	if kr := got.JSON200.KeyRotation; kr == nil || kr.Supported || kr.Detail == nil || !strings.Contains(*kr.Detail, "versitygw accounts hold one key pair") {
+		t.Errorf("keyRotation %+v, want unsupported, saying versitygw accounts hold one key pair", kr)
 	}
 	if err := useKeys(ctx, s3As(gw, created.Credentials), "still-works"); err != nil {
 		t.Errorf("the first key stopped working: %v", err)

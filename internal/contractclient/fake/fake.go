@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 )
 
@@ -129,7 +130,7 @@ func (a *API) Buy(_ context.Context, key string, req contractclient.Request) (co
 		id = fmt.Sprintf("c%d", len(a.contracts)+1)
 		a.byKey[key] = id
 		a.contracts[id] = &contractclient.Contract{ID: id, State: "active", Endpoint: a.Endpoint,
-			Region: a.Region, Plan: req.Plan, AccessKeyIDs: []string{"AK" + id},
+			Region: a.Region, Plan: req.Plan, AccessKeyIDs: []string{"AK" + id}, KeyRotation: a.keyRotation(),
 			Credentials: &contractclient.Credentials{AccessKeyID: "AK" + id, SecretAccessKey: "SK" + id}}
 	}
 	if failing {
@@ -192,7 +193,7 @@ func (a *API) AddKey(_ context.Context, id, key string) (contractclient.Credenti
 	case c.Cancelled():
 		return contractclient.Credentials{}, &contractclient.Error{Op: "adding a key", Status: 409}
 	case a.SingleKey:
-		return contractclient.Credentials{}, fmt.Errorf("versitygw accounts hold one key pair: %w", contractclient.ErrNotSupported)
+		return contractclient.Credentials{}, fmt.Errorf("%s: %w", singleKeyDetail, contractclient.ErrNotSupported)
 	}
 	if a.keys == nil {
 		a.keys = map[string]contractclient.Credentials{}
@@ -254,6 +255,18 @@ func (a *API) Works(id string, creds contractclient.Credentials) bool {
 	}
 	return false
 }
+
+// keyRotation is what a bought contract reports about its keys.
+func (a *API) keyRotation() *contractapi.KeyRotationSupport {
+	if a.SingleKey {
+		detail := singleKeyDetail
+		return &contractapi.KeyRotationSupport{Supported: false, Detail: &detail}
+	}
+	return &contractapi.KeyRotationSupport{Supported: true}
+}
+
+// singleKeyDetail is why a SingleKey fake cannot rotate keys, as versitygw says it.
+const singleKeyDetail = "versitygw accounts hold one key pair"
 
 // copyOf is a copy of c with its own key list.
 func copyOf(c *contractclient.Contract) contractclient.Contract {
