@@ -46,6 +46,7 @@ const (
 	ProblemIdempotencyKeyReuse ProblemType = "https://osm.dev/problems/idempotency-key-reuse"
 	ProblemInternal            ProblemType = "https://osm.dev/problems/internal"
 	ProblemInvalidRequest      ProblemType = "https://osm.dev/problems/invalid-request"
+	ProblemKeyRevoked          ProblemType = "https://osm.dev/problems/key-revoked"
 	ProblemLastKey             ProblemType = "https://osm.dev/problems/last-key"
 	ProblemNotFound            ProblemType = "https://osm.dev/problems/not-found"
 	ProblemNotSupported        ProblemType = "https://osm.dev/problems/not-supported"
@@ -70,6 +71,8 @@ func (e ProblemType) Valid() bool {
 	case ProblemInternal:
 		return true
 	case ProblemInvalidRequest:
+		return true
+	case ProblemKeyRevoked:
 		return true
 	case ProblemLastKey:
 		return true
@@ -151,6 +154,11 @@ type Contract struct {
 	// Example: 7h2kq9x4mv3np8dz
 	Id string `json:"id"`
 
+	// KeyRotation Whether the contract's account can hold more than one key pair, so that its keys can
+	// rotate (addKey, then removeKey of the old one). Absent: the provider does not say, and
+	// addKey answers.
+	KeyRotation *KeyRotationSupport `json:"keyRotation,omitempty"`
+
 	// Plan The plan bought.
 	Plan string `json:"plan"`
 
@@ -227,6 +235,11 @@ type ContractWithCredentials struct {
 	// Example: 7h2kq9x4mv3np8dz
 	Id string `json:"id"`
 
+	// KeyRotation Whether the contract's account can hold more than one key pair, so that its keys can
+	// rotate (addKey, then removeKey of the old one). Absent: the provider does not say, and
+	// addKey answers.
+	KeyRotation *KeyRotationSupport `json:"keyRotation,omitempty"`
+
 	// Plan The plan bought.
 	Plan string `json:"plan"`
 
@@ -255,6 +268,19 @@ type Credentials struct {
 
 	// SecretAccessKey The S3 secret access key (AWS_SECRET_ACCESS_KEY). Never logged, never returned by getContract.
 	SecretAccessKey string `json:"secretAccessKey"`
+}
+
+// KeyRotationSupport Whether the contract's account can hold more than one key pair, so that its keys can
+// rotate (addKey, then removeKey of the old one). Absent: the provider does not say, and
+// addKey answers.
+type KeyRotationSupport struct {
+	// Detail Why not, for people; never parsed by clients.
+	//
+	// Example: versitygw accounts hold one key pair (a versitygw user is its access key)
+	Detail *string `json:"detail,omitempty"`
+
+	// Supported false when the account holds exactly one key pair; addKey then answers `501 not-supported`.
+	Supported bool `json:"supported"`
 }
 
 // Principal A principal of a contract's account. Carries key ids, never secrets.
@@ -331,6 +357,7 @@ type Problem struct {
 	// - `contract-has-buckets` (409): cancelling needs `force=true` while the account owns buckets.
 	// - `last-key` (409): the only key pair of a contract or principal cannot be revoked.
 	// - `principal-deleted` (410): the principal made for this Idempotency-Key was deleted.
+	// - `key-revoked` (410): the key pair made for this Idempotency-Key was revoked.
 	// - `contract-cancelled` (409): the contract is cancelled; keys can no longer change.
 	// - `not-supported` (501): the provider's backend cannot do this.
 	// - `rate-limited` (429): too many requests; see Retry-After.
@@ -351,6 +378,7 @@ type Problem struct {
 //   - `contract-has-buckets` (409): cancelling needs `force=true` while the account owns buckets.
 //   - `last-key` (409): the only key pair of a contract or principal cannot be revoked.
 //   - `principal-deleted` (410): the principal made for this Idempotency-Key was deleted.
+//   - `key-revoked` (410): the key pair made for this Idempotency-Key was revoked.
 //   - `contract-cancelled` (409): the contract is cancelled; keys can no longer change.
 //   - `not-supported` (501): the provider's backend cannot do this.
 //   - `rate-limited` (429): too many requests; see Retry-After.
@@ -372,6 +400,9 @@ type ContractID = string
 
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
+
+// KeyIdempotencyKey defines model for KeyIdempotencyKey.
+type KeyIdempotencyKey = string
 
 // PrincipalID defines model for PrincipalID.
 type PrincipalID = string
@@ -411,6 +442,13 @@ type CreateContractParams struct {
 type CancelContractParams struct {
 	// Force Delete the account's buckets and every object in them, then cancel.
 	Force *bool `form:"force,omitempty" json:"force,omitempty"`
+}
+
+// AddKeyParams defines parameters for AddKey.
+type AddKeyParams struct {
+	// IdempotencyKey A unique key chosen by the caller for the key pair it asks for, scoped to the contract.
+	// The same key always names the same key pair.
+	IdempotencyKey KeyIdempotencyKey `json:"Idempotency-Key"`
 }
 
 // CreatePrincipalParams defines parameters for CreatePrincipal.
@@ -560,15 +598,18 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/contracts/{id} (the `GetContract` operationId).
 	GetContract(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// AddKey Add a key pair to a contract.
+	// AddKey Add a key pair to a contract, or return the one already added for this Idempotency-Key.
 	//
 	// Makes a new key pair for the contract's account, for rotation: the existing keys keep
-	// working until they are revoked. The secret access key is returned only here. Not
-	// idempotent: every call makes a new key pair. Backends whose accounts have a single key
-	// (versitygw) answer `501 not-supported`.
+	// working until they are revoked. The secret access key is returned only here, and by a
+	// replay. Repeating the request with the same `Idempotency-Key` (keys are scoped to the
+	// contract) returns `200` with the same key pair; a request that failed with a `5xx` may be
+	// repeated with the same key: the server finishes what it started and never makes a second
+	// key pair. The key of a key pair revoked since is answered `410 key-revoked`. Backends
+	// whose accounts have a single key (versitygw) answer `501 not-supported` and record nothing.
 	//
 	// Corresponds with POST /v1/contracts/{id}/keys (the `AddKey` operationId).
-	AddKey(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	AddKey(ctx context.Context, id ContractID, params *AddKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RemoveKey Revoke a key pair of a contract.
 	//
@@ -727,16 +768,19 @@ func (c *Client) GetContract(ctx context.Context, id ContractID, reqEditors ...R
 	return c.Client.Do(req)
 }
 
-// AddKey Add a key pair to a contract.
+// AddKey Add a key pair to a contract, or return the one already added for this Idempotency-Key.
 //
 // Makes a new key pair for the contract's account, for rotation: the existing keys keep
-// working until they are revoked. The secret access key is returned only here. Not
-// idempotent: every call makes a new key pair. Backends whose accounts have a single key
-// (versitygw) answer `501 not-supported`.
+// working until they are revoked. The secret access key is returned only here, and by a
+// replay. Repeating the request with the same `Idempotency-Key` (keys are scoped to the
+// contract) returns `200` with the same key pair; a request that failed with a `5xx` may be
+// repeated with the same key: the server finishes what it started and never makes a second
+// key pair. The key of a key pair revoked since is answered `410 key-revoked`. Backends
+// whose accounts have a single key (versitygw) answer `501 not-supported` and record nothing.
 //
 // Corresponds with POST /v1/contracts/{id}/keys (the `AddKey` operationId).
-func (c *Client) AddKey(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewAddKeyRequest(c.Server, id)
+func (c *Client) AddKey(ctx context.Context, id ContractID, params *AddKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddKeyRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1018,7 +1062,7 @@ func NewGetContractRequest(server string, id ContractID) (*http.Request, error) 
 }
 
 // NewAddKeyRequest constructs an http.Request for the AddKey method
-func NewAddKeyRequest(server string, id ContractID) (*http.Request, error) {
+func NewAddKeyRequest(server string, id ContractID, params *AddKeyParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1046,6 +1090,19 @@ func NewAddKeyRequest(server string, id ContractID) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
 	}
 
 	return req, nil
@@ -1425,17 +1482,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/contracts/{id} (the `GetContract` operationId).
 	GetContractWithResponse(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*GetContractResponse, error)
 
-	// AddKeyWithResponse Add a key pair to a contract.
+	// AddKeyWithResponse Add a key pair to a contract, or return the one already added for this Idempotency-Key.
 	//
 	// Makes a new key pair for the contract's account, for rotation: the existing keys keep
-	// working until they are revoked. The secret access key is returned only here. Not
-	// idempotent: every call makes a new key pair. Backends whose accounts have a single key
-	// (versitygw) answer `501 not-supported`.
+	// working until they are revoked. The secret access key is returned only here, and by a
+	// replay. Repeating the request with the same `Idempotency-Key` (keys are scoped to the
+	// contract) returns `200` with the same key pair; a request that failed with a `5xx` may be
+	// repeated with the same key: the server finishes what it started and never makes a second
+	// key pair. The key of a key pair revoked since is answered `410 key-revoked`. Backends
+	// whose accounts have a single key (versitygw) answer `501 not-supported` and record nothing.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/contracts/{id}/keys (the `AddKey` operationId).
-	AddKeyWithResponse(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*AddKeyResponse, error)
+	AddKeyWithResponse(ctx context.Context, id ContractID, params *AddKeyParams, reqEditors ...RequestEditorFn) (*AddKeyResponse, error)
 
 	// RemoveKeyWithResponse Revoke a key pair of a contract.
 	//
@@ -1809,14 +1869,20 @@ type AddKeyResponse503Headers struct {
 type AddKeyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Credentials
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *Credentials
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON410 the response for an HTTP 410 `application/problem+json` response
+	ApplicationproblemJSON410 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *RateLimited
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -1831,9 +1897,19 @@ type AddKeyResponse struct {
 	Headers503 *AddKeyResponse503Headers
 }
 
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AddKeyResponse) GetJSON200() *Credentials {
+	return r.JSON200
+}
+
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
 func (r AddKeyResponse) GetJSON201() *Credentials {
 	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AddKeyResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
@@ -1849,6 +1925,11 @@ func (r AddKeyResponse) GetApplicationproblemJSON404() *NotFound {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r AddKeyResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON410 returns the response for an HTTP 410 `application/problem+json` response
+func (r AddKeyResponse) GetApplicationproblemJSON410() *Problem {
+	return r.ApplicationproblemJSON410
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -2592,18 +2673,21 @@ func (c *ClientWithResponses) GetContractWithResponse(ctx context.Context, id Co
 	return ParseGetContractResponse(rsp)
 }
 
-// AddKeyWithResponse Add a key pair to a contract.
+// AddKeyWithResponse Add a key pair to a contract, or return the one already added for this Idempotency-Key.
 //
 // Makes a new key pair for the contract's account, for rotation: the existing keys keep
-// working until they are revoked. The secret access key is returned only here. Not
-// idempotent: every call makes a new key pair. Backends whose accounts have a single key
-// (versitygw) answer `501 not-supported`.
+// working until they are revoked. The secret access key is returned only here, and by a
+// replay. Repeating the request with the same `Idempotency-Key` (keys are scoped to the
+// contract) returns `200` with the same key pair; a request that failed with a `5xx` may be
+// repeated with the same key: the server finishes what it started and never makes a second
+// key pair. The key of a key pair revoked since is answered `410 key-revoked`. Backends
+// whose accounts have a single key (versitygw) answer `501 not-supported` and record nothing.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/contracts/{id}/keys (the `AddKey` operationId).
-func (c *ClientWithResponses) AddKeyWithResponse(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*AddKeyResponse, error) {
-	rsp, err := c.AddKey(ctx, id, reqEditors...)
+func (c *ClientWithResponses) AddKeyWithResponse(ctx context.Context, id ContractID, params *AddKeyParams, reqEditors ...RequestEditorFn) (*AddKeyResponse, error) {
+	rsp, err := c.AddKey(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -3000,12 +3084,26 @@ func ParseAddKeyResponse(rsp *http.Response) (*AddKeyResponse, error) {
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Credentials
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
 		var dest Credentials
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
@@ -3027,6 +3125,13 @@ func ParseAddKeyResponse(rsp *http.Response) (*AddKeyResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON410 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
@@ -3675,9 +3780,9 @@ type ServerInterface interface {
 	// GetContract Get a contract.
 	// (GET /v1/contracts/{id})
 	GetContract(w http.ResponseWriter, r *http.Request, id ContractID)
-	// AddKey Add a key pair to a contract.
+	// AddKey Add a key pair to a contract, or return the one already added for this Idempotency-Key.
 	// (POST /v1/contracts/{id}/keys)
-	AddKey(w http.ResponseWriter, r *http.Request, id ContractID)
+	AddKey(w http.ResponseWriter, r *http.Request, id ContractID, params AddKeyParams)
 	// RemoveKey Revoke a key pair of a contract.
 	// (DELETE /v1/contracts/{id}/keys/{accessKeyId})
 	RemoveKey(w http.ResponseWriter, r *http.Request, id ContractID, accessKeyId string)
@@ -3835,8 +3940,36 @@ func (siw *ServerInterfaceWrapper) AddKey(w http.ResponseWriter, r *http.Request
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params AddKeyParams
+
+	headers := r.Header
+
+	// ------------- Required header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey KeyIdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = IdempotencyKey
+
+	} else {
+		err := fmt.Errorf("Header parameter Idempotency-Key is required, but not found")
+		siw.ErrorHandlerFunc(w, r, &RequiredHeaderError{ParamName: "Idempotency-Key", Err: err})
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.AddKey(w, r, id)
+		siw.Handler.AddKey(w, r, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4638,11 +4771,26 @@ func (response GetContract500ApplicationProblemPlusJSONResponse) VisitGetContrac
 }
 
 type AddKeyRequestObject struct {
-	Id ContractID `json:"id"`
+	Id     ContractID `json:"id"`
+	Params AddKeyParams
 }
 
 type AddKeyResponseObject interface {
 	VisitAddKeyResponse(w http.ResponseWriter) error
+}
+
+type AddKey200JSONResponse Credentials
+
+func (response AddKey200JSONResponse) VisitAddKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type AddKey201JSONResponse Credentials
@@ -4655,6 +4803,22 @@ func (response AddKey201JSONResponse) VisitAddKeyResponse(w http.ResponseWriter)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddKey400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response AddKey400ApplicationProblemPlusJSONResponse) VisitAddKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4701,6 +4865,20 @@ func (response AddKey409ApplicationProblemPlusJSONResponse) VisitAddKeyResponse(
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddKey410ApplicationProblemPlusJSONResponse Problem
+
+func (response AddKey410ApplicationProblemPlusJSONResponse) VisitAddKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(410)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5605,7 +5783,7 @@ type StrictServerInterface interface {
 	// GetContract Get a contract.
 	// (GET /v1/contracts/{id})
 	GetContract(ctx context.Context, request GetContractRequestObject) (GetContractResponseObject, error)
-	// AddKey Add a key pair to a contract.
+	// AddKey Add a key pair to a contract, or return the one already added for this Idempotency-Key.
 	// (POST /v1/contracts/{id}/keys)
 	AddKey(ctx context.Context, request AddKeyRequestObject) (AddKeyResponseObject, error)
 	// RemoveKey Revoke a key pair of a contract.
@@ -5754,10 +5932,11 @@ func (sh *strictHandler) GetContract(w http.ResponseWriter, r *http.Request, id 
 }
 
 // AddKey operation middleware
-func (sh *strictHandler) AddKey(w http.ResponseWriter, r *http.Request, id ContractID) {
+func (sh *strictHandler) AddKey(w http.ResponseWriter, r *http.Request, id ContractID, params AddKeyParams) {
 	var request AddKeyRequestObject
 
 	request.Id = id
+	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.AddKey(ctx, request.(AddKeyRequestObject))

@@ -1,12 +1,14 @@
-// Package contractclient is the operator's view of the provider's contract API: three calls
-// (Buy, Get, Cancel) that return what the reconciler needs and typed errors, built on the client
-// oapi-codegen generates from openapi/contract.yaml. HTTP status codes stop here.
+// Package contractclient is the operator's view of the provider's contract API: calls (Buy,
+// Get, Cancel, AddKey and RemoveKey; principals in Principals) that return what the reconcilers
+// need and typed errors, built on the client oapi-codegen generates from openapi/contract.yaml.
+// HTTP status codes stop here.
 package contractclient
 
 import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 )
@@ -21,6 +23,13 @@ type API interface {
 	// Cancel cancels a contract, never forcing: an account that still owns buckets is
 	// ErrHasBuckets, one the provider does not know ErrNotFound.
 	Cancel(ctx context.Context, id string) error
+	// AddKey issues another key pair for the contract's account for idempotencyKey, or returns
+	// the one already issued for it, for rotation. A provider whose accounts hold one key pair
+	// answers ErrNotSupported; a key pair revoked since it was issued is ErrKeyRevoked.
+	AddKey(ctx context.Context, id, idempotencyKey string) (Credentials, error)
+	// RemoveKey revokes one key pair of the contract's account. The last one cannot be revoked
+	// (ErrLastKey); one already gone is not an error.
+	RemoveKey(ctx context.Context, id, accessKeyID string) error
 }
 
 // Request is what a purchase asks for.
@@ -35,8 +44,29 @@ type Contract struct {
 	ID, State, Endpoint, Region, Plan string
 	// PolicyForm is how bucket policies name things on the endpoint; nil for the AWS forms.
 	PolicyForm *contractapi.BucketPolicyForm
+	// AccessKeyIDs are the account's key pairs that work now, oldest first.
+	AccessKeyIDs []string
+	// KeyRotation says whether the account can hold more than one key pair; nil when the
+	// provider does not say.
+	KeyRotation *contractapi.KeyRotationSupport
 	// Credentials are set only by Buy: the API returns the secret nowhere else.
 	Credentials *Credentials
+}
+
+// SingleKey reports whether the provider says the account holds one key pair only, and why.
+func (c Contract) SingleKey() (bool, string) {
+	if c.KeyRotation == nil || c.KeyRotation.Supported {
+		return false, ""
+	}
+	if c.KeyRotation.Detail == nil {
+		return true, ""
+	}
+	return true, *c.KeyRotation.Detail
+}
+
+// HasKey reports whether the provider lists accessKeyID among the account's working keys.
+func (c Contract) HasKey(accessKeyID string) bool {
+	return slices.Contains(c.AccessKeyIDs, accessKeyID)
 }
 
 // Credentials is an S3 key pair. Its secret is never logged nor put in an error.
@@ -76,7 +106,8 @@ func (c *Client) Buy(ctx context.Context, idempotencyKey string, req Request) (C
 		return Contract{}, false, &Error{Op: op, Status: resp.StatusCode(), Cause: fmt.Errorf("HTTP %d without a contract in the body", resp.StatusCode())}
 	}
 	out := Contract{ID: got.Id, State: string(got.State), Endpoint: got.Endpoint, Region: got.Region, Plan: got.Plan,
-		PolicyForm: got.BucketPolicy, Credentials: &Credentials{AccessKeyID: got.Credentials.AccessKeyId, SecretAccessKey: got.Credentials.SecretAccessKey}}
+		PolicyForm: got.BucketPolicy, AccessKeyIDs: keyIDs(got.AccessKeys), KeyRotation: got.KeyRotation,
+		Credentials: &Credentials{AccessKeyID: got.Credentials.AccessKeyId, SecretAccessKey: got.Credentials.SecretAccessKey}}
 	return out, resp.JSON201 != nil, nil
 }
 
@@ -95,7 +126,15 @@ func (c *Client) Get(ctx context.Context, id string) (Contract, error) {
 		return Contract{}, &Error{Op: op, Status: resp.StatusCode(), Cause: fmt.Errorf("HTTP %d without a contract in the body", resp.StatusCode())}
 	}
 	return Contract{ID: got.Id, State: string(got.State), Endpoint: got.Endpoint, Region: got.Region, Plan: got.Plan,
-		PolicyForm: got.BucketPolicy}, nil
+		PolicyForm: got.BucketPolicy, AccessKeyIDs: keyIDs(got.AccessKeys), KeyRotation: got.KeyRotation}, nil
+}
+
+func keyIDs(keys []contractapi.AccessKey) []string {
+	ids := make([]string, 0, len(keys))
+	for _, k := range keys {
+		ids = append(ids, k.AccessKeyId)
+	}
+	return ids
 }
 
 // Cancel implements API.
@@ -106,6 +145,33 @@ func (c *Client) Cancel(ctx context.Context, id string) error {
 		return &Error{Op: op, Cause: err}
 	}
 	return check(op, resp.HTTPResponse, resp.Body)
+}
+
+// AddKey implements API.
+func (c *Client) AddKey(ctx context.Context, id, idempotencyKey string) (Credentials, error) {
+	op := fmt.Sprintf("adding a key to contract %s", id)
+	resp, err := c.gen.AddKeyWithResponse(ctx, id, &contractapi.AddKeyParams{IdempotencyKey: idempotencyKey})
+	if err != nil {
+		return Credentials{}, &Error{Op: op, Cause: err}
+	}
+	if err := check(op, resp.HTTPResponse, resp.Body); err != nil {
+		return Credentials{}, err
+	}
+	got := cmp.Or(resp.JSON201, resp.JSON200)
+	if got == nil {
+		return Credentials{}, noBody(op, resp.StatusCode(), "a key pair")
+	}
+	return Credentials{AccessKeyID: got.AccessKeyId, SecretAccessKey: got.SecretAccessKey}, nil
+}
+
+// RemoveKey implements API. The API's own not-found means the key, or its contract, is gone.
+func (c *Client) RemoveKey(ctx context.Context, id, accessKeyID string) error {
+	op := fmt.Sprintf("revoking key %s of contract %s", accessKeyID, id)
+	resp, err := c.gen.RemoveKeyWithResponse(ctx, id, accessKeyID)
+	if err != nil {
+		return &Error{Op: op, Cause: err}
+	}
+	return gone(check(op, resp.HTTPResponse, resp.Body))
 }
 
 func optional(s string) *string {

@@ -25,6 +25,13 @@ var (
 	// ErrPrincipalDeleted: the principal made for this idempotency key was deleted since; a new
 	// principal needs a new key.
 	ErrPrincipalDeleted = errors.New("the principal made for this idempotency key was deleted")
+	// ErrKeyRevoked: the key pair made for this idempotency key was revoked since; a new key
+	// pair needs a new idempotency key.
+	ErrKeyRevoked = errors.New("the key pair made for this idempotency key was revoked")
+	// ErrNotSupported: the provider's backend cannot do this at all (problem type
+	// not-supported), for example a second key pair on versitygw, whose accounts hold one.
+	// Asking again does not help.
+	ErrNotSupported = errors.New("the provider cannot do this")
 )
 
 // Error is a call that did not succeed, classified so the reconciler knows whether to retry (the
@@ -49,8 +56,8 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %s", e.Op, e.Summary())
 }
 
-// Unwrap lets errors.Is find the cause, and ErrNotFound, ErrHasBuckets, ErrLastKey or
-// ErrPrincipalDeleted when the API's problem type says so.
+// Unwrap lets errors.Is find the cause, and ErrNotFound, ErrHasBuckets, ErrLastKey,
+// ErrPrincipalDeleted, ErrKeyRevoked or ErrNotSupported when the API's problem type says so.
 func (e *Error) Unwrap() []error {
 	var out []error
 	if e.Cause != nil {
@@ -65,6 +72,10 @@ func (e *Error) Unwrap() []error {
 		out = append(out, ErrLastKey)
 	case e.hasType(contractapi.ProblemPrincipalDeleted):
 		out = append(out, ErrPrincipalDeleted)
+	case e.hasType(contractapi.ProblemKeyRevoked):
+		out = append(out, ErrKeyRevoked)
+	case e.hasType(contractapi.ProblemNotSupported):
+		out = append(out, ErrNotSupported)
 	}
 	return out
 }
@@ -72,8 +83,11 @@ func (e *Error) Unwrap() []error {
 // Retryable reports whether the same request may succeed later: the API was unreachable, busy
 // or failing, answered a success without a readable body, or it did not accept the operator's token (a fix to the operator's configuration,
 // not to the resource's spec), or a 404 that is not the API's own (a proxy, a wrong prefix).
+// The API's own not-supported (501) is not: the provider cannot do it, however often asked.
 func (e *Error) Retryable() bool {
 	switch {
+	case e.hasType(contractapi.ProblemNotSupported):
+		return false
 	case e.Status == 0, e.Status >= 500:
 		return true
 	case e.Status >= 200 && e.Status < 300:

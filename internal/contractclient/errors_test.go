@@ -16,9 +16,9 @@ func TestCheckClassifiesTheAPIsAnswers(t *testing.T) {
 		return []byte(`{"type":"https://osm.dev/problems/` + typ + `","title":"` + title + `","status":` + status + `,"detail":"` + detail + `"}`)
 	}
 	type classification struct {
-		Retryable, NotFound, HasBuckets, LastKey, PrincipalDeleted bool
-		RetryAfter                                                 time.Duration
-		Summary                                                    string
+		Retryable, NotFound, HasBuckets, LastKey, PrincipalDeleted, KeyRevoked, NotSupported bool
+		RetryAfter                                                                           time.Duration
+		Summary                                                                              string
 	}
 	tests := []struct {
 		name   string
@@ -48,6 +48,14 @@ func TestCheckClassifiesTheAPIsAnswers(t *testing.T) {
 		{name: "a principal deleted since its idempotency key was used is told apart, and not retried", status: 410,
 			body: problem("410", "principal-deleted", "Principal deleted.", "principal p was deleted."),
 			want: &classification{PrincipalDeleted: true, Summary: "Principal deleted: principal p was deleted (HTTP 410)"}},
+		{name: "a key revoked since its idempotency key was used is told apart, and not retried", status: 410,
+			body: problem("410", "key-revoked", "Key revoked.", "key K was revoked."),
+			want: &classification{KeyRevoked: true, Summary: "Key revoked: key K was revoked (HTTP 410)"}},
+		{name: "what the provider cannot do is told apart, and not retried although it is a 5xx", status: 501,
+			body: problem("501", "not-supported", "Not supported by this provider.", "versitygw accounts hold one key pair."),
+			want: &classification{NotSupported: true, Summary: "Not supported by this provider: versitygw accounts hold one key pair (HTTP 501)"}},
+		{name: "a bare 501 (a proxy) is not the API's word, and is retried", status: 501,
+			want: &classification{Retryable: true, Summary: "HTTP 501"}},
 		{name: "an outage is retried after Retry-After", status: 503, header: http.Header{"Retry-After": {"5"}},
 			want: &classification{Retryable: true, RetryAfter: 5 * time.Second, Summary: "HTTP 503"}},
 		{name: "throttling is retried", status: 429, want: &classification{Retryable: true, Summary: "HTTP 429"}},
@@ -73,7 +81,8 @@ func TestCheckClassifiesTheAPIsAnswers(t *testing.T) {
 			}
 			got := &classification{Retryable: e.Retryable(), NotFound: errors.Is(err, ErrNotFound),
 				HasBuckets: errors.Is(err, ErrHasBuckets), LastKey: errors.Is(err, ErrLastKey),
-				PrincipalDeleted: errors.Is(err, ErrPrincipalDeleted), RetryAfter: e.RetryAfter, Summary: e.Summary()}
+				PrincipalDeleted: errors.Is(err, ErrPrincipalDeleted), KeyRevoked: errors.Is(err, ErrKeyRevoked),
+				NotSupported: errors.Is(err, ErrNotSupported), RetryAfter: e.RetryAfter, Summary: e.Summary()}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("classification (-want +got):\n%s", diff)
 			}

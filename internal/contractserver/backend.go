@@ -56,6 +56,13 @@ type QuotaSupport interface {
 	SupportsQuotas() bool
 }
 
+// KeySupport is implemented by a backend that can say whether its accounts hold more than one
+// key pair; detail says why not, for people. A backend that does not implement it is taken to
+// hold several, and says otherwise only when AddKey answers ErrNotSupported.
+type KeySupport interface {
+	SupportsKeys() (ok bool, detail string)
+}
+
 // PolicyForms is implemented by a backend whose bucket policies differ from AWS's in how they
 // name things or treat the owner; a backend without it is taken to work as AWS does.
 type PolicyForms interface {

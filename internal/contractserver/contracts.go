@@ -244,6 +244,13 @@ func (s *Server) toContract(rec *record) contractapi.Contract {
 		form := forms.BucketPolicyForm(rec.ID, rec.FirstKey.AccessKeyID)
 		c.BucketPolicy = &form
 	}
+	if keys, ok := s.backend.(KeySupport); ok {
+		supported, detail := keys.SupportsKeys()
+		c.KeyRotation = &contractapi.KeyRotationSupport{Supported: supported}
+		if detail != "" {
+			c.KeyRotation.Detail = &detail
+		}
+	}
 	return c
 }
 
@@ -280,6 +287,7 @@ func (s *Server) withCredentials(rec *record) (contractapi.ContractWithCredentia
 		CancelledAt:  c.CancelledAt,
 		AccessKeys:   c.AccessKeys,
 		BucketPolicy: c.BucketPolicy,
+		KeyRotation:  c.KeyRotation,
 		Credentials: contractapi.Credentials{
 			AccessKeyId:     first.AccessKeyID,
 			SecretAccessKey: first.SecretAccessKey,

@@ -2,6 +2,7 @@ package contractserver
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,6 +53,9 @@ func TestCreateGetAndUseContract(t *testing.T) {
 		// versitygw names the account by its key and judges the owner by the policy alone.
 		BucketPolicy: &contractapi.BucketPolicyForm{ResourcePrefix: "arn:aws:s3:::",
 			OwnerPrincipal: map[string]string{"AWS": created.Credentials.AccessKeyId}, OwnerNeedsAllow: true},
+		// A versitygw user is its key: the account cannot hold a second one.
+		KeyRotation: &contractapi.KeyRotationSupport{Supported: false,
+			Detail: aws.String("versitygw accounts hold one key pair (a versitygw user is its access key)")},
 	}
 	if diff := cmp.Diff(want, *got.JSON200); diff != "" {
 		t.Errorf("GetContract (-want +got):\n%s", diff)
@@ -211,11 +215,19 @@ func TestKeys(t *testing.T) {
 	created := createContract(t, ts.client, "uid-keys", contractapi.ContractRequest{Plan: "standard"})
 
 	// versitygw accounts have a single key: adding one is not supported, and records nothing.
-	add, err := ts.client.AddKeyWithResponse(ctx, created.Id)
+	add, err := ts.client.AddKeyWithResponse(ctx, created.Id, &contractapi.AddKeyParams{IdempotencyKey: "rotation-1"})
 	if err != nil {
 		t.Fatalf("AddKey: %v", err)
 	}
 	wantProblem(t, "add key", add.HTTPResponse, add.ApplicationproblemJSON501, http.StatusNotImplemented, contractapi.ProblemNotSupported)
+	if detail := add.ApplicationproblemJSON501.Detail; detail == nil || !strings.Contains(*detail, "versitygw accounts hold one key pair") {
+		t.Errorf("add key refused with detail %v, want one that says versitygw accounts hold one key pair", detail)
+	}
+	replay, err := ts.client.AddKeyWithResponse(ctx, created.Id, &contractapi.AddKeyParams{IdempotencyKey: "rotation-1"})
+	if err != nil {
+		t.Fatalf("AddKey: %v", err)
+	}
+	wantProblem(t, "add key again", replay.HTTPResponse, replay.ApplicationproblemJSON501, http.StatusNotImplemented, contractapi.ProblemNotSupported)
 
 	last, err := ts.client.RemoveKeyWithResponse(ctx, created.Id, created.Credentials.AccessKeyId)
 	if err != nil {
@@ -236,12 +248,15 @@ func TestKeys(t *testing.T) {
 	if n := len(got.JSON200.AccessKeys); n != 1 {
 		t.Errorf("contract has %d keys after the refused calls, want 1", n)
 	}
+	if kr := got.JSON200.KeyRotation; kr == nil || kr.Supported || kr.Detail == nil || !strings.Contains(*kr.Detail, "versitygw accounts hold one key pair") {
+		t.Errorf("keyRotation %+v, want unsupported, saying versitygw accounts hold one key pair", kr)
+	}
 	if err := useKeys(ctx, s3As(gw, created.Credentials), "still-works"); err != nil {
 		t.Errorf("the first key stopped working: %v", err)
 	}
 
 	cancelContract(t, ts.client, created.Id, true)
-	afterAdd, err := ts.client.AddKeyWithResponse(ctx, created.Id)
+	afterAdd, err := ts.client.AddKeyWithResponse(ctx, created.Id, &contractapi.AddKeyParams{IdempotencyKey: "rotation-2"})
 	if err != nil {
 		t.Fatalf("AddKey: %v", err)
 	}

@@ -11,6 +11,10 @@ type fakeBackend struct {
 	mu       sync.Mutex
 	accounts map[string]Credentials
 	calls    int
+	// multiKey makes AddKey work, as on a backend whose accounts hold several keys; keys holds
+	// the added ones by contract and access key id.
+	multiKey bool
+	keys     map[string]map[string]string
 }
 
 func (f *fakeBackend) Kind() string     { return "fake" }
@@ -36,18 +40,40 @@ func (f *fakeBackend) DeleteAccount(_ context.Context, contractID string, _ bool
 	return nil
 }
 
-func (f *fakeBackend) AddKey(context.Context, string, Credentials) error {
+func (f *fakeBackend) AddKey(_ context.Context, contractID string, creds Credentials) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
-	return ErrNotSupported
+	if !f.multiKey {
+		return ErrNotSupported
+	}
+	if f.keys == nil {
+		f.keys = map[string]map[string]string{}
+	}
+	if f.keys[contractID] == nil {
+		f.keys[contractID] = map[string]string{}
+	}
+	f.keys[contractID][creds.AccessKeyID] = creds.SecretAccessKey
+	return nil
 }
 
-func (f *fakeBackend) RemoveKey(context.Context, string, string) error {
+func (f *fakeBackend) RemoveKey(_ context.Context, contractID, accessKeyID string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
+	delete(f.keys[contractID], accessKeyID)
 	return nil
+}
+
+// addedKeys returns the keys added to a contract's account, by access key id.
+func (f *fakeBackend) addedKeys(contractID string) map[string]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]string{}
+	for k, v := range f.keys[contractID] {
+		out[k] = v
+	}
+	return out
 }
 
 func (f *fakeBackend) callCount() int {

@@ -10,39 +10,59 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 )
 
-// AddKey records a pending key, asks the backend for it, then marks it active. The secret is
-// returned once and not stored.
+// AddKey records a pending key with its secret sealed, asks the backend for it, then marks it
+// active. A replay with the same Idempotency-Key answers the recorded key pair, finishing it
+// first when an earlier attempt did not, so a lost answer never makes a second key pair.
 func (s *Server) AddKey(ctx context.Context, req contractapi.AddKeyRequestObject) (contractapi.AddKeyResponseObject, error) {
+	key := req.Params.IdempotencyKey
+	if err := validateIdempotencyKey(key); err != nil {
+		return nil, err
+	}
 	defer s.locks.Lock("contract/" + req.Id)()
 	rec, err := s.activeContract(req.Id)
 	if err != nil {
 		return nil, err
 	}
-	creds := newCredentials(newAccessKeyID())
-	_, err = s.store.update(rec.ID, func(r *record) error {
-		r.Keys = append(r.Keys, storedKey{AccessKeyID: creds.AccessKeyID, State: keyPending, CreatedAt: now()})
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("recording new key of contract %s: %w", rec.ID, err)
+	k := rec.keyByIdempotencyKey(key)
+	switch {
+	case k == nil:
+		creds := newCredentials(newAccessKeyID())
+		rec, err = s.store.update(rec.ID, func(r *record) error {
+			r.Keys = append(r.Keys, storedKey{AccessKeyID: creds.AccessKeyID, IdempotencyKey: key, State: keyPending,
+				SealedSecret: s.secrets.sealContractKey(r.ID, creds.AccessKeyID, creds.SecretAccessKey), CreatedAt: now()})
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("recording new key of contract %s: %w", req.Id, err)
+		}
+		k = rec.key(creds.AccessKeyID)
+	case k.State == keyRemoved:
+		return nil, newProblem(contractapi.ProblemKeyRevoked, http.StatusGone,
+			"key %q, made for Idempotency-Key %q, was revoked; a new key pair needs a new key", k.AccessKeyID, key)
+	case k.State == keyActive:
+		creds, err := s.contractKey(rec.ID, k)
+		if err != nil {
+			return nil, err
+		}
+		return contractapi.AddKey200JSONResponse{AccessKeyId: creds.AccessKeyID, SecretAccessKey: creds.SecretAccessKey}, nil
 	}
-
+	// Pending: recorded just now, or by an attempt that did not finish.
+	creds, err := s.contractKey(rec.ID, k)
+	if err != nil {
+		return nil, err
+	}
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), backendTimeout)
 	defer cancel()
 	if err := s.backend.AddKey(bctx, rec.ID, creds); err != nil {
 		if errors.Is(err, ErrNotSupported) {
-			// Nothing was made: forget the pending key. Any other failure may have made it, and
-			// the account's deletion removes it then.
+			// Nothing was made: forget the pending key. Any other failure may have made it: the
+			// key stays pending, for a replay to finish or the account's deletion to remove.
 			_, _ = s.store.update(rec.ID, func(r *record) error { r.Keys = withoutKey(r.Keys, creds.AccessKeyID); return nil })
 		}
 		return nil, backendProblem("adding a key", fmt.Errorf("adding key to contract %s: %w", rec.ID, err))
 	}
 	_, err = s.store.update(rec.ID, func(r *record) error {
-		for i := range r.Keys {
-			if r.Keys[i].AccessKeyID == creds.AccessKeyID {
-				r.Keys[i].State = keyActive
-			}
-		}
+		r.key(creds.AccessKeyID).State = keyActive
 		return nil
 	})
 	if err != nil {
@@ -52,7 +72,17 @@ func (s *Server) AddKey(ctx context.Context, req contractapi.AddKeyRequestObject
 	return contractapi.AddKey201JSONResponse{AccessKeyId: creds.AccessKeyID, SecretAccessKey: creds.SecretAccessKey}, nil
 }
 
-// RemoveKey revokes a key at the backend, then forgets it; never the last one.
+// contractKey opens the secret of a key pair added to a contract.
+func (s *Server) contractKey(contractID string, k *storedKey) (Credentials, error) {
+	secret, err := s.secrets.openContractKey(contractID, k.AccessKeyID, k.SealedSecret)
+	if err != nil {
+		return Credentials{}, fmt.Errorf("opening the secret of key %q of contract %s: %w", k.AccessKeyID, contractID, err)
+	}
+	return Credentials{AccessKeyID: k.AccessKeyID, SecretAccessKey: secret}, nil
+}
+
+// RemoveKey revokes a key at the backend, then forgets it (keeping a tombstone of a key made by
+// addKey); never the last one.
 func (s *Server) RemoveKey(ctx context.Context, req contractapi.RemoveKeyRequestObject) (contractapi.RemoveKeyResponseObject, error) {
 	defer s.locks.Lock("contract/" + req.Id)()
 	rec, err := s.activeContract(req.Id)
@@ -72,7 +102,16 @@ func (s *Server) RemoveKey(ctx context.Context, req contractapi.RemoveKeyRequest
 	if err := s.backend.RemoveKey(bctx, rec.ID, req.AccessKeyId); err != nil {
 		return nil, backendProblem("revoking a key", fmt.Errorf("removing key %q of contract %s: %w", req.AccessKeyId, rec.ID, err))
 	}
-	_, err = s.store.update(rec.ID, func(r *record) error { r.Keys = withoutKey(r.Keys, req.AccessKeyId); return nil })
+	_, err = s.store.update(rec.ID, func(r *record) error {
+		k := r.key(req.AccessKeyId)
+		if k.IdempotencyKey == "" {
+			r.Keys = withoutKey(r.Keys, req.AccessKeyId)
+			return nil
+		}
+		// Kept without its secret, so a replay of the addKey that made it is told it was revoked.
+		k.State, k.SealedSecret = keyRemoved, nil
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("forgetting key %q of contract %s: %w", req.AccessKeyId, rec.ID, err)
 	}

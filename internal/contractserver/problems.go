@@ -46,6 +46,7 @@ var problemTitles = map[contractapi.ProblemType]string{
 	contractapi.ProblemLastKey:             "Last key",
 	contractapi.ProblemContractCancelled:   "Contract cancelled",
 	contractapi.ProblemPrincipalDeleted:    "Principal deleted",
+	contractapi.ProblemKeyRevoked:          "Key revoked",
 	contractapi.ProblemNotSupported:        "Not supported by this provider",
 	contractapi.ProblemRateLimited:         "Too many requests",
 	contractapi.ProblemBackendUnavailable:  "Storage backend unavailable",

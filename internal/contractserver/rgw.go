@@ -44,6 +44,7 @@ type RGWBackend struct {
 var (
 	_ Backend          = (*RGWBackend)(nil)
 	_ QuotaSupport     = (*RGWBackend)(nil)
+	_ KeySupport       = (*RGWBackend)(nil)
 	_ PrincipalBackend = (*RGWBackend)(nil)
 )
 
@@ -168,6 +169,9 @@ func (b *RGWBackend) checkNoBuckets(ctx context.Context, uid string) error {
 	}
 	return nil
 }
+
+// SupportsKeys implements KeySupport: an RGW user holds any number of S3 keys.
+func (b *RGWBackend) SupportsKeys() (bool, string) { return true, "" }
 
 // AddKey gives the user another S3 key pair.
 func (b *RGWBackend) AddKey(ctx context.Context, contractID string, creds Credentials) error {

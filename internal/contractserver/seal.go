@@ -57,6 +57,16 @@ func (b *secretBox) openPrincipalKey(contractID, principalID, accessKeyID string
 	return b.openFor(principalKeyData(contractID, principalID, accessKeyID), sealed)
 }
 
+// sealContractKey seals the secret of a key pair added to a contract, bound to that key of that
+// contract.
+func (b *secretBox) sealContractKey(contractID, accessKeyID, secret string) []byte {
+	return b.sealFor(contractKeyData(contractID, accessKeyID), secret)
+}
+
+func (b *secretBox) openContractKey(contractID, accessKeyID string, sealed []byte) (string, error) {
+	return b.openFor(contractKeyData(contractID, accessKeyID), sealed)
+}
+
 func (b *secretBox) sealFor(ad []byte, secret string) []byte {
 	nonce := randomBytes(b.aead.NonceSize())
 	return b.aead.Seal(nonce, nonce, []byte(secret), ad)
@@ -83,4 +93,10 @@ func associatedData(contractID string) []byte {
 // another key, principal or contract does not open.
 func principalKeyData(contractID, principalID, accessKeyID string) []byte {
 	return []byte("osm contract-server secret key " + accessKeyID + " of principal " + principalID + " of contract " + contractID)
+}
+
+// contractKeyData names the secret of a key pair added to a contract: a sealed secret copied
+// onto another key or contract does not open.
+func contractKeyData(contractID, accessKeyID string) []byte {
+	return []byte("osm contract-server secret key " + accessKeyID + " of contract " + contractID)
 }

@@ -90,10 +90,16 @@ type storedFirstKey struct {
 	PlainSecret string `json:"SecretAccessKey,omitempty"`
 }
 
+// storedKey is a key pair of a contract. The first key's secret is in FirstKey; a key added
+// later keeps the addKey request's idempotency key and its secret, sealed, until it is revoked,
+// so a replay answers as the first answer did.
 type storedKey struct {
-	AccessKeyID string    `json:"accessKeyId"`
-	State       string    `json:"state"`
-	CreatedAt   time.Time `json:"createdAt"`
+	AccessKeyID string `json:"accessKeyId"`
+	// IdempotencyKey is the addKey request's; empty for the first key.
+	IdempotencyKey string    `json:"idempotencyKey,omitempty"`
+	State          string    `json:"state"`
+	SealedSecret   []byte    `json:"sealedSecret,omitempty"`
+	CreatedAt      time.Time `json:"createdAt"`
 }
 
 // Principal states. A pending principal was recorded before the backend was asked to make it;
@@ -106,7 +112,9 @@ const (
 )
 
 // keyRemoved marks a principal's key pair that was revoked. It stays, with its sealed secret,
-// so a replay of the call that made it answers as the first answer did.
+// so a replay of the call that made it answers as the first answer did. A contract's key pair
+// made by addKey stays too, without its secret, so a replay is told it was revoked rather than
+// given a second key pair.
 const keyRemoved = "removed"
 
 // storedPrincipal is a principal as stored. Its first key is Keys[0].
@@ -195,6 +203,26 @@ func (p *storedPrincipal) liveKeyIDs() []string {
 // markDeleted turns the principal into a tombstone: no keys, no secrets.
 func (p *storedPrincipal) markDeleted(at time.Time) {
 	p.State, p.DeletedAt, p.Keys = principalDeleted, &at, nil
+}
+
+// keyByIdempotencyKey returns the key pair added with this key, or nil.
+func (r *record) keyByIdempotencyKey(key string) *storedKey {
+	for i := range r.Keys {
+		if k := &r.Keys[i]; k.IdempotencyKey != "" && k.IdempotencyKey == key {
+			return k
+		}
+	}
+	return nil
+}
+
+// key returns the key pair with this access key id, or nil.
+func (r *record) key(accessKeyID string) *storedKey {
+	for i := range r.Keys {
+		if r.Keys[i].AccessKeyID == accessKeyID {
+			return &r.Keys[i]
+		}
+	}
+	return nil
 }
 
 func (r *record) activeKeys() []storedKey {

@@ -48,6 +48,7 @@ type VersityGWBackend struct {
 var (
 	_ Backend          = (*VersityGWBackend)(nil)
 	_ QuotaSupport     = (*VersityGWBackend)(nil)
+	_ KeySupport       = (*VersityGWBackend)(nil)
 	_ PrincipalBackend = (*VersityGWBackend)(nil)
 )
 
@@ -159,9 +160,15 @@ func (b *VersityGWBackend) DeleteAccount(ctx context.Context, contractID string,
 	return nil
 }
 
+// versitygwOneKey says why a contract on versitygw cannot rotate its key.
+const versitygwOneKey = "versitygw accounts hold one key pair (a versitygw user is its access key)"
+
+// SupportsKeys implements KeySupport: a versitygw account holds one key pair.
+func (b *VersityGWBackend) SupportsKeys() (bool, string) { return false, versitygwOneKey }
+
 // AddKey is not supported: a versitygw user has exactly one key, its name.
 func (b *VersityGWBackend) AddKey(context.Context, string, Credentials) error {
-	return fmt.Errorf("versitygw accounts have a single key pair: %w", ErrNotSupported)
+	return fmt.Errorf("%s, so a contract on versitygw cannot have a second key for rotation: %w", versitygwOneKey, ErrNotSupported)
 }
 
 // RemoveKey is not supported: the only key is the user itself.

@@ -157,10 +157,14 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := index.Register(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return nil, fmt.Errorf("indexing fields: %w", err)
 	}
+	// One set of S3 clients for both: the Contract controller tries a rotated key with the
+	// Store the Buckets then use.
+	stores := storeFactory(opts)
 	if err := (&storagecontroller.ContractReconciler{
 		Client:                  mgr.GetClient(),
 		API:                     contractclient.New(api),
 		APIReader:               mgr.GetAPIReader(),
+		Stores:                  stores,
 		Recorder:                mgr.GetEventRecorder("contract-controller"),
 		ResyncPeriod:            opts.ResyncPeriod,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
@@ -169,7 +173,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	if err := (&storagecontroller.BucketReconciler{
 		Client:                  mgr.GetClient(),
-		Stores:                  storeFactory(opts),
+		Stores:                  stores,
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder("bucket-controller"),
 		ResyncPeriod:            opts.ResyncPeriod,

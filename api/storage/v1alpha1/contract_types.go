@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -49,6 +51,17 @@ type ContractSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	SecretName string `json:"secretName,omitempty"`
+
+	// keyRotation, when set, replaces the account's key every period, where the provider's
+	// accounts can hold more than one key (Ceph RGW can, versitygw cannot: the KeyRotation
+	// condition then says so). Without it a key is replaced only when the annotation
+	// storage.osm.dev/rotate-key changes value. Its overlap is how long a replaced key keeps
+	// working, also for a rotation the annotation asks for; without keyRotation that is ten
+	// minutes.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self.period) >= duration('1m')",message="keyRotation.period must be at least one minute"
+	// +kubebuilder:validation:XValidation:rule="!has(self.overlap) || (duration(self.overlap) >= duration('0s') && duration(self.overlap) < duration(self.period))",message="keyRotation.overlap must not be negative and must be shorter than period"
+	KeyRotation *KeyRotation `json:"keyRotation,omitempty"`
 }
 
 // ContractStatus is what the provider reported for the contract.
@@ -88,11 +101,40 @@ type ContractStatus struct {
 	// +optional
 	PurchaseRequested bool `json:"purchaseRequested,omitempty"`
 
+	// accessKeyID is the public half of the key in the Secret.
+	// +optional
+	AccessKeyID string `json:"accessKeyID,omitempty"`
+
+	// keyIssuedAt is when that key was written to the Secret.
+	// +optional
+	KeyIssuedAt *metav1.Time `json:"keyIssuedAt,omitempty"`
+
+	// keysIssued counts the keys rotation has issued so far; it names the next rotation.
+	// +optional
+	KeysIssued int32 `json:"keysIssued,omitempty"`
+
+	// pendingKey is a rotation under way: a new key that is not in the Secret yet. It is
+	// recorded before the provider is asked, so a lost answer is asked for again with the same
+	// idempotency key rather than issuing a second key.
+	// +optional
+	PendingKey *PendingKey `json:"pendingKey,omitempty"`
+
+	// retiringKeys are replaced keys that still work until their time is up; then the
+	// operator revokes them.
+	// +optional
+	// +listType=atomic
+	RetiringKeys []RetiringKey `json:"retiringKeys,omitempty"`
+
+	// rotatedFor is the last value of the rotate-key annotation that was acted on.
+	// +optional
+	RotatedFor string `json:"rotatedFor,omitempty"`
+
 	// observedGeneration is the generation of the spec this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// conditions: Ready, and InUse while Buckets name this Contract.
+	// conditions: Ready, InUse while Buckets name this Contract, and KeyRotation once a
+	// rotation is asked for.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -154,6 +196,19 @@ func (c *Contract) SecretNameOrDefault() string {
 	return c.Name + "-credentials"
 }
 
+// DefaultContractKeyOverlap is how long a Contract's replaced key keeps working when
+// spec.keyRotation does not say: long enough for the Buckets to move to the new key and for
+// Applications to roll out with it.
+const DefaultContractKeyOverlap = 10 * time.Minute
+
+// KeyOverlap is how long a replaced key keeps working before it is revoked.
+func (c *Contract) KeyOverlap() time.Duration {
+	if c.Spec.KeyRotation != nil {
+		return c.Spec.KeyRotation.OverlapOrDefault().Duration
+	}
+	return DefaultContractKeyOverlap
+}
+
 // +kubebuilder:object:root=true
 
 // ContractList is a list of Contracts.
@@ -175,3 +230,25 @@ const (
 // ContractLabel is set on every Secret the operator writes, with the Contract's name as value.
 // The manager caches only Secrets that carry it.
 const ContractLabel = "storage.osm.dev/contract"
+
+// The KeyRotation condition of a Contract and its reasons. It appears once a rotation is asked
+// for (spec.keyRotation, or the storage.osm.dev/rotate-key annotation).
+const (
+	// KeyRotationCondition is True while the account's keys rotate as asked: the last rotation
+	// finished, or the next one is scheduled. False says why a rotation is not happening or not
+	// finished; the key in the Secret keeps working meanwhile.
+	KeyRotationCondition = "KeyRotation"
+
+	// ReasonKeyRotated: a new key is in the Secret; the replaced one works until status.retiringKeys says.
+	ReasonKeyRotated = "KeyRotated"
+	// ReasonKeyRotationScheduled: spec.keyRotation is set and the first rotation is not due yet.
+	ReasonKeyRotationScheduled = "KeyRotationScheduled"
+	// ReasonKeyRotationInProgress: a new key was asked for and is not in the Secret yet.
+	ReasonKeyRotationInProgress = "KeyRotationInProgress"
+	// ReasonKeyRotationUnsupported: the provider's accounts hold one key (versitygw), so the
+	// key cannot be rotated; the key in the Secret stays as it is.
+	ReasonKeyRotationUnsupported = "KeyRotationUnsupported"
+	// ReasonNewKeyRefused: the S3 endpoint refused the new key when it was tried, so it is not
+	// written to the Secret; it is tried again.
+	ReasonNewKeyRefused = "NewKeyRefused"
+)

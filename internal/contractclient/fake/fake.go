@@ -7,8 +7,10 @@ package fake
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
+	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 )
 
@@ -16,9 +18,11 @@ import (
 type Op string
 
 const (
-	OpBuy    Op = "Buy"
-	OpGet    Op = "Get"
-	OpCancel Op = "Cancel"
+	OpBuy       Op = "Buy"
+	OpGet       Op = "Get"
+	OpCancel    Op = "Cancel"
+	OpAddKey    Op = "AddKey"
+	OpRemoveKey Op = "RemoveKey"
 )
 
 // Failure is what the next call of an operation does instead of answering.
@@ -40,8 +44,13 @@ type API struct {
 	// principals by "<contract>/<principal id>", and their ids by "<contract>/<idempotency key>".
 	principals     map[string]*principal
 	principalByKey map[string]string
+	// keys issued by AddKey, by "<contract>/<idempotency key>".
+	keys map[string]contractclient.Credentials
 	// Endpoint and Region are what bought contracts report.
 	Endpoint, Region string
+	// SingleKey makes AddKey answer ErrNotSupported, as a provider whose accounts hold one key
+	// pair (versitygw) does.
+	SingleKey bool
 }
 
 var _ contractclient.API = (*API)(nil)
@@ -78,7 +87,7 @@ func (a *API) Contract(id string) (contractclient.Contract, bool) {
 	if !ok {
 		return contractclient.Contract{}, false
 	}
-	return *c, true
+	return copyOf(c), true
 }
 
 // SetBuckets says how many buckets a contract's account owns outside the operator's view.
@@ -121,13 +130,13 @@ func (a *API) Buy(_ context.Context, key string, req contractclient.Request) (co
 		id = fmt.Sprintf("c%d", len(a.contracts)+1)
 		a.byKey[key] = id
 		a.contracts[id] = &contractclient.Contract{ID: id, State: "active", Endpoint: a.Endpoint,
-			Region: a.Region, Plan: req.Plan,
+			Region: a.Region, Plan: req.Plan, AccessKeyIDs: []string{"AK" + id}, KeyRotation: a.keyRotation(),
 			Credentials: &contractclient.Credentials{AccessKeyID: "AK" + id, SecretAccessKey: "SK" + id}}
 	}
 	if failing {
 		return contractclient.Contract{}, false, f.Err
 	}
-	return *a.contracts[id], !replay, nil
+	return copyOf(a.contracts[id]), !replay, nil
 }
 
 // Get implements contractclient.API.
@@ -141,7 +150,7 @@ func (a *API) Get(_ context.Context, id string) (contractclient.Contract, error)
 	if !ok {
 		return contractclient.Contract{}, contractclient.ErrNotFound
 	}
-	out := *c
+	out := copyOf(c)
 	out.Credentials = nil
 	return out, nil
 }
@@ -161,9 +170,107 @@ func (a *API) Cancel(_ context.Context, id string) error {
 	case a.buckets[id] > 0:
 		return contractclient.ErrHasBuckets
 	}
-	c.State = "cancelled"
+	c.State, c.AccessKeyIDs = "cancelled", nil
 	if failing {
 		return f.Err
 	}
 	return nil
+}
+
+// AddKey implements contractclient.API, with the reference server's rules: one key pair per
+// idempotency key, a revoked one never issued again for its key.
+func (a *API) AddKey(_ context.Context, id, key string) (contractclient.Credentials, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f, failing := a.next(OpAddKey)
+	if failing && !f.AfterActing {
+		return contractclient.Credentials{}, f.Err
+	}
+	c, ok := a.contracts[id]
+	switch {
+	case !ok:
+		return contractclient.Credentials{}, contractclient.ErrNotFound
+	case c.Cancelled():
+		return contractclient.Credentials{}, &contractclient.Error{Op: "adding a key", Status: 409}
+	case a.SingleKey:
+		return contractclient.Credentials{}, fmt.Errorf("%s: %w", singleKeyDetail, contractclient.ErrNotSupported)
+	}
+	if a.keys == nil {
+		a.keys = map[string]contractclient.Credentials{}
+	}
+	creds, replay := a.keys[id+"/"+key]
+	if !replay {
+		n := len(a.keys) + 1
+		creds = contractclient.Credentials{AccessKeyID: fmt.Sprintf("AK%sk%d", id, n), SecretAccessKey: fmt.Sprintf("SK%sk%d", id, n)}
+		a.keys[id+"/"+key] = creds
+		c.AccessKeyIDs = append(c.AccessKeyIDs, creds.AccessKeyID)
+	}
+	if failing {
+		return contractclient.Credentials{}, f.Err
+	}
+	if !c.HasKey(creds.AccessKeyID) {
+		return contractclient.Credentials{}, contractclient.ErrKeyRevoked
+	}
+	return creds, nil
+}
+
+// RemoveKey implements contractclient.API: never the last key; one already gone is no error.
+func (a *API) RemoveKey(_ context.Context, id, accessKeyID string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f, failing := a.next(OpRemoveKey)
+	if failing && !f.AfterActing {
+		return f.Err
+	}
+	c, ok := a.contracts[id]
+	switch {
+	case !ok || !c.HasKey(accessKeyID):
+	case len(c.AccessKeyIDs) == 1:
+		return contractclient.ErrLastKey
+	default:
+		c.AccessKeyIDs = slices.DeleteFunc(c.AccessKeyIDs, func(k string) bool { return k == accessKeyID })
+	}
+	if failing {
+		return f.Err
+	}
+	return nil
+}
+
+// Works reports whether a key pair opens the contract's account: the provider lists it and
+// the secret is the one it issued.
+func (a *API) Works(id string, creds contractclient.Credentials) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.contracts[id]
+	if !ok || c.Cancelled() || !c.HasKey(creds.AccessKeyID) {
+		return false
+	}
+	if c.Credentials != nil && *c.Credentials == creds {
+		return true
+	}
+	for _, k := range a.keys {
+		if k == creds {
+			return true
+		}
+	}
+	return false
+}
+
+// keyRotation is what a bought contract reports about its keys.
+func (a *API) keyRotation() *contractapi.KeyRotationSupport {
+	if a.SingleKey {
+		detail := singleKeyDetail
+		return &contractapi.KeyRotationSupport{Supported: false, Detail: &detail}
+	}
+	return &contractapi.KeyRotationSupport{Supported: true}
+}
+
+// singleKeyDetail is why a SingleKey fake cannot rotate keys, as versitygw says it.
+const singleKeyDetail = "versitygw accounts hold one key pair"
+
+// copyOf is a copy of c with its own key list.
+func copyOf(c *contractclient.Contract) contractclient.Contract {
+	out := *c
+	out.AccessKeyIDs = slices.Clone(c.AccessKeyIDs)
+	return out
 }

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -44,6 +45,9 @@ type ContractReconciler struct {
 	API contractclient.API
 	// APIReader reads from the API server directly, for what the cache does not hold.
 	APIReader client.Reader
+	// Stores opens the contract's S3 endpoint with a key pair: a new key is tried there before
+	// it goes into the Secret.
+	Stores StoreFactory
 	// Recorder emits events on the Contract.
 	Recorder events.EventRecorder
 	// ResyncPeriod is how often a Ready Contract is read back from the provider, which finds a
@@ -56,6 +60,9 @@ type ContractReconciler struct {
 	// pass woken by a Bucket or a Secret within ResyncPeriod does not ask the provider again:
 	// with a thousand Buckets, each Bucket event would otherwise cost a contract API call.
 	observed sync.Map // types.UID -> observation
+	// unsupported holds, by Contract UID, a provider's refusal of a second key, so that it is
+	// asked again once a resync period rather than on every pass.
+	unsupported sync.Map // types.UID -> unsupportedKeys
 }
 
 // observation is a contract as the provider reported it, and when.
@@ -105,11 +112,17 @@ func (r *ContractReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_
 }
 
 // setConditions sets the conditions contractConditions derives from the pass, with an event
-// when Ready's reason changes.
+// when Ready's or KeyRotation's reason changes.
 func (r *ContractReconciler) setConditions(c *storagev1alpha1.Contract, p *contractPass) {
-	ready, inUse := contractConditions(c, p)
+	ready, inUse, keys := contractConditions(c, p)
 	if inUse != nil {
 		setCondition(&c.Status.Conditions, c.Generation, storagev1alpha1.InUseCondition, *inUse)
+	}
+	if p.keys == keysNotAsked {
+		meta.RemoveStatusCondition(&c.Status.Conditions, storagev1alpha1.KeyRotationCondition)
+	}
+	if keys != nil {
+		setKeyRotation(r.Recorder, c, *keys)
 	}
 	if ready != nil {
 		c.Status.ObservedGeneration = c.Generation
@@ -147,7 +160,15 @@ func (r *ContractReconciler) reconcileNormal(ctx context.Context, c *storagev1al
 	if err := r.removeStaleSecrets(ctx, c); err != nil {
 		return ctrl.Result{}, err
 	}
-	return r.observe(ctx, c, p, secret)
+	res, err := r.observe(ctx, c, p, secret)
+	if err != nil || p.found != contractAvailable {
+		return res, err
+	}
+	keys, err := r.reconcileKeys(ctx, c, p, secret)
+	if err != nil {
+		return keys, err
+	}
+	return sooner(res, keys), nil
 }
 
 // removeStaleSecrets deletes this Contract's Secrets under names it no longer uses (after a
@@ -211,8 +232,21 @@ func (r *ContractReconciler) createOrRecover(ctx context.Context, c *storagev1al
 	if secret == nil {
 		secret = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: c.SecretNameOrDefault()}}
 	}
+	if c.Status.AccessKeyID != "" && c.Status.AccessKeyID != got.Credentials.AccessKeyID {
+		// Rotation replaced the first key, the only one a replayed purchase answers.
+		setObserved(c, p, got)
+		got.Credentials = nil
+		r.observed.Store(c.UID, observation{contract: got, at: time.Now()})
+		return r.reissueKey(ctx, c, p, secret)
+	}
 	if err := r.writeSecret(ctx, c, secret, got.Endpoint, got.Region, got.Credentials); err != nil {
 		return r.secretFailed(ctx, c, p, err)
+	}
+	if c.Status.AccessKeyID == "" {
+		// An annotation already there asks for nothing: only a new value does.
+		now := metav1.Now()
+		c.Status.AccessKeyID, c.Status.KeyIssuedAt = got.Credentials.AccessKeyID, &now
+		c.Status.RotatedFor = c.Annotations[storagev1alpha1.RotateKeyAnnotation]
 	}
 	setObserved(c, p, got)
 	got.Credentials = nil // the cache holds what Get would answer, never a secret
@@ -413,6 +447,11 @@ func (r *ContractReconciler) reconcileDelete(ctx context.Context, c *storagev1al
 		return res, err
 	}
 
+	if c.Spec.ReclaimPolicy != storagev1alpha1.ReclaimPolicyDelete && c.Status.ContractID != "" && c.Status.State != string(contractapi.Cancelled) {
+		if res, err := r.settleKeys(ctx, c, p); err != nil || !res.IsZero() {
+			return res, err
+		}
+	}
 	if res, err := r.settleAtProvider(ctx, c, p, learned); err != nil || !res.IsZero() {
 		return res, err
 	}

@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -331,6 +332,81 @@ var _ = Describe("Contract", func() {
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(secret), secret)).NotTo(Succeed())
 		_, err := s3c.ListBuckets(ctx, &s3.ListBucketsInput{})
 		Expect(err).To(HaveOccurred(), "the cancelled account's keys still work")
+	})
+
+	It("says plainly that its key cannot rotate on versitygw, and keeps the key it has", func(ctx SpecContext) {
+		c := newContract(ns, "one-key", func(c *storagev1alpha1.Contract) {
+			c.Spec.KeyRotation = &storagev1alpha1.KeyRotation{Period: metav1.Duration{Duration: 720 * time.Hour}}
+		})
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		contractReady(ctx, c)
+		before := secretOf(ctx, c).Data["AWS_ACCESS_KEY_ID"]
+
+		By("saying so as soon as rotation is asked for, in the provider's words")
+		keyRotation := func(g Gomega) *metav1.Condition {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+			cond := meta.FindStatusCondition(c.Status.Conditions, storagev1alpha1.KeyRotationCondition)
+			g.Expect(cond).NotTo(BeNil(), "no KeyRotation condition")
+			return cond
+		}
+		Eventually(func(g Gomega) {
+			cond := keyRotation(g)
+			g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(cond.Reason).To(Equal(storagev1alpha1.ReasonKeyRotationUnsupported))
+			g.Expect(cond.Message).To(Equal("Versitygw accounts hold one key pair (a versitygw user is its access key): " +
+				"this Contract's key cannot rotate, and key " + string(before) + " stays in Secret one-key-credentials. " +
+				"Remove spec.keyRotation and the storage.osm.dev/rotate-key annotation to stop asking"))
+		}).Should(Succeed())
+
+		By("asking the provider for nothing when the annotation asks for a key now")
+		patch := client.MergeFrom(c.DeepCopy())
+		metav1.SetMetaDataAnnotation(&c.ObjectMeta, storagev1alpha1.RotateKeyAnnotation, "now")
+		Expect(k8s.Patch(ctx, c, patch)).To(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(keyRotation(g).Reason).To(Equal(storagev1alpha1.ReasonKeyRotationUnsupported))
+			g.Expect(c.Status.PendingKey).To(BeNil())
+			g.Expect(secretOf(ctx, c).Data["AWS_ACCESS_KEY_ID"]).To(Equal(before))
+		}, 3*resyncPeriod).Should(Succeed())
+		addKeys := stk.ContractAPI.Calls(func(call stack.Call) bool {
+			return call.Method == http.MethodPost && call.Path == "/v1/contracts/"+c.Status.ContractID+"/keys"
+		})
+		Expect(addKeys).To(BeEmpty(), "the provider said its accounts hold one key")
+		contractReady(ctx, c)
+
+		By("keeping the key that works")
+		s := secretOf(ctx, c)
+		s3c := localenv.NewS3Client(c.Status.Endpoint, c.Status.Region, string(s.Data["AWS_ACCESS_KEY_ID"]), string(s.Data["AWS_SECRET_ACCESS_KEY"]))
+		_, err := s3c.ListBuckets(ctx, &s3.ListBucketsInput{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(providerContract(ctx, c.Status.ContractID).AccessKeys).To(HaveLen(1))
+
+		By("dropping the condition once rotation is no longer asked for")
+		patch = client.MergeFrom(c.DeepCopy())
+		c.Spec.KeyRotation = nil
+		delete(c.Annotations, storagev1alpha1.RotateKeyAnnotation)
+		Expect(k8s.Patch(ctx, c, patch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+			g.Expect(meta.FindStatusCondition(c.Status.Conditions, storagev1alpha1.KeyRotationCondition)).To(BeNil())
+		}).Should(Succeed())
+	})
+
+	It("refuses a key rotation period under a minute, or an overlap as long as the period", func(ctx SpecContext) {
+		for _, tc := range []struct {
+			rotation storagev1alpha1.KeyRotation
+			message  string
+		}{
+			{storagev1alpha1.KeyRotation{Period: metav1.Duration{Duration: 30 * time.Second}}, "keyRotation.period must be at least one minute"},
+			{storagev1alpha1.KeyRotation{Period: metav1.Duration{Duration: time.Hour}, Overlap: &metav1.Duration{Duration: time.Hour}},
+				"keyRotation.overlap must not be negative and must be shorter than period"},
+			{storagev1alpha1.KeyRotation{Period: metav1.Duration{Duration: time.Hour}, Overlap: &metav1.Duration{Duration: -time.Minute}},
+				"keyRotation.overlap must not be negative and must be shorter than period"},
+		} {
+			c := newContract(ns, "bad-rotation", func(c *storagev1alpha1.Contract) { c.Spec.KeyRotation = &tc.rotation })
+			err := k8s.Create(ctx, c)
+			Expect(err).To(HaveOccurred())
+			Expect(err.Error()).To(HaveSuffix("spec.keyRotation: Invalid value: " + tc.message))
+		}
 	})
 
 	It("is not removed while a Bucket names it", func(ctx SpecContext) {
