@@ -160,7 +160,7 @@ func checkInstaller(t *testing.T, r *release, objs []*unstructured.Unstructured)
 			t.Errorf("install.yaml needs cert-manager (%s %s); it should work without", o.GetKind(), o.GetName())
 		}
 	}
-	for kind, n := range map[string]int{"Namespace": 1, "CustomResourceDefinition": 3, "ServiceAccount": 1, "Deployment": 1,
+	for kind, n := range map[string]int{"Namespace": 1, "CustomResourceDefinition": 4, "ServiceAccount": 1, "Deployment": 1,
 		"Service": 2, "Secret": 1, "MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1} {
 		if kinds[kind] != n {
 			t.Errorf("install.yaml has %d %s, want %d", kinds[kind], kind, n)
