@@ -156,10 +156,15 @@ func (r *BucketAccessReconciler) reconcileNormal(ctx context.Context, a *storage
 			return ctrl.Result{}, err
 		}
 	}
+	// While the new key waits for the policy to carry it, the key in the Secret still works:
+	// the pass goes on to check that one, so the BucketAccess stays Ready through a rotation.
+	rotating := false
 	if a.Status.PendingKey != nil {
-		if res, err := r.finishRotation(ctx, a, p, contract, secret); err != nil || !res.IsZero() {
+		waiting, res, err := r.finishRotation(ctx, a, p, contract, secret)
+		if err != nil || !res.IsZero() {
 			return res, err
 		}
+		rotating = waiting
 	}
 	if err := r.revokeRetired(ctx, a); err != nil {
 		return r.principalFailed(p, err)
@@ -173,8 +178,10 @@ func (r *BucketAccessReconciler) reconcileNormal(ctx context.Context, a *storage
 		return ctrl.Result{}, err
 	}
 	p.check, p.checkedKey = &check, key
-	if missing, _ := accessGaps(a.Spec.Access, check); len(missing) > 0 {
-		r.checked.Delete(a.UID)
+	if missing, _ := accessGaps(a.Spec.Access, check); len(missing) > 0 || rotating {
+		if len(missing) > 0 {
+			r.checked.Delete(a.UID)
+		}
 		return ctrl.Result{RequeueAfter: policyWait}, nil
 	}
 	return ctrl.Result{RequeueAfter: r.nextLook(a)}, nil
@@ -297,12 +304,14 @@ func (r *BucketAccessReconciler) startRotation(ctx context.Context, a *storagev1
 
 // finishRotation asks for the new key, lets the Bucket's policy name it, checks it with itself,
 // and only then writes it to the Secret; the key it replaces keeps working for the overlap.
+// waiting says the new key cannot do what it should yet (the policy does not carry it).
 func (r *BucketAccessReconciler) finishRotation(ctx context.Context, a *storagev1alpha1.BucketAccess, p *accessPass,
-	contract *storagev1alpha1.Contract, secret *corev1.Secret) (ctrl.Result, error) {
+	contract *storagev1alpha1.Contract, secret *corev1.Secret) (waiting bool, _ ctrl.Result, _ error) {
 	pending := a.Status.PendingKey
 	got, creds, err := r.Principals.AddPrincipalKey(ctx, a.Status.ContractID, a.Status.PrincipalID, pending.IdempotencyKey)
 	if err != nil {
-		return r.principalFailed(p, err)
+		res, err := r.principalFailed(p, err)
+		return false, res, err
 	}
 	if pending.AccessKeyID == "" {
 		r.Recorder.Eventf(a, nil, corev1.EventTypeNormal, "KeyIssued", "Rotate",
@@ -316,16 +325,16 @@ func (r *BucketAccessReconciler) finishRotation(ctx context.Context, a *storagev
 	check, err := r.check(ctx, a, contract, creds.AccessKeyID, creds.SecretAccessKey)
 	if err != nil {
 		p.found, p.s3Err = accessS3Failed, err
-		return ctrl.Result{}, err
+		return false, ctrl.Result{}, err
 	}
 	if missing, _ := accessGaps(a.Spec.Access, check); len(missing) > 0 {
-		p.found, p.check, p.checkedKey = accessIssued, &check, creds.AccessKeyID
-		return ctrl.Result{RequeueAfter: policyWait}, nil
+		return true, ctrl.Result{}, nil
 	}
 
 	old := string(secret.Data[storagev1alpha1.SecretKeyAccessKeyID])
 	if err := r.writeSecret(ctx, a, secret, contract, &creds); err != nil {
-		return r.secretFailed(a, p, err)
+		res, err := r.secretFailed(a, p, err)
+		return false, res, err
 	}
 	now := r.now()
 	overlap := 10 * time.Minute
@@ -348,7 +357,7 @@ func (r *BucketAccessReconciler) finishRotation(ctx context.Context, a *storagev
 	r.Recorder.Eventf(a, nil, corev1.EventTypeNormal, "KeyRotated", "Rotate",
 		"Secret %s now holds key %s; key %s keeps working until %s", a.SecretNameOrDefault(), creds.AccessKeyID, old,
 		now.Add(overlap).UTC().Format(time.RFC3339))
-	return ctrl.Result{}, nil
+	return false, ctrl.Result{}, nil
 }
 
 // revokeRetired revokes the replaced keys whose overlap is over, and reads back how the policy

@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -194,6 +195,7 @@ var _ = Describe("BucketAccess", func() {
 			}
 		}()
 
+		pendingBefore := eventsOf(ctx, ns, "reader", storagev1alpha1.ReasonPolicyPending)
 		Expect(patchAnnotation(ctx, a, storagev1alpha1.RotateKeyAnnotation, "now")).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(a), a)).To(Succeed())
@@ -211,6 +213,8 @@ var _ = Describe("BucketAccess", func() {
 		Expect(s3Code(get(ctx, firstClient, b.Spec.BucketName, "report.csv"))).To(Equal("InvalidAccessKeyId"))
 		Expect(get(ctx, clientOfSecret(ctx, ns, secretName), b.Spec.BucketName, "report.csv")).To(Succeed())
 		Expect(a.Status.KeysIssued).To(Equal(int32(2)))
+		Expect(eventsOf(ctx, ns, "reader", storagev1alpha1.ReasonPolicyPending)).To(Equal(pendingBefore),
+			"Ready must not drop while the new key waits for the policy: the old key still works")
 	})
 
 	It("revokes every key when deleted, and holds its Bucket until then", func(ctx SpecContext) {
@@ -261,6 +265,20 @@ var _ = Describe("BucketAccess", func() {
 		accessReady(ctx, a)
 	})
 })
+
+// eventsOf counts the events with reason about the object named name in ns.
+func eventsOf(ctx context.Context, ns, name, reason string) int {
+	GinkgoHelper()
+	var list eventsv1.EventList
+	Expect(k8s.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+	n := 0
+	for _, e := range list.Items {
+		if e.Regarding.Name == name && e.Reason == reason {
+			n++
+		}
+	}
+	return n
+}
 
 // patchAnnotation sets one annotation on obj.
 func patchAnnotation(ctx context.Context, obj client.Object, key, value string) error {
