@@ -92,11 +92,18 @@ type bucketPass struct {
 	// yet"): the deletion is blocked until it changes, not merely retried.
 	holdsUp string
 
+	// made is the event of the bucket the pass made or adopted, emitted when the pass ends
+	// (BucketReconciler.setConditions).
+	made *bucketEvent
+
 	// stored is the status as the API server holds it, as far as the pass knows: the snapshot
 	// taken when it began, with the records it wrote since (BucketReconciler.record). The
 	// end-of-pass write sends what differs from it.
 	stored *storagev1alpha1.BucketStatus
 }
+
+// bucketEvent is an event's reason, action and message.
+type bucketEvent struct{ reason, action, message string }
 
 // recordMade records that bucket name is this resource's, and clears the record of its
 // creation, both in the end-of-pass write rather than in a write of their own: intent is

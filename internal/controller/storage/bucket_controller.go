@@ -126,9 +126,14 @@ func (r *BucketReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ c
 }
 
 // setConditions sets the conditions bucketConditions derives from the pass, with an event when
-// Ready's reason changes or a deletion becomes blocked.
+// the pass made or adopted the bucket, when Ready's reason changes (unless to True in a pass that
+// made or adopted the bucket, which that event already says), or when a deletion becomes
+// blocked.
 func (r *BucketReconciler) setConditions(b *storagev1alpha1.Bucket, p *bucketPass) {
 	ready, inUse, blocked := bucketConditions(b, p)
+	if p.made != nil {
+		r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, p.made.reason, p.made.action, "%s", p.made.message)
+	}
 	if inUse != nil {
 		setCondition(&b.Status.Conditions, b.Generation, storagev1alpha1.InUseCondition, *inUse)
 	}
@@ -142,7 +147,12 @@ func (r *BucketReconciler) setConditions(b *storagev1alpha1.Bucket, p *bucketPas
 	}
 	if ready != nil {
 		b.Status.ObservedGeneration = b.Generation
-		setReady(r.Recorder, b, &b.Status.Conditions, b.Generation, *ready)
+		if p.made != nil && ready.Status == metav1.ConditionTrue {
+			// The event of the bucket made or adopted says it all: one event, not two.
+			setCondition(&b.Status.Conditions, b.Generation, storagev1alpha1.ReadyCondition, *ready)
+		} else {
+			setReady(r.Recorder, b, &b.Status.Conditions, b.Generation, *ready)
+		}
 	}
 }
 
@@ -318,12 +328,11 @@ func (r *BucketReconciler) claim(ctx context.Context, b *storagev1alpha1.Bucket,
 	}
 	p.recordMade(b, name)
 	if unfinished {
-		r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "BucketCreated", "Create",
-			"Finished creating bucket %s in the account of Contract %s", name, b.Spec.ContractName)
+		p.made = &bucketEvent{"BucketCreated", "Create",
+			fmt.Sprintf("Finished creating bucket %s in the account of Contract %s", name, b.Spec.ContractName)}
 		return ctrl.Result{}, nil
 	}
-	r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "BucketAdopted", "Adopt",
-		"Adopted existing bucket %s, which is tagged for this resource", name)
+	p.made = &bucketEvent{"BucketAdopted", "Adopt", fmt.Sprintf("Adopted existing bucket %s, which is tagged for this resource", name)}
 	return ctrl.Result{}, nil
 }
 
@@ -356,8 +365,7 @@ func (r *BucketReconciler) createBucket(ctx context.Context, b *storagev1alpha1.
 		return r.s3Failed(b, p, err)
 	}
 	p.recordMade(b, name)
-	r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "BucketCreated", "Create",
-		"Created bucket %s in the account of Contract %s", name, b.Spec.ContractName)
+	p.made = &bucketEvent{"BucketCreated", "Create", fmt.Sprintf("Created bucket %s in the account of Contract %s", name, b.Spec.ContractName)}
 	return ctrl.Result{}, nil
 }
 

@@ -404,6 +404,43 @@ func TestACreationInOnePassLeavesNoRecordBehind(t *testing.T) {
 	}
 }
 
+func TestACreationInOnePassCostsThreeWritesAndOneEvent(t *testing.T) {
+	b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
+	var writes []string
+	cluster := fakeClusterBuilder(t, activeContract("acc"), credentials("acc"), b).WithInterceptorFuncs(interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			writes = append(writes, "PATCH buckets")
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			writes = append(writes, "PATCH buckets/"+sub)
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	}).Build()
+	r := bucketReconciler(cluster, &fakes3.Store{Owner: "me"})
+	recorder := events.NewFakeRecorder(10)
+	r.Recorder = recorder
+
+	if err := reconcileOnce(t, r, b); err != nil {
+		t.Fatal(err)
+	}
+	if ready := readyOf(t, cluster, b, func() []metav1.Condition { return b.Status.Conditions }); ready.Status != metav1.ConditionTrue {
+		t.Fatalf("Ready = %s: %s, want True", ready.Reason, ready.Message)
+	}
+	// The finalizer, the record of the creation before CreateBucket, and the end of the pass.
+	if want := []string{"PATCH buckets", "PATCH buckets/status", "PATCH buckets/status"}; !slices.Equal(writes, want) {
+		t.Errorf("writes %v, want %v", writes, want)
+	}
+	close(recorder.Events)
+	var got []string
+	for e := range recorder.Events {
+		got = append(got, e)
+	}
+	if want := []string{"Normal BucketCreated Created bucket ns-data in the account of Contract acc"}; !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}
+
 // losingTheEndOfPassWrite is a cluster that fails the first status write recording a bucket as
 // made, as if the manager stopped after creating and tagging the bucket, before its pass's
 // last write: what the API server keeps is the record of the creation alone.
