@@ -91,6 +91,32 @@ type bucketPass struct {
 	// holdsUp, during deletion, says what the finding holds up ("Bucket x cannot be deleted
 	// yet"): the deletion is blocked until it changes, not merely retried.
 	holdsUp string
+
+	// made is the event of the bucket the pass made or adopted, emitted when the pass ends
+	// (BucketReconciler.setConditions).
+	made *bucketEvent
+
+	// stored is the status as the API server holds it, as far as the pass knows: the snapshot
+	// taken when it began, with the records it wrote since (BucketReconciler.record). The
+	// end-of-pass write sends what differs from it.
+	stored *storagev1alpha1.BucketStatus
+}
+
+// bucketEvent is an event's reason, action and message.
+type bucketEvent struct{ reason, action, message string }
+
+// recordMade records that bucket name is this resource's, and clears the record of its
+// creation, both in the end-of-pass write rather than in a write of their own: intent is
+// recorded before a call that creates or destroys something, and this records a result. Should
+// the pass stop before its last write, the record of the creation is still there and the bucket
+// is tagged for this resource: the next pass claims it (claim), and a deletion finishes the
+// creation first (finishCreation). The record must not be left behind once the bucket is
+// recorded, or a later untagged bucket of that name could be taken as this resource's: the
+// snapshot is marked as holding it, so the end-of-pass write clears it even when this pass read
+// the Bucket from a cache that had not seen it.
+func (p *bucketPass) recordMade(b *storagev1alpha1.Bucket, name string) {
+	b.Status.BucketName, b.Status.CreatingBucket = name, ""
+	p.stored.CreatingBucket = name
 }
 
 // bucketConditions derives the Bucket's conditions from what a pass found. A nil condition is

@@ -111,7 +111,7 @@ func (r *BucketReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ c
 	}
 
 	before := b.DeepCopy()
-	p := &bucketPass{}
+	p := &bucketPass{stored: &before.Status}
 	defer func() {
 		r.setConditions(b, p)
 		if err := status.Patch(ctx, r.Client, before, b, &before.Status, &b.Status); err != nil {
@@ -126,9 +126,14 @@ func (r *BucketReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ c
 }
 
 // setConditions sets the conditions bucketConditions derives from the pass, with an event when
-// Ready's reason changes or a deletion becomes blocked.
+// the pass made or adopted the bucket, when Ready's reason changes (unless to True in a pass that
+// made or adopted the bucket, which that event already says), or when a deletion becomes
+// blocked.
 func (r *BucketReconciler) setConditions(b *storagev1alpha1.Bucket, p *bucketPass) {
 	ready, inUse, blocked := bucketConditions(b, p)
+	if p.made != nil {
+		r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, p.made.reason, p.made.action, "%s", p.made.message)
+	}
 	if inUse != nil {
 		setCondition(&b.Status.Conditions, b.Generation, storagev1alpha1.InUseCondition, *inUse)
 	}
@@ -142,7 +147,12 @@ func (r *BucketReconciler) setConditions(b *storagev1alpha1.Bucket, p *bucketPas
 	}
 	if ready != nil {
 		b.Status.ObservedGeneration = b.Generation
-		setReady(r.Recorder, b, &b.Status.Conditions, b.Generation, *ready)
+		if p.made != nil && ready.Status == metav1.ConditionTrue {
+			// The event of the bucket made or adopted says it all: one event, not two.
+			setCondition(&b.Status.Conditions, b.Generation, storagev1alpha1.ReadyCondition, *ready)
+		} else {
+			setReady(r.Recorder, b, &b.Status.Conditions, b.Generation, *ready)
+		}
 	}
 }
 
@@ -307,23 +317,22 @@ func (r *BucketReconciler) claim(ctx context.Context, b *storagev1alpha1.Bucket,
 		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("bucket %q %w (%q)", name, errTaggedForAnother, tag))
 	}
 	if tags[OwnerUIDTag] == string(b.UID) && !unfinished {
-		// Made by an earlier pass whose status this pass's cache did not show yet.
-		return ctrl.Result{}, r.recordMade(ctx, b, name)
+		// Made by an earlier pass that stopped before its end-of-pass write, or whose status
+		// this pass's cache did not show yet.
+		p.recordMade(b, name)
+		return ctrl.Result{}, nil
 	}
 	tags[OwnerTag], tags[OwnerUIDTag] = ownerTagValue(b), string(b.UID)
 	if err := store.PutBucketTags(ctx, name, tags); err != nil {
 		return r.s3Failed(b, p, err)
 	}
-	if err := r.recordMade(ctx, b, name); err != nil {
-		return ctrl.Result{}, err
-	}
+	p.recordMade(b, name)
 	if unfinished {
-		r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "BucketCreated", "Create",
-			"Finished creating bucket %s in the account of Contract %s", name, b.Spec.ContractName)
+		p.made = &bucketEvent{"BucketCreated", "Create",
+			fmt.Sprintf("Finished creating bucket %s in the account of Contract %s", name, b.Spec.ContractName)}
 		return ctrl.Result{}, nil
 	}
-	r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "BucketAdopted", "Adopt",
-		"Adopted existing bucket %s, which is tagged for this resource", name)
+	p.made = &bucketEvent{"BucketAdopted", "Adopt", fmt.Sprintf("Adopted existing bucket %s, which is tagged for this resource", name)}
 	return ctrl.Result{}, nil
 }
 
@@ -332,9 +341,7 @@ func (r *BucketReconciler) createBucket(ctx context.Context, b *storagev1alpha1.
 	// Record the intent first: should this pass stop between creating the bucket and tagging
 	// it, the next one (or a deletion) knows the untagged bucket is its own.
 	if b.Status.CreatingBucket != name {
-		if err := status.Record(ctx, r.Client, b, func(o client.Object) {
-			o.(*storagev1alpha1.Bucket).Status.CreatingBucket = name
-		}); err != nil {
+		if err := r.record(ctx, b, p, func(s *storagev1alpha1.BucketStatus) { s.CreatingBucket = name }); err != nil {
 			return ctrl.Result{}, fmt.Errorf("recording the creation of bucket %q: %w", name, err)
 		}
 	}
@@ -357,39 +364,28 @@ func (r *BucketReconciler) createBucket(ctx context.Context, b *storagev1alpha1.
 	if err := store.PutBucketTags(ctx, name, map[string]string{OwnerTag: ownerTagValue(b), OwnerUIDTag: string(b.UID)}); err != nil {
 		return r.s3Failed(b, p, err)
 	}
-	if err := r.recordMade(ctx, b, name); err != nil {
-		return ctrl.Result{}, err
-	}
-	r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "BucketCreated", "Create",
-		"Created bucket %s in the account of Contract %s", name, b.Spec.ContractName)
+	p.recordMade(b, name)
+	p.made = &bucketEvent{"BucketCreated", "Create", fmt.Sprintf("Created bucket %s in the account of Contract %s", name, b.Spec.ContractName)}
 	return ctrl.Result{}, nil
 }
 
 // errTaggedForAnother: the bucket exists in the account and is tagged for another resource.
 var errTaggedForAnother = errors.New("exists and is tagged for another resource")
 
-// recordMade records at once that bucket name is this resource's, and clears the record of its
-// creation: a record left behind would let a later untagged bucket of that name be taken as this
-// resource's, and the end-of-pass write cannot clear a record this pass itself wrote.
-func (r *BucketReconciler) recordMade(ctx context.Context, b *storagev1alpha1.Bucket, name string) error {
-	if b.Status.CreatingBucket == "" {
-		b.Status.BucketName = name // the end-of-pass write records it
-		return nil
+// record writes one change of status at once, before the external call whose intent it records
+// (status.Record), and makes the same change in the pass's snapshot of the stored status: the
+// end-of-pass write sends what differs from that snapshot, and so can change the record again.
+func (r *BucketReconciler) record(ctx context.Context, b *storagev1alpha1.Bucket, p *bucketPass, mutate func(*storagev1alpha1.BucketStatus)) error {
+	if err := status.Record(ctx, r.Client, b, func(o client.Object) { mutate(&o.(*storagev1alpha1.Bucket).Status) }); err != nil {
+		return err
 	}
-	if err := status.Record(ctx, r.Client, b, func(o client.Object) {
-		o.(*storagev1alpha1.Bucket).Status.BucketName = name
-		o.(*storagev1alpha1.Bucket).Status.CreatingBucket = ""
-	}); err != nil {
-		return fmt.Errorf("recording bucket %q as made: %w", name, err)
-	}
+	mutate(p.stored)
 	return nil
 }
 
 // forgetCreation clears the record of a creation that made nothing this resource may touch.
-func (r *BucketReconciler) forgetCreation(ctx context.Context, b *storagev1alpha1.Bucket) (ctrl.Result, error) {
-	if err := status.Record(ctx, r.Client, b, func(o client.Object) {
-		o.(*storagev1alpha1.Bucket).Status.CreatingBucket = ""
-	}); err != nil {
+func (r *BucketReconciler) forgetCreation(ctx context.Context, b *storagev1alpha1.Bucket, p *bucketPass) (ctrl.Result, error) {
+	if err := r.record(ctx, b, p, func(s *storagev1alpha1.BucketStatus) { s.CreatingBucket = "" }); err != nil {
 		return ctrl.Result{}, fmt.Errorf("clearing the record of creating bucket: %w", err)
 	}
 	return ctrl.Result{}, nil
@@ -518,11 +514,11 @@ func (r *BucketReconciler) finishCreation(ctx context.Context, b *storagev1alpha
 		// Nothing is left to look with (a Contract waits for its Buckets, so it was forced).
 		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, "BucketMayRemain", "Delete",
 			"Bucket %s may have been created; Contract %s is gone, so it cannot be checked or deleted", name, b.Spec.ContractName)
-		return r.forgetCreation(ctx, b)
+		return r.forgetCreation(ctx, b, p)
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("reading Contract %q: %w", b.Spec.ContractName, err)
 	case contract.Status.State == string(contractapi.Cancelled):
-		return r.forgetCreation(ctx, b) // the account went with its buckets
+		return r.forgetCreation(ctx, b, p) // the account went with its buckets
 	}
 	store, _, err := r.connect(ctx, b, p)
 	if store == nil {
@@ -534,7 +530,7 @@ func (r *BucketReconciler) finishCreation(ctx context.Context, b *storagev1alpha
 	}
 	switch err := store.HeadBucket(ctx, name); {
 	case errors.Is(err, objectstore.ErrNoSuchBucket):
-		return r.forgetCreation(ctx, b) // never made
+		return r.forgetCreation(ctx, b, p) // never made
 	case errors.Is(err, objectstore.ErrAccessDenied):
 		// A HEAD has no body: only the account's own list tells "not ours" from "ours, denied".
 		names, listErr := store.BucketNames(ctx)
@@ -542,7 +538,7 @@ func (r *BucketReconciler) finishCreation(ctx context.Context, b *storagev1alpha
 			return r.creationUnsettled(b, p, listErr)
 		}
 		if !slices.Contains(names, name) {
-			return r.forgetCreation(ctx, b)
+			return r.forgetCreation(ctx, b, p)
 		}
 	case err != nil:
 		return r.creationUnsettled(b, p, err)
@@ -550,7 +546,7 @@ func (r *BucketReconciler) finishCreation(ctx context.Context, b *storagev1alpha
 	res, err := r.claim(ctx, b, p, store)
 	switch {
 	case errors.Is(err, errTaggedForAnother):
-		return r.forgetCreation(ctx, b) // someone else's: left alone
+		return r.forgetCreation(ctx, b, p) // someone else's: left alone
 	case err != nil:
 		return r.creationUnsettled(b, p, err)
 	}

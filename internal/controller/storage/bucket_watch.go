@@ -14,9 +14,9 @@ import (
 
 // contractChangedForBuckets lets a Contract's update wake its Buckets only when it changes what
 // a Bucket may read of it: its generation, its deletion, or its status other than the InUse
-// condition. InUse lists the Contract's Buckets, so it changes with every Bucket created or
-// deleted; waking every Bucket of the Contract for that made a burst of N Buckets cost up to
-// N²/Contracts extra passes.
+// condition. InUse names the Contract's Buckets, so it changes as Buckets come and go; waking
+// every Bucket of the Contract for that made a burst of N Buckets cost up to N²/Contracts extra
+// passes.
 var contractChangedForBuckets = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		old, okOld := e.ObjectOld.(*storagev1alpha1.Contract)

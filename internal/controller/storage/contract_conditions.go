@@ -53,7 +53,7 @@ type contractPass struct {
 	apiErr   *contractclient.Error
 
 	// bucketsListed says the Buckets naming the Contract were listed (InUse is derived only
-	// then); buckets names them, sorted.
+	// then); buckets names them, sorted (namedBy depends on it).
 	bucketsListed bool
 	buckets       []string
 
@@ -76,8 +76,7 @@ func contractConditions(c *storagev1alpha1.Contract, p *contractPass) (ready, in
 	if p.bucketsListed {
 		inUse = falseCondition(storagev1alpha1.ReasonNoBuckets, "No Bucket names this Contract")
 		if len(p.buckets) > 0 {
-			inUse = &condition{metav1.ConditionTrue, storagev1alpha1.ReasonBucketsExist,
-				fmt.Sprintf("Named by %s: %s", plural(len(p.buckets), "Bucket"), strings.Join(p.buckets, ", "))}
+			inUse = &condition{metav1.ConditionTrue, storagev1alpha1.ReasonBucketsExist, namedBy(p.buckets)}
 		}
 	}
 	if !c.DeletionTimestamp.IsZero() && len(p.buckets) > 0 {
@@ -86,6 +85,27 @@ func contractConditions(c *storagev1alpha1.Contract, p *contractPass) (ready, in
 			"Deletion waits until no Bucket names this Contract (see the InUse condition)"), inUse, keys
 	}
 	return contractCause(c, p), inUse, keys
+}
+
+// namedInFull is how many Buckets InUse names and counts exactly; of more, it names as many and
+// says roughly how many there are.
+const namedInFull = 3
+
+// namedBy is InUse's message for the Buckets (sorted) that name a Contract. A message that
+// listed or counted every Bucket would change with each one created or deleted, and cost a write
+// of the Contract each time: a burst of a hundred Buckets a Contract, a hundred writes. Past
+// namedInFull it names the first few and the power of ten their number exceeds, and so changes
+// only when one of the first few changes or the number passes a power of ten.
+func namedBy(buckets []string) string {
+	if len(buckets) <= namedInFull {
+		return fmt.Sprintf("Named by %s: %s", plural(len(buckets), "Bucket"), strings.Join(buckets, ", "))
+	}
+	more := namedInFull
+	for p := 10; p < len(buckets); p *= 10 {
+		more = p
+	}
+	return fmt.Sprintf("Named by more than %d Buckets, among them %s (kubectl get buckets shows each one's Contract)",
+		more, strings.Join(buckets[:namedInFull], ", "))
 }
 
 // contractCause is the Ready condition for what the pass found, nil when it found nothing new.

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -128,5 +129,44 @@ func TestContractConditionsFollowWhatThePassFound(t *testing.T) {
 			checkCondition(t, "InUse", inUse, tt.inUse)
 			checkCondition(t, "KeyRotation", keys, tt.keys)
 		})
+	}
+}
+
+func TestContractInUseDoesNotChangeWithEveryBucket(t *testing.T) {
+	buckets := func(n int) []string {
+		var names []string
+		for i := range n {
+			names = append(names, fmt.Sprintf("b-%03d", i))
+		}
+		return names
+	}
+	tests := []struct {
+		n    int
+		want string
+	}{
+		{1, "Named by 1 Bucket: b-000"},
+		{3, "Named by 3 Buckets: b-000, b-001, b-002"},
+		{4, "Named by more than 3 Buckets, among them b-000, b-001, b-002 (kubectl get buckets shows each one's Contract)"},
+		{10, "Named by more than 3 Buckets, among them b-000, b-001, b-002 (kubectl get buckets shows each one's Contract)"},
+		{11, "Named by more than 10 Buckets, among them b-000, b-001, b-002 (kubectl get buckets shows each one's Contract)"},
+		{100, "Named by more than 10 Buckets, among them b-000, b-001, b-002 (kubectl get buckets shows each one's Contract)"},
+		{101, "Named by more than 100 Buckets, among them b-000, b-001, b-002 (kubectl get buckets shows each one's Contract)"},
+	}
+	for _, tt := range tests {
+		if got := namedBy(buckets(tt.n)); got != tt.want {
+			t.Errorf("%d Buckets: %q, want %q", tt.n, got, tt.want)
+		}
+	}
+
+	// A hundred Buckets of a Contract created one by one, in the order of their names: InUse
+	// changes at 1, 2, 3, 4, 11 and 101 Buckets, not with each.
+	changes, last := 0, ""
+	for n := 1; n <= 200; n++ {
+		if msg := namedBy(buckets(n)); msg != last {
+			changes, last = changes+1, msg
+		}
+	}
+	if changes != 6 {
+		t.Errorf("InUse changed %d times over 200 Buckets, want 6", changes)
 	}
 }

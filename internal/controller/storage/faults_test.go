@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	fakeclient "sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
@@ -51,6 +53,10 @@ func testScheme(t *testing.T) *runtime.Scheme {
 
 // fakeCluster is an API server holding objs, with the index the controllers query.
 func fakeCluster(t *testing.T, objs ...client.Object) client.Client {
+	return fakeClusterBuilder(t, objs...).Build()
+}
+
+func fakeClusterBuilder(t *testing.T, objs ...client.Object) *fakeclient.ClientBuilder {
 	return fakeclient.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(objs...).
 		WithStatusSubresource(&storagev1alpha1.Contract{}, &storagev1alpha1.Bucket{}).
 		WithIndex(&storagev1alpha1.Bucket{}, index.BucketContractField, func(o client.Object) []string {
@@ -58,7 +64,7 @@ func fakeCluster(t *testing.T, objs ...client.Object) client.Client {
 		}).
 		WithIndex(&storagev1alpha1.Bucket{}, index.BucketNameField, func(o client.Object) []string {
 			return []string{o.(*storagev1alpha1.Bucket).Spec.BucketName}
-		}).Build()
+		})
 }
 
 func contractReconciler(c client.Client, api contractclient.API) *ContractReconciler {
@@ -395,6 +401,145 @@ func TestACreationInOnePassLeavesNoRecordBehind(t *testing.T) {
 	}
 	if b.Status.BucketName != "ns-data" || b.Status.CreatingBucket != "" {
 		t.Errorf("status: bucketName %q, creatingBucket %q; want ns-data and none", b.Status.BucketName, b.Status.CreatingBucket)
+	}
+}
+
+func TestACreationInOnePassCostsThreeWritesAndOneEvent(t *testing.T) {
+	b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
+	var writes []string
+	cluster := fakeClusterBuilder(t, activeContract("acc"), credentials("acc"), b).WithInterceptorFuncs(interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			writes = append(writes, "PATCH buckets")
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			writes = append(writes, "PATCH buckets/"+sub)
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	}).Build()
+	r := bucketReconciler(cluster, &fakes3.Store{Owner: "me"})
+	recorder := events.NewFakeRecorder(10)
+	r.Recorder = recorder
+
+	if err := reconcileOnce(t, r, b); err != nil {
+		t.Fatal(err)
+	}
+	if ready := readyOf(t, cluster, b, func() []metav1.Condition { return b.Status.Conditions }); ready.Status != metav1.ConditionTrue {
+		t.Fatalf("Ready = %s: %s, want True", ready.Reason, ready.Message)
+	}
+	// The finalizer, the record of the creation before CreateBucket, and the end of the pass.
+	if want := []string{"PATCH buckets", "PATCH buckets/status", "PATCH buckets/status"}; !slices.Equal(writes, want) {
+		t.Errorf("writes %v, want %v", writes, want)
+	}
+	close(recorder.Events)
+	var got []string
+	for e := range recorder.Events {
+		got = append(got, e)
+	}
+	if want := []string{"Normal BucketCreated Created bucket ns-data in the account of Contract acc"}; !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}
+
+// losingTheEndOfPassWrite is a cluster that fails the first status write recording a bucket as
+// made, as if the manager stopped after creating and tagging the bucket, before its pass's
+// last write: what the API server keeps is the record of the creation alone.
+func losingTheEndOfPassWrite(t *testing.T, objs ...client.Object) client.Client {
+	lost := false
+	return fakeClusterBuilder(t, objs...).WithInterceptorFuncs(interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			data, err := patch.Data(obj)
+			if err != nil {
+				return err
+			}
+			if !lost && strings.Contains(string(data), `"bucketName"`) {
+				lost = true
+				return errLost
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	}).Build()
+}
+
+func TestABucketMadeByAPassThatStoppedBeforeRecordingItIsStillItsOwn(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		delete bool
+	}{
+		{"the next pass records it", false},
+		{"a deletion deletes it", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
+			cluster := losingTheEndOfPassWrite(t, activeContract("acc"), credentials("acc"), b)
+			store := &fakes3.Store{Owner: "me"}
+			r := bucketReconciler(cluster, store)
+
+			if err := reconcileOnce(t, r, b); !errors.Is(err, errLost) {
+				t.Fatalf("the first pass returned %v, want its last write lost", err)
+			}
+			if err := cluster.Get(context.Background(), client.ObjectKeyFromObject(b), b); err != nil {
+				t.Fatal(err)
+			}
+			if store.Bucket("ns-data") == nil || b.Status.BucketName != "" || b.Status.CreatingBucket != "ns-data" {
+				t.Fatalf("after the lost write: bucket %v, status bucketName %q, creatingBucket %q; want the bucket made and only the record of its creation",
+					store.Bucket("ns-data") != nil, b.Status.BucketName, b.Status.CreatingBucket)
+			}
+
+			if tt.delete {
+				deleting(t, cluster, b)
+				_ = reconcileOnce(t, r, b)
+				if store.Bucket("ns-data") != nil {
+					t.Errorf("bucket ns-data leaked (calls %v)", store.Calls())
+				}
+				if err := cluster.Get(context.Background(), client.ObjectKeyFromObject(b), b); err == nil {
+					t.Errorf("the Bucket is still there: %v", b.Status.Conditions)
+				}
+				return
+			}
+			if err := reconcileOnce(t, r, b); err != nil {
+				t.Fatal(err)
+			}
+			if ready := readyOf(t, cluster, b, func() []metav1.Condition { return b.Status.Conditions }); ready.Status != metav1.ConditionTrue {
+				t.Errorf("Ready = %s: %s, want True", ready.Reason, ready.Message)
+			}
+			if b.Status.BucketName != "ns-data" || b.Status.CreatingBucket != "" {
+				t.Errorf("status: bucketName %q, creatingBucket %q; want ns-data and no record left", b.Status.BucketName, b.Status.CreatingBucket)
+			}
+			if n := slices.Index(store.Calls(), "CreateBucket"); n < 0 || slices.Contains(store.Calls()[n+1:], "CreateBucket") {
+				t.Errorf("calls %v: want exactly one CreateBucket", store.Calls())
+			}
+		})
+	}
+}
+
+func TestARecordOfCreationTheCacheDidNotShowIsClearedToo(t *testing.T) {
+	b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
+	b.Finalizers = []string{Finalizer}
+	b.Status.CreatingBucket = "ns-data"
+	apiServer := fakeClusterBuilder(t, activeContract("acc"), credentials("acc"), b).Build()
+	// The pass reads from a cache a step behind: it has not seen the record of the creation.
+	cache := interceptor.NewClient(apiServer, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			err := c.Get(ctx, key, obj, opts...)
+			if got, ok := obj.(*storagev1alpha1.Bucket); ok && err == nil {
+				got.Status.CreatingBucket = ""
+			}
+			return err
+		},
+	})
+	store := &fakes3.Store{Owner: "me", Buckets: map[string]*fakes3.Bucket{
+		"ns-data": {Tags: map[string]string{OwnerTag: "ns/data", OwnerUIDTag: "uid-data"}},
+	}}
+
+	if err := reconcileOnce(t, bucketReconciler(cache, store), b); err != nil {
+		t.Fatal(err)
+	}
+	if err := apiServer.Get(context.Background(), client.ObjectKeyFromObject(b), b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Status.BucketName != "ns-data" || b.Status.CreatingBucket != "" {
+		t.Errorf("status: bucketName %q, creatingBucket %q; want ns-data and no record left", b.Status.BucketName, b.Status.CreatingBucket)
 	}
 }
 
