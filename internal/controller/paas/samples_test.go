@@ -71,7 +71,7 @@ var _ = Describe("The Application sample", func() {
 				`export AWS_ACCESS_KEY_ID="$PHOTOS_ACCESS_KEY_ID" AWS_SECRET_ACCESS_KEY="$PHOTOS_SECRET_ACCESS_KEY" AWS_ENDPOINT_URL="$PHOTOS_ENDPOINT"; ` + script})
 			Expect(err).NotTo(HaveOccurred(), "%s: %s", script, out)
 		}
-		asApp(`echo cat > "$HOME/cat.jpg" && aws s3 cp --only-show-errors "$HOME/cat.jpg" "s3://$PHOTOS_BUCKET/originals/cat.jpg"`)
+		asApp(`echo cat > "$HOME/cat.jpg" && aws --endpoint-url "$AWS_ENDPOINT_URL" s3 cp --only-show-errors "$HOME/cat.jpg" "s3://$PHOTOS_BUCKET/originals/cat.jpg"`)
 		cj := &batchv1.CronJob{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "photos-backup"}, cj)).To(Succeed())
 		runAsPod(ctx, "demo", cj.Spec.JobTemplate.Spec.Template.Spec, "photos-backup-1")
@@ -84,7 +84,7 @@ var _ = Describe("The Application sample", func() {
 			g.Expect(app.Status.Backups[0].Objects).To(Equal(int64(1)))
 		}).Should(Succeed())
 
-		asApp(`aws s3 rm --only-show-errors "s3://$PHOTOS_BUCKET/originals/cat.jpg"`)
+		asApp(`aws --endpoint-url "$AWS_ENDPOINT_URL" s3 rm --only-show-errors "s3://$PHOTOS_BUCKET/originals/cat.jpg"`)
 		patch := client.MergeFrom(app.DeepCopy())
 		app.Annotations = map[string]string{paasv1alpha1.RestoreAnnotation: "photos-backup-1"}
 		Expect(k8s.Patch(ctx, app, patch)).To(Succeed())
@@ -95,6 +95,6 @@ var _ = Describe("The Application sample", func() {
 			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "demo", Name: app.Status.Restore.Job}, job)).To(Succeed())
 		}).Should(Succeed())
 		runAsPod(ctx, "demo", job.Spec.Template.Spec, job.Name)
-		asApp(`test "$(aws s3 cp --only-show-errors "s3://$PHOTOS_BUCKET/originals/cat.jpg" -)" = cat`)
+		asApp(`test "$(aws --endpoint-url "$AWS_ENDPOINT_URL" s3 cp --only-show-errors "s3://$PHOTOS_BUCKET/originals/cat.jpg" -)" = cat`)
 	})
 })
