@@ -196,6 +196,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := (&storagecontroller.BucketAccessReconciler{
 		Client:                  mgr.GetClient(),
 		Principals:              contractclient.New(api),
+		APIReader:               mgr.GetAPIReader(),
 		Stores:                  keyCheckStores(opts),
 		Recorder:                mgr.GetEventRecorder("bucketaccess-controller"),
 		ResyncPeriod:            opts.ResyncPeriod,

@@ -27,6 +27,8 @@ const (
 	accessS3Failed
 	accessIssued
 	accessDeleting
+	// accessWaitingForUser: being deleted, it waits for the resource it serves (p.why) to go.
+	accessWaitingForUser
 )
 
 // accessPass records what one pass of the BucketAccess controller found.
@@ -80,6 +82,9 @@ func accessConditions(a *storagev1alpha1.BucketAccess, p *accessPass) (ready, ve
 		return falseCondition(storagev1alpha1.ReasonS3Unavailable, "Checking the key: "+objectstore.Describe(p.s3Err)), nil
 	case accessDeleting:
 		return falseCondition(storagev1alpha1.ReasonDeleting, "Revoking the credentials."), nil
+	case accessWaitingForUser:
+		return falseCondition(storagev1alpha1.ReasonDeleting, fmt.Sprintf(
+			"Deletion waits until %s, which these credentials were made for, is gone: it must not lose its key first.", p.why)), nil
 	}
 	// Issued: the Secret holds a key. Ready says whether that key can do what its access
 	// allows; AccessVerified also says whether it can do more.

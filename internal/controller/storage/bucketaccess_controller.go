@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/events"
@@ -55,6 +56,9 @@ type BucketAccessReconciler struct {
 	ResyncPeriod time.Duration
 	// MaxConcurrentReconciles bounds parallel reconciles; 0 means 1.
 	MaxConcurrentReconciles int
+	// APIReader reads from the API server directly: whether the resource a BucketAccess serves
+	// still exists is not in the cache. The cached client when nil.
+	APIReader client.Reader
 	// Now is the clock rotation follows; time.Now when nil.
 	Now func() time.Time
 
@@ -70,6 +74,7 @@ type keyCheck struct {
 }
 
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=bucketaccesses,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=paas.osm.dev,resources=applications,verbs=get
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=bucketaccesses/status,verbs=patch
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=bucketaccesses/finalizers,verbs=update
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get;list;watch
@@ -512,6 +517,15 @@ func (r *BucketAccessReconciler) reconcileDelete(ctx context.Context, a *storage
 		return ctrl.Result{}, nil
 	}
 	p.found = accessDeleting
+	// Credentials made for another resource (an Application's link) go after it: deleting a
+	// namespace deletes both at once, and the workload must not lose its key first.
+	switch owner, err := r.liveController(ctx, a); {
+	case err != nil:
+		return ctrl.Result{}, err
+	case owner != "":
+		p.found, p.why = accessWaitingForUser, owner
+		return ctrl.Result{RequeueAfter: ownerWait}, nil
+	}
 	if a.Status.PrincipalID == "" && a.Status.PrincipalRequested {
 		got, _, err := r.Principals.CreatePrincipal(ctx, a.Status.ContractID, string(a.UID))
 		switch {
@@ -544,6 +558,42 @@ func (r *BucketAccessReconciler) reconcileDelete(ctx context.Context, a *storage
 	}
 	r.checked.Delete(a.UID)
 	return ctrl.Result{}, status.SetFinalizer(ctx, r.Client, a, Finalizer, false)
+}
+
+// ownerWait is how often a deletion that waits for the resource it serves looks again; that
+// resource is of a kind this controller does not watch.
+const ownerWait = 2 * time.Second
+
+// liveController names the BucketAccess's controlling owner ("Application web") while it exists
+// and is not being deleted, as the API server says; "" when there is none.
+func (r *BucketAccessReconciler) liveController(ctx context.Context, a *storagev1alpha1.BucketAccess) (string, error) {
+	ref := metav1.GetControllerOf(a)
+	if ref == nil {
+		return "", nil
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return "", nil
+	}
+	owner := &metav1.PartialObjectMetadata{}
+	owner.SetGroupVersionKind(gv.WithKind(ref.Kind))
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	err = reader.Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: ref.Name}, owner)
+	switch {
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("reading %s %q: %w", ref.Kind, ref.Name, err)
+	case owner.UID != ref.UID:
+		return "", nil // a new object of the same name: not the one these credentials served
+	case owner.DeletionTimestamp != nil:
+		// Going too; and a foreground deletion of it waits for this BucketAccess to go first.
+		return "", nil
+	}
+	return ref.Kind + " " + ref.Name, nil
 }
 
 // policyPrincipalRaw is a principal's Principal element as status holds it.

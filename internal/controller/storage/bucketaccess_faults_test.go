@@ -3,14 +3,17 @@ package storage
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	fakeclient "sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
@@ -144,5 +147,47 @@ func TestARotationIsDueAfterItsPeriodOrWhenTheAnnotationChanges(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestABucketAccessGoesAfterTheResourceItWasMadeFor(t *testing.T) {
+	api := &fakeapi.API{Endpoint: "http://s3.test", Region: "us-east-1"}
+	cluster, a, r := accessCluster(t, api)
+	ctx := context.Background()
+	// Any kind will do as the owner; an Application in the operator, a Bucket here.
+	owner := &storagev1alpha1.Bucket{}
+	if err := cluster.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "data"}, owner); err != nil {
+		t.Fatal(err)
+	}
+	if err := controllerutil.SetControllerReference(owner, a, cluster.Scheme()); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Update(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	_ = reconcileOnce(t, r, a) // issues the principal
+	deleting(t, cluster, a)
+	if err := reconcileOnce(t, r, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Get(ctx, client.ObjectKeyFromObject(a), a); err != nil {
+		t.Fatalf("the BucketAccess went while the resource it serves is still there: %v", err)
+	}
+	if ready := meta.FindStatusCondition(a.Status.Conditions, storagev1alpha1.ReadyCondition); ready == nil ||
+		!strings.Contains(ready.Message, "waits until Bucket data") {
+		t.Errorf("Ready = %+v; want it to say what the deletion waits for", ready)
+	}
+	if _, ok := api.Principal("c1", a.Status.PrincipalID); !ok {
+		t.Error("the key was revoked while the resource it serves still runs")
+	}
+
+	if err := cluster.Delete(ctx, owner); err != nil {
+		t.Fatal(err)
+	}
+	if err := reconcileOnce(t, r, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Get(ctx, client.ObjectKeyFromObject(a), a); err == nil {
+		t.Errorf("the BucketAccess stays after the resource it served is gone: finalizers %v", a.Finalizers)
 	}
 }
