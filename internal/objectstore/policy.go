@@ -96,12 +96,7 @@ func sortedStrings(v any) any {
 		strs = append(strs, s)
 	}
 	slices.Sort(strs)
-	strs = slices.Compact(strs)
-	out := make([]any, len(strs))
-	for i, s := range strs {
-		out[i] = s
-	}
-	return out
+	return toAnyList(slices.Compact(strs))
 }
 
 func asList(v any) []any {

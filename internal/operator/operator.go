@@ -314,25 +314,13 @@ func SecretTransform(obj any) (any, error) {
 // reconciles and every request is bounded. It keeps one Store per endpoint and key pair (a
 // Contract's account), built once rather than on every pass.
 func storeFactory(opts Options) storagecontroller.StoreFactory {
-	timeout := opts.S3Timeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
 	// Every worker of the Bucket controller may call the same endpoint at once.
-	httpClient := objectstore.NewHTTPClient(timeout, max(opts.MaxConcurrentReconciles, 1))
+	httpClient := s3HTTPClient(opts, max(opts.MaxConcurrentReconciles, 1))
 	stores := &storeCache{}
 	return func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Store {
 		key := storeKey{endpoint, region, accessKeyID, secretAccessKey}
 		return stores.get(key, func() objectstore.Store {
-			return objectstore.New(objectstore.Config{
-				Endpoint:        endpoint,
-				Region:          region,
-				AccessKeyID:     accessKeyID,
-				SecretAccessKey: secretAccessKey,
-				HTTPClient:      httpClient,
-				MaxAttempts:     opts.S3MaxAttempts,
-				APIOptions:      append([]func(*middleware.Stack) error{metrics.CountS3}, opts.S3APIOptions...),
-			})
+			return objectstore.New(countedS3Config(opts, httpClient, endpoint, region, accessKeyID, secretAccessKey))
 		})
 	}
 }
@@ -340,25 +328,33 @@ func storeFactory(opts Options) storagecontroller.StoreFactory {
 // keyCheckStores opens an S3 endpoint with a BucketAccess's key, to check what the key can do.
 // Unlike storeFactory it keeps nothing: keys rotate, and each is checked a few times at most.
 func keyCheckStores(opts Options) storagecontroller.StoreFactory {
+	httpClient := s3HTTPClient(opts, 2)
+	return func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Store {
+		return objectstore.New(countedS3Config(opts, httpClient, endpoint, region, accessKeyID, secretAccessKey))
+	}
+}
+
+// s3HTTPClient is the HTTP client of one kind of S3 caller: every request bounded by
+// --s3-timeout, up to conns idle connections kept per endpoint.
+func s3HTTPClient(opts Options, conns int) *http.Client {
 	timeout := opts.S3Timeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	httpClient := objectstore.NewHTTPClient(timeout, 2)
-	return func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Store {
-		return objectstore.New(objectstore.Config{Endpoint: endpoint, Region: region, AccessKeyID: accessKeyID,
-			SecretAccessKey: secretAccessKey, HTTPClient: httpClient, MaxAttempts: opts.S3MaxAttempts,
-			APIOptions: append([]func(*middleware.Stack) error{metrics.CountS3}, opts.S3APIOptions...)})
-	}
+	return objectstore.NewHTTPClient(timeout, conns)
+}
+
+// countedS3Config is how a controller reaches an S3 endpoint with one key pair: its calls
+// counted in osm_s3_requests_total (and passed through opts.S3APIOptions), its retries bounded.
+func countedS3Config(opts Options, httpClient *http.Client, endpoint, region, accessKeyID, secretAccessKey string) objectstore.Config {
+	return objectstore.Config{Endpoint: endpoint, Region: region, AccessKeyID: accessKeyID, SecretAccessKey: secretAccessKey,
+		HTTPClient: httpClient, MaxAttempts: opts.S3MaxAttempts,
+		APIOptions: append([]func(*middleware.Stack) error{metrics.CountS3}, opts.S3APIOptions...)}
 }
 
 // listerFactory opens a backup bucket for the Application controller, over its own HTTP client.
 func listerFactory(opts Options) func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Lister {
-	timeout := opts.S3Timeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
-	httpClient := objectstore.NewHTTPClient(timeout, max(opts.MaxConcurrentReconciles, 1))
+	httpClient := s3HTTPClient(opts, max(opts.MaxConcurrentReconciles, 1))
 	return func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Lister {
 		return objectstore.NewLister(objectstore.Config{Endpoint: endpoint, Region: region, AccessKeyID: accessKeyID,
 			SecretAccessKey: secretAccessKey, HTTPClient: httpClient, MaxAttempts: opts.S3MaxAttempts})
