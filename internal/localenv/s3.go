@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // NewS3Client returns a path-style S3 client for a local endpoint. Tests check the servers with
@@ -22,4 +23,12 @@ func NewS3Client(endpoint, region, accessKey, secretKey string) *s3.Client {
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
 	})
+}
+
+// S3ClientOfSecret is NewS3Client with the keys, endpoint and region of a credentials Secret
+// (a Contract's or a BucketAccess's), as a workload that mounts it would connect.
+func S3ClientOfSecret(secret *corev1.Secret) *s3.Client {
+	d := secret.Data
+	return NewS3Client(string(d["AWS_ENDPOINT_URL"]), string(d["AWS_REGION"]),
+		string(d["AWS_ACCESS_KEY_ID"]), string(d["AWS_SECRET_ACCESS_KEY"]))
 }

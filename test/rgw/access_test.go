@@ -119,7 +119,7 @@ var _ = Describe("BucketAccess on Ceph RGW", func() {
 				secret := &corev1.Secret{}
 				err := k8s.Get(readCtx, client.ObjectKey{Namespace: ns, Name: secretName}, secret)
 				if err == nil {
-					err = getObject(readCtx, clientOf(secret), data, "report.csv")
+					err = getObject(readCtx, localenv.S3ClientOfSecret(secret), data, "report.csv")
 				}
 				if readCtx.Err() != nil {
 					return
@@ -164,13 +164,7 @@ func s3OfSecret(ctx context.Context, ns, name string) *s3.Client {
 	GinkgoHelper()
 	secret := &corev1.Secret{}
 	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, secret)).To(Succeed())
-	return clientOf(secret)
-}
-
-func clientOf(secret *corev1.Secret) *s3.Client {
-	d := secret.Data
-	return localenv.NewS3Client(string(d["AWS_ENDPOINT_URL"]), string(d["AWS_REGION"]),
-		string(d["AWS_ACCESS_KEY_ID"]), string(d["AWS_SECRET_ACCESS_KEY"]))
+	return localenv.S3ClientOfSecret(secret)
 }
 
 func code(err error) string {

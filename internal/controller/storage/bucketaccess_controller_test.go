@@ -49,9 +49,7 @@ func clientOfSecret(ctx context.Context, ns, name string) *s3.Client {
 	GinkgoHelper()
 	secret := &corev1.Secret{}
 	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, secret)).To(Succeed())
-	d := secret.Data
-	return localenv.NewS3Client(string(d["AWS_ENDPOINT_URL"]), string(d["AWS_REGION"]),
-		string(d["AWS_ACCESS_KEY_ID"]), string(d["AWS_SECRET_ACCESS_KEY"]))
+	return localenv.S3ClientOfSecret(secret)
 }
 
 // s3Code is the S3 error code of err, "" for success.
@@ -178,10 +176,7 @@ var _ = Describe("BucketAccess", func() {
 				secret := &corev1.Secret{}
 				err := k8s.Get(readCtx, client.ObjectKey{Namespace: ns, Name: secretName}, secret)
 				if err == nil {
-					d := secret.Data
-					c := localenv.NewS3Client(string(d["AWS_ENDPOINT_URL"]), string(d["AWS_REGION"]),
-						string(d["AWS_ACCESS_KEY_ID"]), string(d["AWS_SECRET_ACCESS_KEY"]))
-					err = get(readCtx, c, b.Spec.BucketName, "report.csv")
+					err = get(readCtx, localenv.S3ClientOfSecret(secret), b.Spec.BucketName, "report.csv")
 				}
 				if readCtx.Err() != nil {
 					return
