@@ -62,7 +62,10 @@ spec:
 		}
 	}
 
-	const kinds = "applications,bucketaccesses,buckets,contracts,secrets"
+	// Listed in the reverse of the order they must go, since kubectl lists the kinds one after
+	// another: an object that must go later is looked for first, so one poll can never see it
+	// gone and, a moment later, still see what it had to wait for.
+	const kinds = "contracts,secrets,buckets,bucketaccesses,applications"
 	before, err := k.must(quick, "get", kinds, "-o", "name")
 	if err != nil {
 		t.Fatal(err)
