@@ -19,9 +19,9 @@ const (
 	// BucketContractField indexes Buckets by spec.contractName, so a Contract finds the Buckets
 	// that name it without listing the namespace.
 	BucketContractField = "spec.contractName"
-	// BucketNameField is spec.bucketName. The API server filters Buckets by it and by
-	// spec.contractName itself (selectable fields of the CRD), so the lookups that must read the
-	// API server rather than the cache get a few Buckets back, not the whole namespace.
+	// BucketNameField indexes Buckets by spec.bucketName. The API server filters Buckets by it
+	// and by spec.contractName itself (selectable fields of the CRD), so the lookups that must
+	// read the API server rather than the cache get a few Buckets back, not the whole namespace.
 	BucketNameField = "spec.bucketName"
 	// ApplicationBucketField indexes Applications by the names of the Buckets they link
 	// (spec.buckets[].name), so a Bucket finds the Applications that link it.
@@ -32,6 +32,11 @@ const (
 func Register(ctx context.Context, indexer client.FieldIndexer) error {
 	if err := indexer.IndexField(ctx, &storagev1alpha1.Bucket{}, BucketContractField, func(obj client.Object) []string {
 		return []string{obj.(*storagev1alpha1.Bucket).Spec.ContractName}
+	}); err != nil {
+		return err
+	}
+	if err := indexer.IndexField(ctx, &storagev1alpha1.Bucket{}, BucketNameField, func(obj client.Object) []string {
+		return []string{obj.(*storagev1alpha1.Bucket).Spec.BucketName}
 	}); err != nil {
 		return err
 	}
@@ -64,6 +69,16 @@ func BucketsNamingUncached(ctx context.Context, reader client.Reader, namespace,
 		return nil, fmt.Errorf("listing Buckets in %q: %w", namespace, err)
 	}
 	return bucketNames(list, contract), nil
+}
+
+// BucketsNamingBucket lists the Buckets in namespace whose spec.bucketName is bucket. reader
+// must be a manager's cached client on which Register ran.
+func BucketsNamingBucket(ctx context.Context, reader client.Reader, namespace, bucket string) ([]storagev1alpha1.Bucket, error) {
+	var list storagev1alpha1.BucketList
+	if err := reader.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{BucketNameField: bucket}); err != nil {
+		return nil, fmt.Errorf("listing Buckets named %q: %w", bucket, err)
+	}
+	return list.Items, nil
 }
 
 // BucketsNamingBucketUncached lists the Buckets in namespace whose spec.bucketName is bucket,

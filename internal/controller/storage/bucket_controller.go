@@ -741,20 +741,32 @@ func ownerTagValue(b *storagev1alpha1.Bucket) string {
 const maxTagValue = 256
 
 // otherClaimant names another Bucket in the namespace, of the same Contract and bucket name, that
-// has already taken the bucket (made, adopted or being created), or "" when there is none. It
-// reads the API server, not the cache: the record another pass wrote a moment ago decides.
+// has already taken the bucket (made, adopted or being created), or "" when there is none.
+//
+// The record another pass wrote a moment ago decides, so it is read from the API server, not
+// the cache; but only when the cache shows such a Bucket at all. Any Bucket whose pass took the
+// name before this one is in the cache already: it was there before its own pass ran, and that
+// pass let go of r.names before this one got it (a Bucket of an earlier process was in the
+// cache's first list). Most Buckets have no namesake, and a burst of N new ones then costs no
+// API reads, where a read each would cost the API server O(N) filtering each, O(N²) in all.
 func (r *BucketReconciler) otherClaimant(ctx context.Context, b *storagev1alpha1.Bucket) (string, error) {
+	cached, err := index.BucketsNamingBucket(ctx, r.Client, b.Namespace, b.Spec.BucketName)
+	if err != nil || !slices.ContainsFunc(cached, func(o storagev1alpha1.Bucket) bool { return namesake(b, &o) }) {
+		return "", err
+	}
 	list, err := index.BucketsNamingBucketUncached(ctx, r.APIReader, b.Namespace, b.Spec.BucketName)
 	if err != nil {
 		return "", err
 	}
 	for _, o := range list {
-		if o.UID == b.UID || o.Spec.ContractName != b.Spec.ContractName || o.Spec.BucketName != b.Spec.BucketName {
-			continue
-		}
-		if o.Status.BucketName == b.Spec.BucketName || o.Status.CreatingBucket == b.Spec.BucketName {
+		if namesake(b, &o) && (o.Status.BucketName == b.Spec.BucketName || o.Status.CreatingBucket == b.Spec.BucketName) {
 			return o.Name, nil
 		}
 	}
 	return "", nil
+}
+
+// namesake says whether o is another Bucket naming the same bucket of the same Contract as b.
+func namesake(b, o *storagev1alpha1.Bucket) bool {
+	return o.UID != b.UID && o.Spec.ContractName == b.Spec.ContractName && o.Spec.BucketName == b.Spec.BucketName
 }

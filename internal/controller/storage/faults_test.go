@@ -256,6 +256,61 @@ func TestOfTwoBucketsForOneBucketNameOnlyTheFirstToRecordItTakesIt(t *testing.T)
 	}
 }
 
+func TestANamesakeInTheCacheIsCheckedAtTheAPIServer(t *testing.T) {
+	first := newTestBucket("first", "shared", storagev1alpha1.ReclaimPolicyDelete)
+	second := newTestBucket("second", "shared", storagev1alpha1.ReclaimPolicyDelete)
+	// The cache has not seen first's record yet; the API server has.
+	cache := fakeCluster(t, activeContract("acc"), credentials("acc"), first.DeepCopy(), second)
+	first.Status.CreatingBucket = "shared"
+	api := fakeCluster(t, first)
+	store := &fakes3.Store{Owner: "me"}
+	r := bucketReconciler(cache, store)
+	r.APIReader = api
+
+	_ = reconcileOnce(t, r, second)
+	if ready := readyOf(t, cache, second, func() []metav1.Condition { return second.Status.Conditions }); ready.Reason != storagev1alpha1.ReasonBucketNameConflict {
+		t.Errorf("Ready = %s: %s, want %s", ready.Reason, ready.Message, storagev1alpha1.ReasonBucketNameConflict)
+	}
+	if store.Bucket("shared") != nil {
+		t.Errorf("the second Bucket took the name: calls %v", store.Calls())
+	}
+}
+
+func TestABucketWithoutANamesakeCostsNoAPIRead(t *testing.T) {
+	b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
+	other := newTestBucket("logs", "ns-logs", storagev1alpha1.ReclaimPolicyDelete)
+	cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), b, other)
+	api := &countingReader{Reader: cluster}
+	r := bucketReconciler(cluster, &fakes3.Store{Owner: "me"})
+	r.APIReader = api
+
+	if err := reconcileOnce(t, r, b); err != nil {
+		t.Fatal(err)
+	}
+	if ready := readyOf(t, cluster, b, func() []metav1.Condition { return b.Status.Conditions }); ready.Status != metav1.ConditionTrue {
+		t.Errorf("Ready = %s %s: %s", ready.Status, ready.Reason, ready.Message)
+	}
+	if api.reads != 0 {
+		t.Errorf("%d reads at the API server for a Bucket no other names; a burst would cost O(N) each", api.reads)
+	}
+}
+
+// countingReader counts the reads that reach it.
+type countingReader struct {
+	client.Reader
+	reads int
+}
+
+func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c.reads++
+	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+func (c *countingReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	c.reads++
+	return c.Reader.List(ctx, list, opts...)
+}
+
 func TestAUserCannotMakeTheOperatorAdoptAnUntaggedBucket(t *testing.T) {
 	b := newTestBucket("thief", "victim", storagev1alpha1.ReclaimPolicyDelete)
 	// What an older operator recorded in an annotation, which any user with update can write.
