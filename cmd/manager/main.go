@@ -39,6 +39,8 @@ func main() {
 		"Serve metrics over plain HTTP to anyone (for a local run only).")
 	flag.StringVar(&opts.HealthProbeBindAddress, "health-probe-bind-address", ":8081",
 		"Address of the health probes; 0 turns them off.")
+	flag.StringVar(&opts.PprofBindAddress, "pprof-bind-address", "0",
+		"Address serving Go's CPU and memory profiles at /debug/pprof/, unauthenticated: bind it to 127.0.0.1; 0 turns it off.")
 	flag.BoolVar(&opts.LeaderElection, "leader-elect", false,
 		"Use leader election, so only one replica reconciles at a time.")
 	flag.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "",

@@ -81,6 +81,9 @@ type Options struct {
 	// MetricsBindAddress, HealthProbeBindAddress: "0" turns a server off.
 	MetricsBindAddress     string
 	HealthProbeBindAddress string
+	// PprofBindAddress serves Go's profiles (/debug/pprof/) unauthenticated, for a benchmark
+	// or a local run; "" or "0" (the default) serves none.
+	PprofBindAddress string
 	// MetricsInsecure serves /metrics over plain HTTP to anyone; by default it is served over
 	// HTTPS to callers the API server authenticates and authorizes (get on the /metrics
 	// non-resource URL), as kubebuilder scaffolds it.
@@ -141,6 +144,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Cache:                   CacheOptions(opts.WatchNamespaces),
 		Metrics:                 metricsOptions(opts),
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
+		PprofBindAddress:        opts.PprofBindAddress,
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "object-storage-manager.osm.dev",
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,

@@ -176,21 +176,18 @@ func (r *BucketReconciler) reconcileNormal(ctx context.Context, b *storagev1alph
 	if res, err := r.ensureBucket(ctx, b, p, store); err != nil || !res.IsZero() {
 		return res, err
 	}
-	acl, err := r.syncACL(ctx, b, store, applied)
+	desiredPolicy := effectivePolicy(b, contract.Status.BucketPolicy, p.grants)
+	acl, policy, err := r.syncACLAndPolicy(ctx, b, store, applied, desiredPolicy)
 	if errors.Is(err, objectstore.ErrNoSuchBucket) {
-		// Deleted behind the operator's back: make it again, then give it the spec's ACL, which
-		// nothing that was observed before describes any more.
+		// Deleted behind the operator's back: make it again, then give it the spec's ACL and
+		// policy, which nothing that was observed before describes any more.
 		b.Status.BucketName = ""
 		if res, err := r.ensureBucket(ctx, b, p, store); err != nil || !res.IsZero() {
 			return res, err
 		}
 		applied = false
-		acl, err = r.syncACL(ctx, b, store, applied)
+		acl, policy, err = r.syncACLAndPolicy(ctx, b, store, applied, desiredPolicy)
 	}
-	if err != nil {
-		return r.s3Failed(b, p, err)
-	}
-	policy, err := r.syncPolicy(ctx, b, store, applied, effectivePolicy(b, contract.Status.BucketPolicy, p.grants))
 	if err != nil {
 		return r.s3Failed(b, p, err)
 	}
@@ -394,6 +391,28 @@ func (r *BucketReconciler) forgetCreation(ctx context.Context, b *storagev1alpha
 func nameTaken(b *storagev1alpha1.Bucket, p *bucketPass) (ctrl.Result, error) {
 	p.found = foundNameTaken
 	return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("bucket name %q is taken", b.Spec.BucketName))
+}
+
+// syncACLAndPolicy runs syncACL and syncPolicy side by side: they touch different
+// sub-resources, and every pass, a resync included, waits for both. Of two errors, the ACL's
+// is returned.
+func (r *BucketReconciler) syncACLAndPolicy(ctx context.Context, b *storagev1alpha1.Bucket, store objectstore.Store, applied bool,
+	desiredPolicy string) (*storagev1alpha1.ObservedACL, *runtime.RawExtension, error) {
+	var (
+		policy    *runtime.RawExtension
+		policyErr error
+		done      = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		policy, policyErr = r.syncPolicy(ctx, b, store, applied, desiredPolicy)
+	}()
+	acl, aclErr := r.syncACL(ctx, b, store, applied)
+	<-done
+	if aclErr != nil {
+		return nil, nil, aclErr
+	}
+	return acl, policy, policyErr
 }
 
 // syncACL writes the spec's ACL when the bucket's differs, and returns the ACL as observed.
