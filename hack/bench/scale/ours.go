@@ -33,6 +33,7 @@ type result struct {
 	s3      counts          // S3 calls during the burst, by operation
 	api     counts          // the controller's API writes during the burst
 	cpu     time.Duration   // the controller's CPU during the burst
+	machine counts          // CPU seconds during the burst by process (machineCPU)
 	rss     int64           // the controller's peak RSS over the whole run
 	anon    int64           // the peak of its anonymous part (heap, stacks)
 	file    int64           // the peak of its file-backed part (the binary's code)
@@ -167,11 +168,13 @@ func burst(ctx context.Context, s *servers, s3Calls func() counts, t *tracker, p
 	if err != nil {
 		return err
 	}
+	machineBefore := machineCPU()
 	start := time.Now()
 	if err := t.createAll(ctx, objs, createWorkers); err != nil {
 		return err
 	}
 	res.ready = t.waitReady(ctx, names, deadline)
+	res.machine = machineCPU().minus(machineBefore)
 	s3After, apiAfter, cpuAfter, err := snapshot(ctx, s, s3Calls, p)
 	if err != nil {
 		return err

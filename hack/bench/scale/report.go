@@ -141,6 +141,7 @@ func (r *report) details() []string {
 	lines := []string{
 		fmt.Sprintf("our S3 calls per Bucket: %s", breakdown(o.s3, o.n)),
 		fmt.Sprintf("our API writes per Bucket: %s", breakdown(o.api, o.n)),
+		fmt.Sprintf("CPU during our burst, by process: %s", cpuLine(o.machine, o.burst, runtime.NumCPU())),
 	}
 	if st := o.steady; st != nil {
 		resyncs := max(st.passes, 1e-9)
@@ -166,7 +167,8 @@ func (r *report) details() []string {
 		}
 		lines = append(lines,
 			fmt.Sprintf("%s S3 calls per Bucket: %s", a.name, breakdown(a.s3, a.n)),
-			fmt.Sprintf("%s API writes per Bucket: %s", a.name, breakdown(a.api, a.n)))
+			fmt.Sprintf("%s API writes per Bucket: %s", a.name, breakdown(a.api, a.n)),
+			fmt.Sprintf("CPU during the %s burst, by process: %s", a.name, cpuLine(a.machine, a.burst, runtime.NumCPU())))
 		if a.compat.total() > 0 {
 			lines = append(lines, fmt.Sprintf("%s: the compatibility proxy answered %.0f of its %.0f S3 calls (%s per Bucket) as AWS answers a bucket that never configured them",
 				a.name, a.compat.total(), a.s3.total(), breakdown(a.compat, a.n)))
@@ -249,9 +251,9 @@ kube-apiserver and etcd, versitygw, the reference contract server. The manager i
 process, built as shipped (` + "`go build ./cmd/manager`" + `), under the RBAC it ships, without
 webhooks (ACK has none; admission is not part of reconciling); its CPU and peak RSS are read from
 /proc, and the RSS is split into heap (anonymous memory, which grows with N) and code (the
-binary's own pages: about 50 MiB for the manager, which links client-go, aws-sdk-go-v2 and the
-k8s.io/apiserver code of its authenticated /metrics; the same at any N). S3 calls are counted at a proxy in front of the S3 server, API writes by the API server
-itself (` + "`apiserver_request_total`" + `, the benchmark's own creates left out).
+binary's own pages, about 33 MiB for the manager, which links client-go and aws-sdk-go-v2; the
+same at any N). S3 calls are counted at a proxy in front of the S3 server, API writes by the
+API server itself (` + "`apiserver_request_total`" + `, the benchmark's own creates left out).
 
 - **burst**: N Buckets over 10 Contracts that are already Ready, created by 16 parallel clients;
   the time from the first create until every Bucket is Ready, and per Bucket from its create.
@@ -260,7 +262,10 @@ itself (` + "`apiserver_request_total`" + `, the benchmark's own creates left ou
 - **bound**: the physical bound of a burst on these servers, measured in the same run: the same
   S3 calls per Bucket from a plain aws-sdk-go-v2 client straight at the S3 server, and the same
   number of API writes per Bucket from a plain client (a create, then status patches), each at
-  the best of a few concurrencies; the bound is the larger of the two times.
+  the best of a few concurrencies; the bound is the larger of the two times. Each server is
+  measured alone there, with the machine to itself; during a burst the same cores also run the
+  manager, the S3 server, etcd, the watches and the benchmark's own clients and proxy. Each
+  section says where the CPU of a burst went, by process.
 - **ACK**: ACK's s3-controller v1.1.1, built from the module proxy (hack/tools/ack-s3), on the
   same API server and S3 server, at its defaults (one worker) and at our concurrency, all
   Buckets in one account (ACK has no Contracts). It reads about twenty bucket sub-resources on
@@ -270,9 +275,8 @@ itself (` + "`apiserver_request_total`" + `, the benchmark's own creates left ou
   forwards the rest. Its calls are counted, and those it answered itself are listed. ACK runs
   as the administrator and caches every Bucket of its kind.
 
-The figures are from a shared 2-core machine where other builds and tests ran at the same time:
-they are noisy, and a rerun moves them by 10 to 30 %. The ratio to the bound, measured in the same
-run, moves less than the absolute times.
+The figures are from a 2-core machine; each section gives its load average at the start. They
+are noisy: a rerun moves them by 10 to 30 %, the bound's own measurement included.
 
 `
 

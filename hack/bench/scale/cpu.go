@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clockTick is the unit of utime and stime in /proc/<pid>/stat (USER_HZ, 100 on Linux).
+const clockTick = 10 * time.Millisecond
+
+// machineCPU is the CPU time, by command name, of this benchmark ("bench": its clients, the S3
+// counting proxy, the watches) and of every process it started (kube-apiserver, etcd,
+// versitygw, the manager or ACK). On one machine they share the cores, so where a burst's
+// CPU went says what the bound, measured with each server alone, cannot see.
+func machineCPU() counts {
+	out := counts{}
+	self := os.Getpid()
+	if t, ok := procCPU(fmt.Sprintf("/proc/%d/stat", self)); ok {
+		out["bench"] += t.Seconds()
+	}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, path := range stats {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		comm, fields, ok := splitStat(raw)
+		if !ok || len(fields) < 13 {
+			continue
+		}
+		if ppid, err := strconv.Atoi(fields[1]); err != nil || ppid != self {
+			continue
+		}
+		out[comm] += ticks(fields[11], fields[12]).Seconds()
+	}
+	return out
+}
+
+func procCPU(path string) (time.Duration, bool) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	_, fields, ok := splitStat(raw)
+	if !ok || len(fields) < 13 {
+		return 0, false
+	}
+	return ticks(fields[11], fields[12]), true
+}
+
+// splitStat splits /proc/<pid>/stat into the command name and the fields after it (state,
+// ppid, ...); the name is in parentheses and may hold spaces.
+func splitStat(raw []byte) (comm string, fields []string, ok bool) {
+	open, closing := bytes.IndexByte(raw, '('), bytes.LastIndexByte(raw, ')')
+	if open < 0 || closing < open {
+		return "", nil, false
+	}
+	return string(raw[open+1 : closing]), strings.Fields(string(raw[closing+1:])), true
+}
+
+func ticks(utime, stime string) time.Duration {
+	u, _ := strconv.ParseInt(utime, 10, 64)
+	s, _ := strconv.ParseInt(stime, 10, 64)
+	return time.Duration(u+s) * clockTick
+}
+
+// cpuLine says where the CPU went during a phase of length wall on cores cores:
+// "kube-apiserver 18.2s, manager 6.0s, ...; 36.1s of the 32.2s the 2 cores had".
+func cpuLine(c counts, wall time.Duration, cores int) string {
+	names := c.names()
+	slices.SortStableFunc(names, func(a, b string) int {
+		switch {
+		case c[a] > c[b]:
+			return -1
+		case c[a] < c[b]:
+			return 1
+		}
+		return 0
+	})
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		if c[n] >= 0.05 {
+			parts = append(parts, fmt.Sprintf("%s %.1fs", n, c[n]))
+		}
+	}
+	return fmt.Sprintf("%s; %.1fs in all, of the %.1fs %d cores had", strings.Join(parts, ", "), c.total(), wall.Seconds()*float64(cores), cores)
+}
