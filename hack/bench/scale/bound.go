@@ -30,6 +30,7 @@ type bound struct {
 	writes     int     // API writes per Bucket (the create included)
 	apiRate    float64 // writes per second at apiWorkers
 	apiWorkers int
+	apiCPU     counts // CPU seconds by process while the API half ran at apiWorkers (machineCPU)
 	s3Time     time.Duration
 	apiTime    time.Duration
 	time       time.Duration // the larger of the two
@@ -144,14 +145,15 @@ func measureS3(ctx context.Context, s *servers, mix []string, n int, accessKey, 
 
 // measureAPI makes n Buckets with writes writes each (a create, then status patches) straight at
 // the API server with no controller running, at several concurrencies, and keeps the best rate.
-func measureAPI(ctx context.Context, s *servers, writes, n int) (rate float64, workers int, tried map[int]float64, err error) {
+func measureAPI(ctx context.Context, s *servers, writes, n int) (rate float64, workers int, tried map[int]float64, cpu counts, err error) {
 	tried = map[int]float64{}
 	for _, w := range []int{16, 64} {
 		ns := fmt.Sprintf("bound-api-%d", w)
 		if _, err := s.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			return 0, 0, nil, err
+			return 0, 0, nil, nil, err
 		}
 		buckets := s.dyn.Resource(bucketGVR).Namespace(ns)
+		cpuBefore := machineCPU()
 		start := time.Now()
 		err := parallel(ctx, n, w, func(i int) error {
 			name := fmt.Sprintf("b-%d", i)
@@ -173,19 +175,20 @@ func measureAPI(ctx context.Context, s *servers, writes, n int) (rate float64, w
 			return nil
 		})
 		elapsed := time.Since(start)
+		used := machineCPU().minus(cpuBefore)
 		if err != nil {
-			return 0, 0, nil, fmt.Errorf("the API bound: %w", err)
+			return 0, 0, nil, nil, fmt.Errorf("the API bound: %w", err)
 		}
 		r := float64(n*writes) / elapsed.Seconds()
 		tried[w] = r
 		if r > rate {
-			rate, workers = r, w
+			rate, workers, cpu = r, w, used
 		}
 		if err := buckets.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
-			return 0, 0, nil, err
+			return 0, 0, nil, nil, err
 		}
 	}
-	return rate, workers, tried, nil
+	return rate, workers, tried, cpu, nil
 }
 
 // measureBound measures both halves of the bound for what our burst did per Bucket.
@@ -201,7 +204,7 @@ func measureBound(ctx context.Context, s *servers, ours *result, accessKey, secr
 		return nil, err
 	}
 	b.writes = max(1, int(math.Round(ours.api.total()/float64(ours.n))+1)) // + the create
-	if b.apiRate, b.apiWorkers, b.apiTried, err = measureAPI(ctx, s, b.writes, ours.n); err != nil {
+	if b.apiRate, b.apiWorkers, b.apiTried, b.apiCPU, err = measureAPI(ctx, s, b.writes, ours.n); err != nil {
 		return nil, err
 	}
 	b.s3Time = time.Duration(float64(ours.n*len(b.mix)) / b.s3Rate * float64(time.Second))

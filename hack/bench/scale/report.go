@@ -157,7 +157,9 @@ func (r *report) details() []string {
 	}
 	lines = append(lines,
 		fmt.Sprintf("bound: S3 mix per Bucket %s at %.0f calls/s (concurrency %s) = %s; API %d writes per Bucket at %.0f writes/s (concurrency %s) = %s",
-			strings.Join(b.mix, ", "), b.s3Rate, rates(b.s3Tried), secs(b.s3Time), b.writes, b.apiRate, rates(b.apiTried), secs(b.apiTime)))
+			strings.Join(b.mix, ", "), b.s3Rate, rates(b.s3Tried), secs(b.s3Time), b.writes, b.apiRate, rates(b.apiTried), secs(b.apiTime)),
+		fmt.Sprintf("CPU during the API half of the bound (concurrency %d, %s), by process: %s",
+			b.apiWorkers, secs(b.apiTime), cpuLine(b.apiCPU, b.apiTime, runtime.NumCPU())))
 	for _, a := range r.ack {
 		if a.note != "" {
 			lines = append(lines, fmt.Sprintf("%s: %s", a.name, a.note))
