@@ -50,6 +50,18 @@ type options struct {
 	ackBin       string
 	ackTimeout   time.Duration
 	doc          string
+	s3           string // "versitygw" or "rgw"
+}
+
+// rgw says whether the run is on Ceph RGW rather than versitygw.
+func (o options) rgw() bool { return o.s3 == "rgw" }
+
+// key names the run's section of the page and its plot: "N=1000", or "N=1000 s3=rgw".
+func (o options) key() string {
+	if o.rgw() {
+		return fmt.Sprintf("N=%d s3=rgw", o.n)
+	}
+	return fmt.Sprintf("N=%d", o.n)
 }
 
 // burstDeadline bounds the wait for a burst or a deletion of ours.
@@ -79,8 +91,13 @@ func main() {
 	flag.StringVar(&ack, "ack", "defaults,same", `ACK runs: "defaults", "same" (our concurrency), both comma-separated, or "off".`)
 	flag.StringVar(&o.ackBin, "ack-bin", "", "ACK's s3-controller binary (default: ack-s3-controller in the harness's bin/; hack/tools/build.sh ack-s3-controller builds it).")
 	flag.DurationVar(&o.ackTimeout, "ack-timeout", 10*time.Minute, "How long an ACK burst or deletion may take before it is reported unfinished.")
-	flag.StringVar(&o.doc, "doc", "docs/performance.md", "The page whose section for this N is rewritten; empty writes none.")
+	flag.StringVar(&o.doc, "doc", "docs/performance.md", "The page whose section for this N (and S3 server) is rewritten; empty writes none.")
+	flag.StringVar(&o.s3, "s3", "versitygw", `The S3 server: "versitygw", or "rgw" for a single-node Ceph RGW (the Debian packages of make deps).`)
 	flag.Parse()
+	if o.s3 != "versitygw" && o.s3 != "rgw" {
+		fmt.Fprintf(os.Stderr, "bench-scale: -s3=%q: want versitygw or rgw\n", o.s3)
+		os.Exit(2)
+	}
 	o.managerFlags = managerFlags
 	if ack != "off" {
 		o.ack = strings.Split(ack, ",")
@@ -115,7 +132,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	machine := describeMachine()
-	logf("bench-scale   N=%d over %d Contracts; logs in %s", o.n, o.contracts, dir)
+	logf("bench-scale   N=%d over %d Contracts on %s; logs in %s", o.n, o.contracts, o.s3, dir)
 
 	managerBin, err := buildManager(ctx, root, dir)
 	if err != nil {
@@ -133,7 +150,7 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 
-	s, err := startServers(ctx, dir)
+	s, err := startServers(ctx, dir, o.rgw())
 	if err != nil {
 		return err
 	}

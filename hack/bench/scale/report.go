@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -201,8 +204,8 @@ func (r *report) print(w io.Writer) {
 // Sections of docs/performance.md, one per N, between these markers; the rest of the page is
 // the benchmark's too.
 const (
-	sectionBegin = "<!-- bench-scale N=%d begin -->"
-	sectionEnd   = "<!-- bench-scale N=%d end -->"
+	sectionBegin = "<!-- bench-scale %s begin -->"
+	sectionEnd   = "<!-- bench-scale %s end -->"
 )
 
 // writeDoc rewrites this N's section of the page, keeping the others, and its plot.
@@ -211,36 +214,34 @@ func (r *report) writeDoc(path string) error {
 		return err
 	}
 	plotName := fmt.Sprintf("performance-burst-%d.svg", r.opts.n)
+	if r.opts.rgw() {
+		plotName = fmt.Sprintf("performance-burst-%d-rgw.svg", r.opts.n)
+	}
 	if err := r.plot(filepath.Join(filepath.Dir(path), plotName)); err != nil {
 		return err
 	}
-	sections := map[int]string{}
+	sections := map[string]string{}
 	if old, err := os.ReadFile(path); err == nil {
 		sections = readSections(string(old))
 	}
-	sections[r.opts.n] = r.section(plotName)
-	var ns []int
-	for n := range sections {
-		ns = append(ns, n)
-	}
-	sort.Ints(ns)
+	sections[r.opts.key()] = r.section(plotName)
+	keys := slices.Collect(maps.Keys(sections))
+	slices.SortFunc(keys, compareKeys)
 	var buf bytes.Buffer
 	buf.WriteString(docHeader)
-	for _, n := range ns {
-		fmt.Fprintf(&buf, sectionBegin+"\n%s"+sectionEnd+"\n\n", n, sections[n], n)
+	for _, k := range keys {
+		fmt.Fprintf(&buf, sectionBegin+"\n%s"+sectionEnd+"\n\n", k, sections[k], k)
 	}
 	return os.WriteFile(path, append(bytes.TrimRight(buf.Bytes(), "\n"), '\n'), 0o644)
 }
 
 // sectionRE finds the sections of earlier runs in the page.
-var sectionRE = regexp.MustCompile(`(?s)<!-- bench-scale N=(\d+) begin -->\n(.*?)<!-- bench-scale N=\d+ end -->`)
+var sectionRE = regexp.MustCompile(`(?s)<!-- bench-scale (N=\d+(?: s3=\w+)?) begin -->\n(.*?)<!-- bench-scale [^>]* end -->`)
 
-func readSections(doc string) map[int]string {
-	out := map[int]string{}
+func readSections(doc string) map[string]string {
+	out := map[string]string{}
 	for _, m := range sectionRE.FindAllStringSubmatch(doc, -1) {
-		if n, err := strconv.Atoi(m[1]); err == nil {
-			out[n] = m[2]
-		}
+		out[m[1]] = m[2]
 	}
 	return out
 }
@@ -261,6 +262,7 @@ API server itself (` + "`apiserver_request_total`" + `, the benchmark's own crea
   the time from the first create until every Bucket is Ready, and per Bucket from its create.
 - **steady state**: every Bucket through two resyncs (` + "`--resync-period`" + ` shortened for the run).
 - **delete**: all N deleted at once (bucketReclaimPolicy Delete); time until all are gone.
+- **S3 server**: versitygw; with ` + "`-s3=rgw`" + ` a single-node Ceph RGW (its section's title says so).
 - **bound**: the physical bound of a burst on these servers, measured in the same run: the same
   S3 calls per Bucket from a plain aws-sdk-go-v2 client straight at the S3 server, and the same
   number of API writes per Bucket from a plain client (a create, then status patches), each at
@@ -282,10 +284,26 @@ are noisy: a rerun moves them by 10 to 30 %, the bound's own measurement include
 
 `
 
+// compareKeys orders sections by N, and versitygw's before another server's of the same N.
+func compareKeys(a, b string) int {
+	na, sa, _ := strings.Cut(a, " ")
+	nb, sb, _ := strings.Cut(b, " ")
+	ia, _ := strconv.Atoi(strings.TrimPrefix(na, "N="))
+	ib, _ := strconv.Atoi(strings.TrimPrefix(nb, "N="))
+	if c := cmp.Compare(ia, ib); c != 0 {
+		return c
+	}
+	return cmp.Compare(sa, sb)
+}
+
 // section is this run's part of the page.
 func (r *report) section(plotName string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## N = %d\n\n", r.opts.n)
+	if r.opts.rgw() {
+		fmt.Fprintf(&b, "## N = %d, on Ceph RGW\n\n", r.opts.n)
+	} else {
+		fmt.Fprintf(&b, "## N = %d\n\n", r.opts.n)
+	}
 	fmt.Fprintf(&b, "`%s`\n\n", r.summary())
 	fmt.Fprintf(&b, "Run %s on %s.\n\n", r.started.UTC().Format("2006-01-02 15:04 UTC"), r.machine)
 	header, rows := r.rows()

@@ -33,9 +33,9 @@ type servers struct {
 	dyn dynamic.Interface
 }
 
-func startServers(ctx context.Context, dir string) (*servers, error) {
+func startServers(ctx context.Context, dir string, rgw bool) (*servers, error) {
 	s := &servers{s3: newS3Counter(), dir: dir}
-	stk, err := stack.Start(ctx, stack.Options{S3Middleware: s.s3.wrap})
+	stk, err := stack.Start(ctx, stack.Options{S3Middleware: s.s3.wrap, RGW: rgw})
 	if err != nil {
 		return nil, err
 	}

@@ -69,15 +69,14 @@ type Options struct {
 	// RGW runs the contracts on a single-node Ceph RGW instead of versitygw: the
 	// AWS-faithful backend, with group grants and quotas.
 	RGW bool
-	// S3Faults, with versitygw, puts a fault-injecting proxy in front of S3: the endpoint the
-	// contracts hand out (so the operator's calls) goes through it.
+	// S3Faults puts a fault-injecting proxy in front of S3: the endpoint the contracts hand
+	// out (so the operator's calls) goes through it.
 	S3Faults *faults.Injector
 	// ManagerProcess runs the manager as its own process, built from cmd/manager as shipped,
 	// and StopManager kills it (SIGKILL) as a crash would; ManagerClient is then nil.
 	ManagerProcess bool
-	// S3Middleware, with versitygw, puts a proxy in front of S3 whose requests all pass through
-	// it, before S3Faults (if set) fails some: the scale benchmark counts the operator's calls
-	// there.
+	// S3Middleware puts a proxy in front of S3 whose requests all pass through it, before
+	// S3Faults (if set) fails some: the scale benchmark counts the operator's calls there.
 	S3Middleware func(http.Handler) http.Handler
 }
 
@@ -285,17 +284,19 @@ func (s *statusRecorder) WriteHeader(code int) {
 // startS3 starts versitygw or Ceph RGW and returns the contract server backend over it.
 func (s *Stack) startS3(ctx context.Context, opts Options) (contractserver.Backend, error) {
 	if opts.RGW {
-		if opts.S3Faults != nil || opts.S3Middleware != nil {
-			return nil, errors.New("S3Faults and S3Middleware work with versitygw only")
-		}
 		ceph, err := localenv.StartCeph(ctx, localenv.CephOptions{Dir: filepath.Join(s.dir, "ceph")})
 		if err != nil {
 			return nil, err
 		}
 		s.S3 = S3Server{Endpoint: ceph.Endpoint, Region: ceph.Region, Direct: ceph.Endpoint,
 			AdminAccessKey: ceph.AdminAccessKey, AdminSecretKey: ceph.AdminSecretKey, stop: ceph.Stop}
+		if err := s.proxyS3(opts); err != nil {
+			return nil, err
+		}
+		// The admin ops go through the proxy too; they happen when a contract is bought or
+		// changed, not while Buckets are reconciled.
 		return contractserver.NewRGWBackend(contractserver.RGWConfig{
-			Endpoint:       ceph.Endpoint,
+			Endpoint:       s.S3.Endpoint,
 			Region:         ceph.Region,
 			AdminAccessKey: ceph.AdminAccessKey,
 			AdminSecretKey: ceph.AdminSecretKey,
@@ -307,21 +308,8 @@ func (s *Stack) startS3(ctx context.Context, opts Options) (contractserver.Backe
 	}
 	s.S3 = S3Server{Endpoint: gw.Endpoint, Region: gw.Region, Direct: gw.Endpoint,
 		AdminAccessKey: gw.RootAccessKey, AdminSecretKey: gw.RootSecretKey, stop: gw.Stop}
-	if opts.S3Faults != nil || opts.S3Middleware != nil {
-		wrap := func(h http.Handler) http.Handler { return h }
-		if opts.S3Faults != nil {
-			wrap = opts.S3Faults.Wrap
-		}
-		if opts.S3Middleware != nil {
-			inner := wrap
-			wrap = func(h http.Handler) http.Handler { return opts.S3Middleware(inner(h)) }
-		}
-		proxy, err := faults.NewProxyWith(gw.Endpoint, wrap)
-		if err != nil {
-			return nil, err
-		}
-		s.S3.Endpoint = proxy.URL
-		s.S3.stop = func() error { proxy.Close(); return gw.Stop() }
+	if err := s.proxyS3(opts); err != nil {
+		return nil, err
 	}
 	return contractserver.NewVersityGWBackend(contractserver.VersityGWConfig{
 		S3Endpoint:     s.S3.Endpoint,
@@ -330,6 +318,30 @@ func (s *Stack) startS3(ctx context.Context, opts Options) (contractserver.Backe
 		AdminAccessKey: gw.RootAccessKey,
 		AdminSecretKey: gw.RootSecretKey,
 	})
+}
+
+// proxyS3 puts a proxy in front of s.S3 when opts ask for S3Faults or S3Middleware: the
+// endpoint the contracts hand out, and so every call of the operator, goes through it.
+func (s *Stack) proxyS3(opts Options) error {
+	if opts.S3Faults == nil && opts.S3Middleware == nil {
+		return nil
+	}
+	wrap := func(h http.Handler) http.Handler { return h }
+	if opts.S3Faults != nil {
+		wrap = opts.S3Faults.Wrap
+	}
+	if opts.S3Middleware != nil {
+		inner := wrap
+		wrap = func(h http.Handler) http.Handler { return opts.S3Middleware(inner(h)) }
+	}
+	proxy, err := faults.NewProxyWith(s.S3.Direct, wrap)
+	if err != nil {
+		return err
+	}
+	s.S3.Endpoint = proxy.URL
+	stop := s.S3.stop
+	s.S3.stop = func() error { proxy.Close(); return stop() }
+	return nil
 }
 
 func startContractAPI(backend contractserver.Backend, dir string) (*ContractAPI, error) {
