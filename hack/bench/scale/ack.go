@@ -83,7 +83,7 @@ var awsDefaults = map[string]struct{ get, code, body string }{
 }
 
 // compatProxy stands in front of the S3 server for ACK only. It forwards every request; a GET
-// of a bucket sub-resource the server does not implement (501) is answered as AWS answers a
+// of a bucket sub-resource the server does not implement (501, or RGW's 405) is answered as AWS answers a
 // bucket that never configured it. AWS encrypts every bucket by default since 2023, so a
 // missing encryption configuration is answered with AWS's default too. It counts every call by
 // operation, and separately those it answered itself.
@@ -130,7 +130,8 @@ func (p *compatProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := httptest.NewRecorder()
 	p.proxy.ServeHTTP(rec, r)
-	notImplemented := rec.Code == http.StatusNotImplemented
+	// Ceph RGW answers 405 MethodNotAllowed for a sub-resource it has switched off (website).
+	notImplemented := rec.Code == http.StatusNotImplemented || rec.Code == http.StatusMethodNotAllowed
 	noEncryption := sub == "encryption" && rec.Code == http.StatusNotFound
 	if !notImplemented && !noEncryption {
 		maps.Copy(w.Header(), rec.Header())

@@ -248,8 +248,8 @@ func readSections(doc string) map[string]string {
 
 const docHeader = `# Performance at scale
 
-Written by ` + "`make bench-scale N=...`" + ` (hack/bench/scale); each N has its own section, rewritten
-by the run of that size. Everything runs on one machine, on the real servers of the test harness:
+Written by ` + "`make bench-scale N=...`" + ` (hack/bench/scale); each N, on each S3 server, has its own
+section, rewritten by the run of that size. Everything runs on one machine, on the real servers of the test harness:
 kube-apiserver and etcd, versitygw, the reference contract server. The manager is its own
 process, built as shipped (` + "`go build ./cmd/manager`" + `), under the RBAC it ships, without
 webhooks (ACK has none; admission is not part of reconciling); its CPU and peak RSS are read from
