@@ -21,37 +21,33 @@ const clockTick = 10 * time.Millisecond
 func machineCPU() counts {
 	out := counts{}
 	self := os.Getpid()
-	if t, ok := procCPU(fmt.Sprintf("/proc/%d/stat", self)); ok {
-		out["bench"] += t.Seconds()
+	if _, _, cpu, ok := readStat(fmt.Sprintf("/proc/%d/stat", self)); ok {
+		out["bench"] += cpu.Seconds()
 	}
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	for _, path := range stats {
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			continue // gone meanwhile
+		if comm, ppid, cpu, ok := readStat(path); ok && ppid == self {
+			out[comm] += cpu.Seconds()
 		}
-		comm, fields, ok := splitStat(raw)
-		if !ok || len(fields) < 13 {
-			continue
-		}
-		if ppid, err := strconv.Atoi(fields[1]); err != nil || ppid != self {
-			continue
-		}
-		out[comm] += ticks(fields[11], fields[12]).Seconds()
 	}
 	return out
 }
 
-func procCPU(path string) (time.Duration, bool) {
+// readStat reads a process's command name, parent and CPU time from /proc/<pid>/stat; not ok
+// when the process is gone meanwhile.
+func readStat(path string) (comm string, ppid int, cpu time.Duration, ok bool) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return 0, false
+		return "", 0, 0, false
 	}
-	_, fields, ok := splitStat(raw)
+	comm, fields, ok := splitStat(raw)
 	if !ok || len(fields) < 13 {
-		return 0, false
+		return "", 0, 0, false
 	}
-	return ticks(fields[11], fields[12]), true
+	if ppid, err = strconv.Atoi(fields[1]); err != nil {
+		return "", 0, 0, false
+	}
+	return comm, ppid, ticks(fields[11], fields[12]), true
 }
 
 // splitStat splits /proc/<pid>/stat into the command name and the fields after it (state,
