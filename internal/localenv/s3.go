@@ -18,11 +18,21 @@ func NewS3Client(endpoint, region, accessKey, secretKey string) *s3.Client {
 		Region:       region,
 		Credentials:  credentials.NewStaticCredentialsProvider(accessKey, secretKey, ""),
 		UsePathStyle: true,
-		HTTPClient:   &http.Client{Timeout: 30 * time.Second},
+		HTTPClient:   &http.Client{Timeout: 30 * time.Second, Transport: KeepAliveTransport()},
 		// Local servers do not all speak the newest checksum headers.
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
 	})
+}
+
+// KeepAliveTransport keeps a connection open for each request a caller has in flight (up to 256):
+// http.DefaultTransport keeps two, so a client or proxy with more in flight would close a
+// connection after most answers and dial a new one for the next request, which costs it and the
+// server more than small requests do.
+func KeepAliveTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns, t.MaxIdleConnsPerHost = 256, 256
+	return t
 }
 
 // S3ClientOfSecret is NewS3Client with the keys, endpoint and region of a credentials Secret

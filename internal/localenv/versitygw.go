@@ -79,6 +79,10 @@ func StartVersityGW(ctx context.Context, opts VersityGWOptions) (*VersityGW, err
 		"--admin-port", hostPort(opts.AdminPort),
 		"--region", opts.Region,
 		"--iam-dir", iam,
+		// Keep connections open between requests, as AWS and RGW do: by default the gateway
+		// answers every request with "Connection: close", so every S3 call of a client, a
+		// proxy or a benchmark would pay for a new TCP connection.
+		"--keep-alive",
 		"posix", data,
 	}
 	// Root credentials go through the environment so they never show in a process listing.

@@ -102,10 +102,7 @@ func newCompatProxy(target string) (*compatProxy, error) {
 		return nil, err
 	}
 	p := &compatProxy{target: u, calls: counts{}, answered: counts{}}
-	p.proxy = &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
-		pr.SetURL(u)
-		pr.Out.Host = pr.In.Host // S3 signatures cover the Host
-	}}
+	p.proxy = faults.NewReverseProxy(u)
 	p.server = httptest.NewServer(p)
 	return p, nil
 }

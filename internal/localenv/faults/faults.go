@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
 // Kind is one kind of failure.
@@ -212,18 +214,24 @@ func NewProxyWith(target string, wrap func(http.Handler) http.Handler) (*Proxy, 
 	if err != nil {
 		return nil, fmt.Errorf("parsing %q: %w", target, err)
 	}
-	rp := &httputil.ReverseProxy{
+	rp := NewReverseProxy(u)
+	srv := httptest.NewServer(wrap(rp)) // httptest listens on 127.0.0.1
+	return &Proxy{URL: srv.URL, server: srv}, nil
+}
+
+// NewReverseProxy forwards every request to target with the Host the client signed (S3
+// signatures cover it), over connections it keeps open.
+func NewReverseProxy(target *url.URL) *httputil.ReverseProxy {
+	return &httputil.ReverseProxy{
+		Transport: localenv.KeepAliveTransport(),
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.SetURL(u)
-			// Keep the Host the client signed (S3 signatures cover it).
+			pr.SetURL(target)
 			pr.Out.Host = pr.In.Host
 		},
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			http.Error(w, "proxy: "+err.Error(), http.StatusBadGateway)
 		},
 	}
-	srv := httptest.NewServer(wrap(rp)) // httptest listens on 127.0.0.1
-	return &Proxy{URL: srv.URL, server: srv}, nil
 }
 
 // Close stops the proxy and closes its connections.
