@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,7 +18,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	k8stypes "k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
@@ -27,15 +32,19 @@ type bound struct {
 	mix        []string // S3 calls per Bucket, in order
 	s3Rate     float64  // S3 calls per second at s3Workers
 	s3Workers  int
-	writes     int     // API writes per Bucket (the create included)
+	writes     int // API writes per Bucket (the create included)
+	replay     *apiReplay
 	apiRate    float64 // writes per second at apiWorkers
 	apiWorkers int
 	apiCPU     counts // CPU seconds by process while the API half ran at apiWorkers (machineCPU)
 	s3Time     time.Duration
 	apiTime    time.Duration
 	time       time.Duration // the larger of the two
-	s3Tried    map[int]float64
-	apiTried   map[int]float64
+	together   time.Duration // both halves at once, sharing the machine as a burst does
+	// togetherS3Workers is the S3 half's concurrency then (the API half keeps apiWorkers)
+	togetherS3Workers int
+	s3Tried           map[int]float64
+	apiTried          map[int]float64
 }
 
 // s3Ops are the calls a bucket's mix may hold, in the order a Bucket needs them.
@@ -99,96 +108,277 @@ func s3Mix(calls counts, n int) (mix []string, skipped []string) {
 	return mix, skipped
 }
 
-// measureS3 makes the mix for n fresh buckets with a plain aws-sdk-go-v2 client straight at the
-// server, at several concurrencies, and keeps the best rate. The buckets are deleted after
-// each try (not timed).
-func measureS3(ctx context.Context, s *servers, mix []string, n int, accessKey, secretKey string) (rate float64, workers int, tried map[int]float64, err error) {
-	c := localenv.NewS3Client(s.stk.S3.Direct, s.stk.S3.Region, accessKey, secretKey)
-	tried = map[int]float64{}
+// s3Half makes the S3 half of the bound: the mix for n fresh buckets with a plain
+// aws-sdk-go-v2 client straight at the server.
+type s3Half struct {
+	c   *s3.Client
+	mix []string
+	n   int
+}
+
+// run makes the mix for buckets prefix0 .. prefix(n-1) with w workers and says how long it took.
+// cleanup deletes the buckets; it is left to the caller so that it is never timed, nor runs
+// while another half is timed.
+func (h s3Half) run(ctx context.Context, w int, prefix string) (elapsed time.Duration, cleanup func(), err error) {
 	do := map[string]func(context.Context, *s3.Client, string) error{}
 	for _, op := range s3Ops {
 		do[op.name] = op.do
 	}
-	for _, w := range []int{4, 16, 64} {
-		var failures atomic.Int64
-		prefix := fmt.Sprintf("bound-%d-", w)
-		start := time.Now()
-		err := parallel(ctx, n, w, func(i int) error {
-			for _, op := range mix {
-				// Errors are answers too (a HEAD of a bucket not made yet is a 404): the bound
-				// is how fast the server answers.
-				if do[op](ctx, c, fmt.Sprintf("%s%d", prefix, i)) != nil && op == "CreateBucket" {
-					failures.Add(1)
-				}
+	var failures atomic.Int64
+	start := time.Now()
+	err = parallel(ctx, h.n, w, func(i int) error {
+		for _, op := range h.mix {
+			// Errors are answers too (a HEAD of a bucket not made yet is a 404): the bound is
+			// how fast the server answers.
+			if do[op](ctx, h.c, fmt.Sprintf("%s%d", prefix, i)) != nil && op == "CreateBucket" {
+				failures.Add(1)
 			}
+		}
+		return nil
+	})
+	elapsed = time.Since(start)
+	cleanup = func() {
+		_ = parallel(ctx, h.n, w, func(i int) error {
+			_, _ = h.c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(fmt.Sprintf("%s%d", prefix, i))})
 			return nil
 		})
-		elapsed := time.Since(start)
+	}
+	if err == nil && failures.Load() > 0 {
+		err = fmt.Errorf("the S3 bound failed to create %d buckets at concurrency %d", failures.Load(), w)
+	}
+	return elapsed, cleanup, err
+}
+
+// measureS3 runs the S3 half at several concurrencies and keeps the best rate.
+func measureS3(ctx context.Context, h s3Half) (rate float64, workers int, tried map[int]float64, err error) {
+	tried = map[int]float64{}
+	for _, w := range []int{4, 16, 64} {
+		elapsed, cleanup, err := h.run(ctx, w, fmt.Sprintf("bound-%d-", w))
+		cleanup()
 		if err != nil {
 			return 0, 0, nil, err
 		}
-		if f := failures.Load(); f > 0 {
-			return 0, 0, nil, fmt.Errorf("the S3 bound failed to create %d buckets at concurrency %d", f, w)
-		}
-		r := float64(n*len(mix)) / elapsed.Seconds()
+		r := float64(h.n*len(h.mix)) / elapsed.Seconds()
 		tried[w] = r
 		if r > rate {
 			rate, workers = r, w
 		}
-		_ = parallel(ctx, n, w, func(i int) error {
-			_, _ = c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(fmt.Sprintf("%s%d", prefix, i))})
-			return nil
-		})
 	}
 	return rate, workers, tried, nil
 }
 
-// measureAPI makes n Buckets with writes writes each (a create, then status patches) straight at
-// the API server with no controller running, at several concurrencies, and keeps the best rate.
-func measureAPI(ctx context.Context, s *servers, writes, n int) (rate float64, workers int, tried map[int]float64, cpu counts, err error) {
+// apiReplay is what the API half of the bound writes for each object: the writes our burst made
+// per Bucket, kind by kind, with the bodies the operator sent. Their bodies come from a Bucket of
+// the burst once it was Ready and from the event it got: an API server's throughput depends on
+// what is written (a Ready Bucket's status, with its conditions and ACL, costs more to decode,
+// validate, diff and store than a bare observedGeneration), and a bound of writes no controller
+// could make (a status with no conditions) is no bound of this one.
+type apiReplay struct {
+	spec       map[string]any
+	finalizers []string
+	status     map[string]any // a Ready Bucket's
+	event      map[string]any // the event it got; nil if none was found
+	// per object, in the operator's order: its finalizer (PATCH buckets), the intent record and
+	// the status at the end of the pass (PATCH buckets/status), its event (POST events)
+	metadata, statuses, events int
+	// others are writes of kinds the replay does not know, made as small status patches so the
+	// count stays the same; they are named in the report.
+	others  int
+	skipped []string
+}
+
+// Kinds of the writes counted at the API server (apiWrites) that the replay makes.
+const (
+	writeMetadata = "PATCH buckets"
+	writeStatus   = "PATCH buckets/status"
+	writeEvent    = "POST events.events.k8s.io"
+)
+
+// newAPIReplay plans the replay of writes (our burst's API writes, by kind) over n Buckets.
+func newAPIReplay(sample, event *unstructured.Unstructured, writes counts, n int) *apiReplay {
+	r := &apiReplay{}
+	if sample != nil {
+		r.spec, _, _ = unstructured.NestedMap(sample.Object, "spec")
+		r.status, _, _ = unstructured.NestedMap(sample.Object, "status")
+		r.finalizers = sample.GetFinalizers()
+	}
+	if event != nil {
+		r.event = event.Object
+	}
+	for _, name := range writes.names() {
+		k := int(math.Round(writes[name] / float64(n)))
+		switch {
+		case k == 0:
+		case name == writeMetadata && len(r.finalizers) > 0:
+			r.metadata = k
+		case name == writeStatus && r.status != nil:
+			r.statuses = k
+		case name == writeEvent && r.event != nil:
+			r.events = k
+		default:
+			r.others += k
+			r.skipped = append(r.skipped, name)
+		}
+	}
+	return r
+}
+
+// total is the writes per object, the create included.
+func (r *apiReplay) total() int { return 1 + r.metadata + r.statuses + r.events + r.others }
+
+// describe says what is written per object: "create, finalizer, intent record, Ready status, event".
+func (r *apiReplay) describe() string {
+	parts := []string{"create"}
+	add := func(k int, what string) {
+		for range k {
+			parts = append(parts, what)
+		}
+	}
+	add(r.metadata, "finalizer")
+	add(r.statuses-1, "intent record")
+	add(min(r.statuses, 1), "Ready status")
+	add(r.others, "small status patch")
+	add(r.events, "event")
+	return strings.Join(parts, ", ") + ", as the operator wrote them"
+}
+
+// write makes one object's writes: the create, then the rest in the operator's order.
+func (r *apiReplay) write(ctx context.Context, s *servers, ns, name, bucketName string) error {
+	buckets := s.dyn.Resource(bucketGVR).Namespace(ns)
+	spec := map[string]any{"bucketName": bucketName, "contractName": "c-0", "bucketReclaimPolicy": string(storagev1alpha1.ReclaimPolicyDelete)}
+	if r.spec != nil {
+		spec = runtime.DeepCopyJSON(r.spec)
+		spec["bucketName"] = bucketName
+	}
+	obj, err := buckets.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": storagev1alpha1.GroupVersion.String(), "kind": "Bucket",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+		"spec":     spec,
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	patch := func(body map[string]any, subresources ...string) error {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		obj, err = buckets.Patch(ctx, name, k8stypes.MergePatchType, b, metav1.PatchOptions{}, subresources...)
+		return err
+	}
+	for range r.metadata {
+		// As the operator adds its finalizer: with the resource version it read.
+		if err := patch(map[string]any{"metadata": map[string]any{"finalizers": r.finalizers, "resourceVersion": obj.GetResourceVersion()}}); err != nil {
+			return err
+		}
+	}
+	for k := range r.statuses {
+		body := map[string]any{"creatingBucket": bucketName} // the intent record
+		if k == r.statuses-1 {
+			body = runtime.DeepCopyJSON(r.status)
+			body["bucketName"], body["creatingBucket"] = bucketName, nil
+		}
+		if err := patch(map[string]any{"status": body}, "status"); err != nil {
+			return err
+		}
+	}
+	for k := range r.others {
+		if err := patch(map[string]any{"status": map[string]any{"observedGeneration": k + 1}}, "status"); err != nil {
+			return err
+		}
+	}
+	for k := range r.events {
+		ev := runtime.DeepCopyJSON(r.event)
+		ev["metadata"] = map[string]any{"name": fmt.Sprintf("%s.%d", name, k), "namespace": ns}
+		ev["eventTime"] = metav1.NowMicro().Format(metav1.RFC3339Micro)
+		ev["regarding"] = map[string]any{"apiVersion": obj.GetAPIVersion(), "kind": obj.GetKind(), "namespace": ns,
+			"name": name, "uid": string(obj.GetUID()), "resourceVersion": obj.GetResourceVersion()}
+		if _, err := s.dyn.Resource(eventGVR).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: ev}, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating an event: %w", err)
+		}
+	}
+	return nil
+}
+
+// runAPI makes n Buckets with r's writes each in a new namespace ns with w workers, straight at
+// the API server, and says how long it took. cleanup deletes them (see s3Half.run).
+func runAPI(ctx context.Context, s *servers, r *apiReplay, n, w int, ns string) (elapsed time.Duration, cleanup func() error, err error) {
+	cleanup = func() error { return nil }
+	if _, err := s.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return 0, cleanup, err
+	}
+	buckets := s.dyn.Resource(bucketGVR).Namespace(ns)
+	cleanup = func() error {
+		// The finalizers would keep them: nothing here removes them.
+		if err := parallel(ctx, n, w, func(i int) error {
+			_, err := buckets.Patch(ctx, fmt.Sprintf("b-%d", i), k8stypes.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+			return client.IgnoreNotFound(err)
+		}); err != nil {
+			return err
+		}
+		return buckets.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	}
+	start := time.Now()
+	err = parallel(ctx, n, w, func(i int) error {
+		return r.write(ctx, s, ns, fmt.Sprintf("b-%d", i), fmt.Sprintf("%s-%d", ns, i))
+	})
+	if err != nil {
+		err = fmt.Errorf("the API bound: %w", err)
+	}
+	return time.Since(start), cleanup, err
+}
+
+// measureAPI runs the API half at several concurrencies and keeps the best rate, with the CPU
+// each process used meanwhile.
+func measureAPI(ctx context.Context, s *servers, r *apiReplay, n int) (rate float64, workers int, tried map[int]float64, cpu counts, err error) {
 	tried = map[int]float64{}
 	for _, w := range []int{16, 64} {
-		ns := fmt.Sprintf("bound-api-%d", w)
-		if _, err := s.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		before := machineCPU()
+		elapsed, cleanup, err := runAPI(ctx, s, r, n, w, fmt.Sprintf("bound-api-%d", w))
+		used := machineCPU().minus(before)
+		if err := errors.Join(err, cleanup()); err != nil {
 			return 0, 0, nil, nil, err
 		}
-		buckets := s.dyn.Resource(bucketGVR).Namespace(ns)
-		cpuBefore := machineCPU()
-		start := time.Now()
-		err := parallel(ctx, n, w, func(i int) error {
-			name := fmt.Sprintf("b-%d", i)
-			obj := &unstructured.Unstructured{Object: map[string]any{
-				"apiVersion": storagev1alpha1.GroupVersion.String(), "kind": "Bucket",
-				"metadata": map[string]any{"name": name, "namespace": ns},
-				"spec": map[string]any{"bucketName": fmt.Sprintf("%s-%d", ns, i), "contractName": "c-0",
-					"bucketReclaimPolicy": string(storagev1alpha1.ReclaimPolicyDelete)},
-			}}
-			if _, err := buckets.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
-				return err
-			}
-			for k := 1; k < writes; k++ {
-				patch := fmt.Sprintf(`{"status":{"observedGeneration":%d}}`, k)
-				if _, err := buckets.Patch(ctx, name, k8stypes.MergePatchType, []byte(patch), metav1.PatchOptions{}, "status"); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		elapsed := time.Since(start)
-		used := machineCPU().minus(cpuBefore)
-		if err != nil {
-			return 0, 0, nil, nil, fmt.Errorf("the API bound: %w", err)
-		}
-		r := float64(n*writes) / elapsed.Seconds()
-		tried[w] = r
-		if r > rate {
-			rate, workers, cpu = r, w, used
-		}
-		if err := buckets.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
-			return 0, 0, nil, nil, err
+		got := float64(n*r.total()) / elapsed.Seconds()
+		tried[w] = got
+		if got > rate {
+			rate, workers, cpu = got, w, used
 		}
 	}
 	return rate, workers, tried, cpu, nil
+}
+
+// measureTogether runs both halves at once and says when the later one finished, at the best of
+// a few S3 concurrencies (fewer S3 workers leave the API half more of the machine; the API half
+// keeps its best). The bound takes each half alone, with the machine to itself; during a burst
+// both servers share the machine's cores, and this says what that sharing costs the servers
+// alone, with no controller in between.
+func measureTogether(ctx context.Context, s *servers, h s3Half, b *bound, n int) (best time.Duration, s3Workers int, err error) {
+	for _, w := range []int{4, b.s3Workers} {
+		if w == s3Workers {
+			continue
+		}
+		var s3Time, apiTime time.Duration
+		var s3Err, apiErr error
+		var s3Cleanup func()
+		var apiCleanup func() error
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); s3Time, s3Cleanup, s3Err = h.run(ctx, w, fmt.Sprintf("bound-both-%d-", w)) }()
+		go func() {
+			defer wg.Done()
+			apiTime, apiCleanup, apiErr = runAPI(ctx, s, b.replay, n, b.apiWorkers, fmt.Sprintf("bound-both-%d", w))
+		}()
+		wg.Wait()
+		s3Cleanup()
+		if err := errors.Join(s3Err, apiErr, apiCleanup()); err != nil {
+			return 0, 0, err
+		}
+		if t := max(s3Time, apiTime); best == 0 || t < best {
+			best, s3Workers = t, w
+		}
+	}
+	return best, s3Workers, nil
 }
 
 // measureBound measures both halves of the bound for what our burst did per Bucket.
@@ -200,16 +390,24 @@ func measureBound(ctx context.Context, s *servers, ours *result, accessKey, secr
 		logf("bound         S3 calls the bound does not make: %s", strings.Join(skipped, ", "))
 	}
 	var err error
-	if b.s3Rate, b.s3Workers, b.s3Tried, err = measureS3(ctx, s, b.mix, ours.n, accessKey, secretKey); err != nil {
+	h := s3Half{c: localenv.NewS3Client(s.stk.S3.Direct, s.stk.S3.Region, accessKey, secretKey), mix: b.mix, n: ours.n}
+	if b.s3Rate, b.s3Workers, b.s3Tried, err = measureS3(ctx, h); err != nil {
 		return nil, err
 	}
-	b.writes = max(1, int(math.Round(ours.api.total()/float64(ours.n))+1)) // + the create
-	if b.apiRate, b.apiWorkers, b.apiTried, b.apiCPU, err = measureAPI(ctx, s, b.writes, ours.n); err != nil {
+	b.replay = newAPIReplay(ours.sample, ours.sampleEvent, ours.api, ours.n)
+	if len(b.replay.skipped) > 0 {
+		logf("bound         API writes the bound replays as small status patches: %s", strings.Join(b.replay.skipped, ", "))
+	}
+	b.writes = b.replay.total()
+	if b.apiRate, b.apiWorkers, b.apiTried, b.apiCPU, err = measureAPI(ctx, s, b.replay, ours.n); err != nil {
 		return nil, err
 	}
 	b.s3Time = time.Duration(float64(ours.n*len(b.mix)) / b.s3Rate * float64(time.Second))
 	b.apiTime = time.Duration(float64(ours.n*b.writes) / b.apiRate * float64(time.Second))
 	b.time = max(b.s3Time, b.apiTime)
+	if b.together, b.togetherS3Workers, err = measureTogether(ctx, s, h, b, ours.n); err != nil {
+		return nil, fmt.Errorf("both halves at once: %w", err)
+	}
 	return b, nil
 }
 

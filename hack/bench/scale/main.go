@@ -10,7 +10,8 @@
 //   - steady state: every Bucket through two resyncs; what they cost;
 //   - delete: all N deleted; time until all are gone;
 //   - bound: the same S3 calls per Bucket from a plain aws-sdk-go-v2 client, and the same API
-//     writes per Bucket from a plain client, each at its best concurrency;
+//     writes per Bucket (the operator's, replayed with its bodies) from a plain client, each at
+//     its best concurrency; then both at once, as the servers share the machine in a burst;
 //   - ACK: the same burst and deletion with ACK's s3-controller v1.1.1, at its defaults and at
 //     our concurrency.
 //
@@ -22,6 +23,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -51,6 +54,7 @@ type options struct {
 	ackTimeout   time.Duration
 	doc          string
 	s3           string // "versitygw" or "rgw"
+	pprof        string // where the benchmark serves its own profiles; "" for nowhere
 }
 
 // rgw says whether the run is on Ceph RGW rather than versitygw.
@@ -93,6 +97,7 @@ func main() {
 	flag.DurationVar(&o.ackTimeout, "ack-timeout", 10*time.Minute, "How long an ACK burst or deletion may take before it is reported unfinished.")
 	flag.StringVar(&o.doc, "doc", "docs/performance.md", "The page whose section for this N (and S3 server) is rewritten; empty writes none.")
 	flag.StringVar(&o.s3, "s3", "versitygw", `The S3 server: "versitygw", or "rgw" for a single-node Ceph RGW (the Debian packages of make deps).`)
+	flag.StringVar(&o.pprof, "pprof-bind-address", "", "Serve the benchmark's own Go profiles at /debug/pprof/ on this loopback address (what its clients, watch and S3 proxy cost).")
 	flag.Parse()
 	if o.s3 != "versitygw" && o.s3 != "rgw" {
 		fmt.Fprintf(os.Stderr, "bench-scale: -s3=%q: want versitygw or rgw\n", o.s3)
@@ -107,6 +112,10 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.pprof != "" {
+		// The default mux holds net/http/pprof's handlers.
+		go func() { logf("pprof         %v", http.ListenAndServe(o.pprof, nil)) }()
+	}
 	if err := run(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-scale:", err)
 		stop()

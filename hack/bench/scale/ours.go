@@ -19,7 +19,10 @@ import (
 // `kubectl apply` would.
 const createWorkers = 16
 
-var bucketGVR = schema.GroupVersionResource{Group: storagev1alpha1.GroupVersion.Group, Version: storagev1alpha1.GroupVersion.Version, Resource: "buckets"}
+var (
+	bucketGVR = schema.GroupVersionResource{Group: storagev1alpha1.GroupVersion.Group, Version: storagev1alpha1.GroupVersion.Version, Resource: "buckets"}
+	eventGVR  = schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}
+)
 
 // result is what one controller did with one burst of N Buckets.
 type result struct {
@@ -41,8 +44,11 @@ type result struct {
 	delete  time.Duration // first delete to last gone
 	gone    int
 	compat  counts // S3 calls a compatibility proxy answered itself (ACK only)
-	workers int    // Buckets reconciled at once
-	note    string
+	// sample is a Bucket of the burst once Ready, and sampleEvent the event it got (nil if
+	// none): the bound replays their writes.
+	sample, sampleEvent *unstructured.Unstructured
+	workers             int // Buckets reconciled at once
+	note                string
 }
 
 // steady is what two resyncs of every Bucket cost.
@@ -103,6 +109,9 @@ func runOurs(ctx context.Context, s *servers, managerBin string, o options) (*re
 		return nil, err
 	}
 	logf("burst         %d of %d Ready in %s", res.ready, o.n, res.burst.Round(10*time.Millisecond))
+	if res.sample, res.sampleEvent, err = sampleWrites(ctx, s, ns, names[0]); err != nil {
+		return nil, err
+	}
 	// Read once the controllers run (they set it when they start, after the cache syncs).
 	workers, err := gauge(ctx, mgr.metricsURL, "controller_runtime_max_concurrent_reconciles", "bucket")
 	if err != nil {
@@ -123,6 +132,26 @@ func runOurs(ctx context.Context, s *servers, managerBin string, o options) (*re
 	logf("delete        %d of %d gone in %s", res.gone, o.n, res.delete.Round(10*time.Millisecond))
 	res.rss, res.anon, res.file = mgr.memory()
 	return res, nil
+}
+
+// sampleWrites reads what the operator wrote for one Bucket of the burst: the Bucket, and the
+// event about it that the operator emitted (nil if there is none).
+func sampleWrites(ctx context.Context, s *servers, ns, name string) (*unstructured.Unstructured, *unstructured.Unstructured, error) {
+	b, err := s.dyn.Resource(bucketGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	events, err := s.dyn.Resource(eventGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range events.Items {
+		ev := &events.Items[i]
+		if uid, _, _ := unstructured.NestedString(ev.Object, "regarding", "uid"); uid == string(b.GetUID()) {
+			return b, ev, nil
+		}
+	}
+	return b, nil, nil
 }
 
 func contractName(i int) string { return fmt.Sprintf("c-%d", i) }
