@@ -54,8 +54,10 @@ func Register(ctx context.Context, indexer client.FieldIndexer) error {
 // be a manager's cached client on which Register ran.
 func BucketsNaming(ctx context.Context, reader client.Reader, namespace, contract string) ([]string, error) {
 	var list storagev1alpha1.BucketList
+	// Only names are read: no need to copy each Bucket out of the cache (a Contract lists its
+	// Buckets on every pass, and a burst of new Buckets wakes it again and again).
 	if err := reader.List(ctx, &list, client.InNamespace(namespace),
-		client.MatchingFields{BucketContractField: contract}); err != nil {
+		client.MatchingFields{BucketContractField: contract}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing Buckets that name Contract %q: %w", contract, err)
 	}
 	return bucketNames(list.Items, contract), nil
@@ -128,7 +130,7 @@ func bucketNames(buckets []storagev1alpha1.Bucket, contract string) []string {
 func ApplicationsLinking(ctx context.Context, reader client.Reader, namespace, bucketName string) ([]string, error) {
 	var list paasv1alpha1.ApplicationList
 	if err := reader.List(ctx, &list, client.InNamespace(namespace),
-		client.MatchingFields{ApplicationBucketField: bucketName}); err != nil {
+		client.MatchingFields{ApplicationBucketField: bucketName}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing Applications that link Bucket %q: %w", bucketName, err)
 	}
 	names := make([]string, 0, len(list.Items))
