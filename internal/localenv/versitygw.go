@@ -39,6 +39,9 @@ type VersityGWOptions struct {
 	RootAccessKey, RootSecretKey string
 	// Region defaults to us-east-1.
 	Region string
+	// AccessLog, when set, is a file the gateway writes a line to for every S3 request, with
+	// the operation it served (its --access-log).
+	AccessLog string
 }
 
 // StartVersityGW starts bin/versitygw and waits until its S3 and admin endpoints answer.
@@ -83,8 +86,11 @@ func StartVersityGW(ctx context.Context, opts VersityGWOptions) (*VersityGW, err
 		// answers every request with "Connection: close", so every S3 call of a client, a
 		// proxy or a benchmark would pay for a new TCP connection.
 		"--keep-alive",
-		"posix", data,
 	}
+	if opts.AccessLog != "" {
+		args = append(args, "--access-log", opts.AccessLog)
+	}
+	args = append(args, "posix", data)
 	// Root credentials go through the environment so they never show in a process listing.
 	env := []string{"ROOT_ACCESS_KEY=" + opts.RootAccessKey, "ROOT_SECRET_KEY=" + opts.RootSecretKey}
 	proc, err := StartProcess("versitygw", filepath.Join(opts.Dir, "versitygw.log"), bin, args, env)

@@ -229,7 +229,7 @@ func runACK(ctx context.Context, s *servers, bin string, run ackRun, o options, 
 	if _, err := s.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
-	t, err := newTracker(s.dyn, ackBucketGVR, ns, conditionTrue(ackSyncedCondition))
+	t, err := newTracker(ctx, s.dyn, s.stk.EtcdURL, ackBucketGVR, ns, ackSyncedCondition)
 	if err != nil {
 		return nil, err
 	}

@@ -3,8 +3,10 @@
 // s3-controller, measured in the same run.
 //
 // The manager runs as its own process, built as shipped (go build ./cmd/manager), so its CPU
-// and memory are its own (read from /proc). S3 calls are counted at a proxy in front of the S3
-// server, API writes by the API server itself (apiserver_request_total). Scenarios:
+// and memory are its own (read from /proc). S3 calls are counted by the S3 server (versitygw's
+// access log; a proxy in front of Ceph RGW), API writes by the API server itself
+// (apiserver_request_total), and Buckets are followed in etcd, so that watching them does not
+// load the API server. Scenarios:
 //
 //   - burst: N Buckets over 10 Ready Contracts, created at once; time until all are Ready;
 //   - steady state: every Bucket through two resyncs; what they cost;

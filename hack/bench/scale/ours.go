@@ -84,7 +84,7 @@ func runOurs(ctx context.Context, s *servers, managerBin string, o options) (*re
 	}
 	logf("contracts     %d Ready", o.contracts)
 
-	t, err := newTracker(s.dyn, bucketGVR, ns, conditionTrue(storagev1alpha1.ReadyCondition))
+	t, err := newTracker(ctx, s.dyn, s.stk.EtcdURL, bucketGVR, ns, storagev1alpha1.ReadyCondition)
 	if err != nil {
 		return nil, err
 	}

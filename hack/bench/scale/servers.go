@@ -22,11 +22,12 @@ import (
 )
 
 // servers are the real servers of the test harness (kube-apiserver and etcd, versitygw, the
-// reference contract server), with a counting proxy in front of S3, and clients for them. The
-// operator and ACK run as processes of their own against them.
+// reference contract server), with the S3 calls counted (from versitygw's access log, or at a
+// proxy in front of Ceph RGW), and clients for them. The operator and ACK run as processes of
+// their own against them.
 type servers struct {
 	stk *stack.Stack
-	s3  *s3Counter
+	s3  s3Calls
 	dir string
 	cfg *rest.Config // the administrator, without client-side rate limits
 	cs  kubernetes.Interface
@@ -34,8 +35,16 @@ type servers struct {
 }
 
 func startServers(ctx context.Context, dir string, rgw bool) (*servers, error) {
-	s := &servers{s3: newS3Counter(), dir: dir}
-	stk, err := stack.Start(ctx, stack.Options{S3Middleware: s.s3.wrap, RGW: rgw})
+	s := &servers{dir: dir}
+	opts := stack.Options{RGW: rgw}
+	if rgw {
+		proxy := newS3Counter()
+		s.s3, opts.S3Middleware = proxy, proxy.wrap
+	} else {
+		opts.S3AccessLog = filepath.Join(dir, "versitygw-access.log")
+		s.s3 = newS3LogCounter(opts.S3AccessLog)
+	}
+	stk, err := stack.Start(ctx, opts)
 	if err != nil {
 		return nil, err
 	}

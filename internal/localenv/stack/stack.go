@@ -42,6 +42,9 @@ type Stack struct {
 	// ManagerClient is the running manager's cached client, for what only a cache can answer
 	// (field-indexed lists).
 	ManagerClient client.Client
+	// EtcdURL is the API server's etcd: the scale benchmark follows objects there, so that
+	// following them costs the API server nothing.
+	EtcdURL string
 
 	dir            string
 	env            *envtest.Environment
@@ -76,8 +79,13 @@ type Options struct {
 	// and StopManager kills it (SIGKILL) as a crash would; ManagerClient is then nil.
 	ManagerProcess bool
 	// S3Middleware puts a proxy in front of S3 whose requests all pass through it, before
-	// S3Faults (if set) fails some: the scale benchmark counts the operator's calls there.
+	// S3Faults (if set) fails some: the scale benchmark counts the operator's calls there on
+	// Ceph RGW.
 	S3Middleware func(http.Handler) http.Handler
+	// S3AccessLog makes versitygw write a line for every S3 request to this file (its
+	// --access-log): the scale benchmark counts the operator's calls there, at the server,
+	// with no proxy in their way. Ceph RGW writes none.
+	S3AccessLog string
 }
 
 // Start brings up the control plane, versitygw and the contract server. The manager is started
@@ -98,7 +106,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s.env, s.Config = env, cfg
+	s.env, s.Config, s.EtcdURL = env, cfg, env.ControlPlane.Etcd.URL.String()
 	if s.Client, err = client.New(cfg, client.Options{Scheme: operator.Scheme}); err != nil {
 		return nil, err
 	}
@@ -284,6 +292,9 @@ func (s *statusRecorder) WriteHeader(code int) {
 // startS3 starts versitygw or Ceph RGW and returns the contract server backend over it.
 func (s *Stack) startS3(ctx context.Context, opts Options) (contractserver.Backend, error) {
 	if opts.RGW {
+		if opts.S3AccessLog != "" {
+			return nil, errors.New("S3AccessLog: only versitygw writes an access log here")
+		}
 		ceph, err := localenv.StartCeph(ctx, localenv.CephOptions{Dir: filepath.Join(s.dir, "ceph")})
 		if err != nil {
 			return nil, err
@@ -302,7 +313,7 @@ func (s *Stack) startS3(ctx context.Context, opts Options) (contractserver.Backe
 			AdminSecretKey: ceph.AdminSecretKey,
 		})
 	}
-	gw, err := localenv.StartVersityGW(ctx, localenv.VersityGWOptions{Dir: filepath.Join(s.dir, "versitygw")})
+	gw, err := localenv.StartVersityGW(ctx, localenv.VersityGWOptions{Dir: filepath.Join(s.dir, "versitygw"), AccessLog: opts.S3AccessLog})
 	if err != nil {
 		return nil, err
 	}
