@@ -181,7 +181,7 @@ type ackRun struct {
 // runACK runs ACK's s3-controller through a burst and a deletion of n Buckets, in one account
 // (the first Contract's: ACK has no notion of Contracts).
 func runACK(ctx context.Context, s *servers, bin string, run ackRun, o options, accessKey, secretKey string) (*result, error) {
-	kubeconfig, err := s.kubeconfig("ack", false)
+	kubeconfig, err := s.kubeconfig("ack")
 	if err != nil {
 		return nil, err
 	}

@@ -11,11 +11,16 @@ import (
 	"sync"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv/stack"
@@ -65,17 +70,36 @@ func startServers(ctx context.Context, dir string, rgw bool) (*servers, error) {
 
 func (s *servers) close() { s.stk.Stop() }
 
-// kubeconfig writes a kubeconfig for the administrator, or, with impersonate, for the
-// manager's ServiceAccount (the RBAC the operator ships, as in every suite).
-func (s *servers) kubeconfig(name string, impersonate bool) (string, error) {
+// kubeconfig writes a kubeconfig for the administrator.
+func (s *servers) kubeconfig(name string) (string, error) {
 	c := s.stk.Config
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["bench"] = &clientcmdapi.Cluster{Server: c.Host, CertificateAuthorityData: c.CAData}
-	user := &clientcmdapi.AuthInfo{ClientCertificateData: c.CertData, ClientKeyData: c.KeyData, Token: c.BearerToken}
-	if impersonate {
-		m := stack.ManagerConfig(c)
-		user.Impersonate, user.ImpersonateGroups = m.Impersonate.UserName, m.Impersonate.Groups
+	return s.writeKubeconfig(name, &clientcmdapi.AuthInfo{ClientCertificateData: c.CertData, ClientKeyData: c.KeyData, Token: c.BearerToken})
+}
+
+// managerKubeconfig writes a kubeconfig for the manager's ServiceAccount, with a token of it
+// (TokenRequest), as the manager authenticates in a cluster; its RBAC is the one the operator
+// ships, as in every suite.
+func (s *servers) managerKubeconfig(ctx context.Context) (string, error) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: stack.ManagerNamespace}}
+	if _, err := s.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", err
 	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: stack.ManagerNamespace, Name: stack.ManagerServiceAccount}}
+	if _, err := s.cs.CoreV1().ServiceAccounts(sa.Namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", err
+	}
+	token, err := s.cs.CoreV1().ServiceAccounts(sa.Namespace).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](int64(24 * time.Hour / time.Second))},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("requesting a token of the manager's ServiceAccount: %w", err)
+	}
+	return s.writeKubeconfig("manager", &clientcmdapi.AuthInfo{Token: token.Status.Token})
+}
+
+func (s *servers) writeKubeconfig(name string, user *clientcmdapi.AuthInfo) (string, error) {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["bench"] = &clientcmdapi.Cluster{Server: s.stk.Config.Host, CertificateAuthorityData: s.stk.Config.CAData}
 	kc.AuthInfos["bench"] = user
 	kc.Contexts["bench"] = &clientcmdapi.Context{Cluster: "bench", AuthInfo: "bench"}
 	kc.CurrentContext = "bench"
@@ -129,7 +153,7 @@ func buildManager(ctx context.Context, root, dir string) (string, error) {
 // metrics on loopback over plain HTTP (so the benchmark can read its reconcile counts) and
 // without webhooks (ACK has none either; admission is not part of reconciling), plus extra flags.
 func (s *servers) startManager(ctx context.Context, bin string, extra []string) (*process, error) {
-	kubeconfig, err := s.kubeconfig("manager", true)
+	kubeconfig, err := s.managerKubeconfig(ctx)
 	if err != nil {
 		return nil, err
 	}
