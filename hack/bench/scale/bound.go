@@ -149,11 +149,12 @@ func (h s3Half) run(ctx context.Context, w int, prefix string) (elapsed time.Dur
 	return elapsed, cleanup, err
 }
 
-// measureS3 runs the S3 half at several concurrencies and keeps the best rate.
-func measureS3(ctx context.Context, h s3Half) (rate float64, workers int, tried map[int]float64, err error) {
+// measureS3 runs the S3 half at several concurrencies and keeps the best rate. Its buckets'
+// names start with "bound-<tag>-".
+func measureS3(ctx context.Context, h s3Half, tag string) (rate float64, workers int, tried map[int]float64, err error) {
 	tried = map[int]float64{}
 	for _, w := range []int{4, 16, 64} {
-		elapsed, cleanup, err := h.run(ctx, w, fmt.Sprintf("bound-%d-", w))
+		elapsed, cleanup, err := h.run(ctx, w, fmt.Sprintf("bound-%s-%d-", tag, w))
 		cleanup()
 		if err != nil {
 			return 0, 0, nil, err
@@ -329,12 +330,12 @@ func runAPI(ctx context.Context, s *servers, r *apiReplay, n, w int, ns string) 
 }
 
 // measureAPI runs the API half at several concurrencies and keeps the best rate, with the CPU
-// each process used meanwhile.
-func measureAPI(ctx context.Context, s *servers, r *apiReplay, n int) (rate float64, workers int, tried map[int]float64, cpu counts, err error) {
+// each process used meanwhile. Its namespaces are "bound-<tag>-api-<concurrency>".
+func measureAPI(ctx context.Context, s *servers, r *apiReplay, n int, tag string) (rate float64, workers int, tried map[int]float64, cpu counts, err error) {
 	tried = map[int]float64{}
 	for _, w := range []int{16, 64} {
 		before := machineCPU()
-		elapsed, cleanup, err := runAPI(ctx, s, r, n, w, fmt.Sprintf("bound-api-%d", w))
+		elapsed, cleanup, err := runAPI(ctx, s, r, n, w, fmt.Sprintf("bound-%s-api-%d", tag, w))
 		used := machineCPU().minus(before)
 		if err := errors.Join(err, cleanup()); err != nil {
 			return 0, 0, nil, nil, err
@@ -353,7 +354,7 @@ func measureAPI(ctx context.Context, s *servers, r *apiReplay, n int) (rate floa
 // keeps its best). The bound takes each half alone, with the machine to itself; during a burst
 // both servers share the machine's cores, and this says what that sharing costs the servers
 // alone, with no controller in between.
-func measureTogether(ctx context.Context, s *servers, h s3Half, b *bound, n int) (best time.Duration, s3Workers int, err error) {
+func measureTogether(ctx context.Context, s *servers, h s3Half, b *bound, n int, tag string) (best time.Duration, s3Workers int, err error) {
 	tries := []int{4}
 	if b.s3Workers != 4 {
 		tries = append(tries, b.s3Workers)
@@ -365,10 +366,13 @@ func measureTogether(ctx context.Context, s *servers, h s3Half, b *bound, n int)
 		var apiCleanup func() error
 		var wg sync.WaitGroup
 		wg.Add(2)
-		go func() { defer wg.Done(); s3Time, s3Cleanup, s3Err = h.run(ctx, w, fmt.Sprintf("bound-both-%d-", w)) }()
 		go func() {
 			defer wg.Done()
-			apiTime, apiCleanup, apiErr = runAPI(ctx, s, b.replay, n, b.apiWorkers, fmt.Sprintf("bound-both-%d", w))
+			s3Time, s3Cleanup, s3Err = h.run(ctx, w, fmt.Sprintf("bound-%s-both-%d-", tag, w))
+		}()
+		go func() {
+			defer wg.Done()
+			apiTime, apiCleanup, apiErr = runAPI(ctx, s, b.replay, n, b.apiWorkers, fmt.Sprintf("bound-%s-both-%d", tag, w))
 		}()
 		wg.Wait()
 		s3Cleanup()
@@ -382,8 +386,9 @@ func measureTogether(ctx context.Context, s *servers, h s3Half, b *bound, n int)
 	return best, s3Workers, nil
 }
 
-// measureBound measures both halves of the bound for what our burst did per Bucket.
-func measureBound(ctx context.Context, s *servers, ours *result, accessKey, secretKey string) (*bound, error) {
+// measureBound measures both halves of the bound for what our burst did per Bucket, and with
+// together also both at once. tag tells its namespaces and buckets from other rounds'.
+func measureBound(ctx context.Context, s *servers, ours *result, accessKey, secretKey, tag string, together bool) (*bound, error) {
 	b := &bound{}
 	var skipped []string
 	b.mix, skipped = s3Mix(ours.s3, ours.n)
@@ -392,7 +397,7 @@ func measureBound(ctx context.Context, s *servers, ours *result, accessKey, secr
 	}
 	var err error
 	h := s3Half{c: localenv.NewS3Client(s.stk.S3.Direct, s.stk.S3.Region, accessKey, secretKey), mix: b.mix, n: ours.n}
-	if b.s3Rate, b.s3Workers, b.s3Tried, err = measureS3(ctx, h); err != nil {
+	if b.s3Rate, b.s3Workers, b.s3Tried, err = measureS3(ctx, h, tag); err != nil {
 		return nil, err
 	}
 	b.replay = newAPIReplay(ours.sample, ours.sampleEvent, ours.api, ours.n)
@@ -400,13 +405,16 @@ func measureBound(ctx context.Context, s *servers, ours *result, accessKey, secr
 		logf("bound         API writes the bound replays as small status patches: %s", strings.Join(b.replay.skipped, ", "))
 	}
 	b.writes = b.replay.total()
-	if b.apiRate, b.apiWorkers, b.apiTried, b.apiCPU, err = measureAPI(ctx, s, b.replay, ours.n); err != nil {
+	if b.apiRate, b.apiWorkers, b.apiTried, b.apiCPU, err = measureAPI(ctx, s, b.replay, ours.n, tag); err != nil {
 		return nil, err
 	}
 	b.s3Time = time.Duration(float64(ours.n*len(b.mix)) / b.s3Rate * float64(time.Second))
 	b.apiTime = time.Duration(float64(ours.n*b.writes) / b.apiRate * float64(time.Second))
 	b.time = max(b.s3Time, b.apiTime)
-	if b.together, b.togetherS3Workers, err = measureTogether(ctx, s, h, b, ours.n); err != nil {
+	if !together {
+		return b, nil
+	}
+	if b.together, b.togetherS3Workers, err = measureTogether(ctx, s, h, b, ours.n, tag); err != nil {
 		return nil, fmt.Errorf("both halves at once: %w", err)
 	}
 	return b, nil

@@ -14,6 +14,8 @@
 //   - bound: the same S3 calls per Bucket from a plain aws-sdk-go-v2 client, and the same API
 //     writes per Bucket (the operator's, replayed with its bodies) from a plain client, each at
 //     its best concurrency; then both at once, as the servers share the machine in a burst;
+//   - rounds: the burst, its deletion and the bound, measured again (-rounds), since this
+//     machine's speed drifts from minute to minute; the round with the median ratio is reported;
 //   - ACK: the same burst and deletion with ACK's s3-controller v1.1.1, at its defaults and at
 //     our concurrency.
 //
@@ -56,6 +58,7 @@ type options struct {
 	ackTimeout   time.Duration
 	doc          string
 	s3           string // "versitygw" or "rgw"
+	rounds       int    // bursts of ours, each followed by the bound; the median round is reported
 	pprof        string // where the benchmark serves its own profiles; "" for nowhere
 }
 
@@ -99,10 +102,15 @@ func main() {
 	flag.DurationVar(&o.ackTimeout, "ack-timeout", 10*time.Minute, "How long an ACK burst or deletion may take before it is reported unfinished.")
 	flag.StringVar(&o.doc, "doc", "docs/performance.md", "The page whose section for this N (and S3 server) is rewritten; empty writes none.")
 	flag.StringVar(&o.s3, "s3", "versitygw", `The S3 server: "versitygw", or "rgw" for a single-node Ceph RGW (the Debian packages of make deps).`)
+	flag.IntVar(&o.rounds, "rounds", 3, "How many times our burst and the bound are each measured, one after the other; the round with the median ratio is reported (this machine's speed drifts by 10 to 30 % from minute to minute).")
 	flag.StringVar(&o.pprof, "pprof-bind-address", "", "Serve the benchmark's own Go profiles at /debug/pprof/ on this loopback address (what its clients, watch and S3 proxy cost).")
 	flag.Parse()
 	if o.s3 != "versitygw" && o.s3 != "rgw" {
 		fmt.Fprintf(os.Stderr, "bench-scale: -s3=%q: want versitygw or rgw\n", o.s3)
+		os.Exit(2)
+	}
+	if o.rounds < 1 {
+		fmt.Fprintf(os.Stderr, "bench-scale: -rounds=%d: want at least 1\n", o.rounds)
 		os.Exit(2)
 	}
 	o.managerFlags = managerFlags
@@ -166,21 +174,30 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer s.close()
-	logf("servers       kube-apiserver %s, S3 %s (counted at %s)", s.stk.Config.Host, s.stk.S3.Direct, s.stk.S3.Endpoint)
+	logf("servers       kube-apiserver %s, etcd %s, S3 %s (the operator's endpoint %s)", s.stk.Config.Host, s.stk.EtcdURL, s.stk.S3.Direct, s.stk.S3.Endpoint)
 
 	rep := &report{opts: o, machine: machine, started: time.Now()}
-	if rep.ours, err = runOurs(ctx, s, managerBin, o); err != nil {
-		return fmt.Errorf("our run: %w", err)
+	var accessKey, secretKey string
+	for i := range o.rounds {
+		last := i == o.rounds-1
+		ns := fmt.Sprintf("scale-%d", i+1)
+		ours, err := runOurs(ctx, s, managerBin, o, ns, last && o.steady)
+		if err != nil {
+			return fmt.Errorf("our run: %w", err)
+		}
+		if accessKey, secretKey, err = contractKeys(ctx, s.stk.Client, ns, contractName(0)); err != nil {
+			return err
+		}
+		b, err := measureBound(ctx, s, ours, accessKey, secretKey, fmt.Sprintf("r%d", i+1), last)
+		if err != nil {
+			return fmt.Errorf("measuring the bound: %w", err)
+		}
+		logf("bound         %s (S3 %s at %d, API %s at %d): round %d of %d, %.2fx", b.time.Round(10*time.Millisecond),
+			b.s3Time.Round(10*time.Millisecond), b.s3Workers, b.apiTime.Round(10*time.Millisecond), b.apiWorkers,
+			i+1, o.rounds, ours.burst.Seconds()/b.time.Seconds())
+		rep.rounds = append(rep.rounds, round{ours: ours, bound: b})
 	}
-	accessKey, secretKey, err := contractKeys(ctx, s.stk.Client, "scale", contractName(0))
-	if err != nil {
-		return err
-	}
-	if rep.bound, err = measureBound(ctx, s, rep.ours, accessKey, secretKey); err != nil {
-		return fmt.Errorf("measuring the bound: %w", err)
-	}
-	logf("bound         %s (S3 %s at %d, API %s at %d)", rep.bound.time.Round(10*time.Millisecond),
-		rep.bound.s3Time.Round(10*time.Millisecond), rep.bound.s3Workers, rep.bound.apiTime.Round(10*time.Millisecond), rep.bound.apiWorkers)
+	rep.pickMedian()
 
 	if len(o.ack) > 0 {
 		if err := installACKCRDs(ctx, s, ackModule); err != nil {

@@ -60,9 +60,9 @@ type steady struct {
 	peak   float64 // S3 calls in the busiest second
 }
 
-// runOurs runs the operator's scenarios: Contracts, then the burst, steady state through two
-// resyncs, and deletion.
-func runOurs(ctx context.Context, s *servers, managerBin string, o options) (*result, error) {
+// runOurs runs the operator's scenarios in namespace ns, with a manager of its own: Contracts,
+// then the burst, steady state through two resyncs (if steady), and deletion.
+func runOurs(ctx context.Context, s *servers, managerBin string, o options, ns string, steady bool) (*result, error) {
 	flags := []string{fmt.Sprintf("--resync-period=%s", o.resync)}
 	if o.concurrency > 0 {
 		flags = append(flags, fmt.Sprintf("--max-concurrent-reconciles=%d", o.concurrency))
@@ -75,7 +75,6 @@ func runOurs(ctx context.Context, s *servers, managerBin string, o options) (*re
 	defer func() { _ = mgr.proc.Stop() }()
 	logf("manager       started (pid %d) with %v", mgr.proc.PID(), flags)
 
-	ns := "scale"
 	if err := s.stk.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		return nil, err
 	}
@@ -119,7 +118,7 @@ func runOurs(ctx context.Context, s *servers, managerBin string, o options) (*re
 	}
 	res.workers = int(workers)
 
-	if o.steady {
+	if steady {
 		if res.steady, err = resyncTwice(ctx, s, mgr, o); err != nil {
 			return nil, err
 		}
