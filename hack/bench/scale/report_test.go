@@ -3,6 +3,7 @@ package main
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestSectionsOfEachSizeAndServerKeepTheirPlace(t *testing.T) {
@@ -18,5 +19,32 @@ func TestSectionsOfEachSizeAndServerKeepTheirPlace(t *testing.T) {
 	slices.SortFunc(keys, compareKeys)
 	if want := []string{"N=100", "N=1000", "N=1000 s3=rgw", "N=10000"}; !slices.Equal(keys, want) {
 		t.Errorf("order %q, want %q", keys, want)
+	}
+}
+
+// Of three rounds, the one with the median ratio of burst to bound is reported, with the highest
+// peak RSS any round's manager reached and the steady state the last round measured.
+func TestTheMedianRoundIsReportedWithTheHighestRSS(t *testing.T) {
+	measured := func(burst, boundTime time.Duration, rss int64) round {
+		return round{ours: &result{burst: burst, rss: rss}, bound: &bound{time: boundTime}}
+	}
+	r := &report{rounds: []round{
+		measured(18*time.Second, 10*time.Second, 60<<20), // 1.8x
+		measured(16*time.Second, 11*time.Second, 64<<20), // 1.45x
+		measured(30*time.Second, 10*time.Second, 58<<20), // 3.0x
+	}}
+	r.rounds[2].ours.steady = &steady{passes: 2}
+	r.pickMedian()
+	if r.ours.burst != 18*time.Second || r.bound.time != 10*time.Second {
+		t.Errorf("reported %s / %s, want the median round's 18s / 10s", r.ours.burst, r.bound.time)
+	}
+	if r.ours.rss != 64<<20 {
+		t.Errorf("peak RSS %d MiB, want the highest of the rounds, 64", r.ours.rss>>20)
+	}
+	if r.ours.steady == nil || r.ours.steady.passes != 2 {
+		t.Error("the steady state of the round that measured it was not reported")
+	}
+	if r.rounds[0].ours.rss != 60<<20 {
+		t.Error("picking the median changed a round's own figures")
 	}
 }
