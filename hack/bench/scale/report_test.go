@@ -48,3 +48,21 @@ func TestTheMedianRoundIsReportedWithTheHighestRSS(t *testing.T) {
 		t.Error("picking the median changed a round's own figures")
 	}
 }
+
+// Writes too rare to show per Bucket are still listed, in all, so none goes unseen.
+func TestRareCallsAreListedInAll(t *testing.T) {
+	writes := counts{"PATCH buckets/status": 2000, "PATCH buckets": 1000, "PATCH contracts/status": 12, "PUT secrets": 3}
+	want := "PATCH buckets/status 2.0, PATCH buckets 1.0; in all PATCH contracts/status 12, PUT secrets 3"
+	if got := breakdown(writes, 1000); got != want {
+		t.Errorf("breakdown = %q, want %q", got, want)
+	}
+	if got, want := breakdown(counts{"PATCH events.events.k8s.io": 3}, 1000), "in all PATCH events.events.k8s.io 3"; got != want {
+		t.Errorf("breakdown = %q, want %q", got, want)
+	}
+	if got := breakdown(counts{}, 1000); got != "none" {
+		t.Errorf("breakdown of nothing = %q, want none", got)
+	}
+	if got, want := totals(counts{"PATCH events.events.k8s.io": 3, "PUT secrets": 1}), "PATCH events.events.k8s.io 3, PUT secrets 1"; got != want {
+		t.Errorf("totals = %q, want %q", got, want)
+	}
+}
