@@ -83,11 +83,11 @@ func rawString(r *runtime.RawExtension) string {
 }
 
 // effectivePolicy is the policy the bucket must have: the spec's, then the statements generated
-// for the BucketAccesses granted (each Sid starting objectstore.AccessStatementPrefix), and, on
-// a server that judges the owner by the policy alone (form.OwnerNeedsAllow), a statement marked
-// objectstore.OwnerStatementID that keeps the owner in control as AWS and Ceph do. "" is none.
-// A spec policy that is no JSON object goes to the server as it is, which refuses it with its
-// own message.
+// for the BucketAccesses granted (each Sid starting objectstore.AccessStatementPrefix, a pair per
+// access mode), and, on a server that judges the owner by the policy alone
+// (form.OwnerNeedsAllow), a statement marked objectstore.OwnerStatementID that keeps the owner
+// in control as AWS and Ceph do. "" is none. A spec policy that is no JSON object goes to the
+// server as it is, which refuses it with its own message.
 func effectivePolicy(b *storagev1alpha1.Bucket, form *storagev1alpha1.BucketPolicyForm, grants []objectstore.AccessGrant) string {
 	spec := ""
 	if b.Spec.Policy != nil && len(b.Spec.Policy.Raw) > 0 {
@@ -97,14 +97,7 @@ func effectivePolicy(b *storagev1alpha1.Bucket, form *storagev1alpha1.BucketPoli
 	if form != nil && form.ResourcePrefix != "" {
 		prefix = form.ResourcePrefix
 	}
-	var generated []any
-	for _, g := range grants {
-		stmts, err := objectstore.AccessStatements(g, prefix, b.Spec.BucketName)
-		if err == nil {
-			generated = append(generated, stmts...)
-		}
-	}
-	policy, err := objectstore.WithStatements(spec, generated)
+	policy, err := objectstore.WithStatements(spec, objectstore.AccessStatements(grants, prefix, b.Spec.BucketName))
 	if err != nil {
 		return spec
 	}
