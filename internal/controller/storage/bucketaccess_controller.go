@@ -87,6 +87,7 @@ func (r *BucketAccessReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if err := r.Get(ctx, req.NamespacedName, a); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	read := a.ResourceVersion
 	// The finalizer goes on before the provider is called, so no principal is made that a
 	// deletion could forget.
 	if a.DeletionTimestamp.IsZero() {
@@ -100,6 +101,12 @@ func (r *BucketAccessReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		r.setConditions(a, p)
 		if err := status.Patch(ctx, r.Client, before, a, &before.Status, &a.Status); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
+			return
+		}
+		// The Secret this pass created or changed wakes the BucketAccess at once: the next pass
+		// must see what this one recorded, or it asks for the principal again.
+		if a.ResourceVersion != read {
+			status.AwaitCache(ctx, r.Client, a, cacheCatchUp)
 		}
 	}()
 	if !a.DeletionTimestamp.IsZero() {

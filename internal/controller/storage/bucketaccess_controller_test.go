@@ -2,6 +2,8 @@ package storage_test
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +22,7 @@ import (
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv/stack"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
 
@@ -146,6 +149,43 @@ var _ = Describe("BucketAccess", func() {
 		By("the Bucket stays Ready, with the generated statements marked apart from the user's")
 		bucketReady(ctx, photos)
 		Expect(string(photos.Status.Policy.Raw)).To(ContainSubstring(objectstore.AccessStatementPrefix))
+	})
+
+	// Creating its Secret wakes a BucketAccess at once, before the cache shows what the pass
+	// that created it wrote. That second pass must not act on the older BucketAccess.
+	It("asks for its principal once and says it is Available once, though its new Secret wakes it at once", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		readyAccount(ctx, ns, "acct")
+		b := newBucket(ns, "shared", "acct")
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+		bucketReady(ctx, b)
+		var accesses []*storagev1alpha1.BucketAccess
+		for i := range 20 {
+			a := newAccess(ns, fmt.Sprintf("reader-%d", i), "shared", storagev1alpha1.AccessReadOnly)
+			Expect(k8s.Create(ctx, a)).To(Succeed())
+			accesses = append(accesses, a)
+		}
+		for _, a := range accesses {
+			accessReady(ctx, a)
+		}
+		Consistently(func(g Gomega) {
+			var list eventsv1.EventList
+			g.Expect(k8s.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+			for _, a := range accesses {
+				asked := stk.ContractAPI.Calls(func(call stack.Call) bool {
+					return call.Method == http.MethodPost && call.IdempotencyKey == string(a.UID)
+				})
+				g.Expect(asked).To(HaveLen(1), "requests for the principal of %s", a.Name)
+				var available []eventsv1.Event
+				for _, e := range list.Items {
+					if e.Regarding.UID == a.UID && e.Reason == storagev1alpha1.ReasonAvailable {
+						available = append(available, e)
+					}
+				}
+				g.Expect(available).To(HaveLen(1), "Available events of %s", a.Name)
+				g.Expect(available[0].Series).To(BeNil(), "Available event of %s said again", a.Name)
+			}
+		}).Within(2 * time.Second).Should(Succeed())
 	})
 
 	It("rotates the key without a single failed request, and revokes the old one after the overlap", func(ctx SpecContext) {

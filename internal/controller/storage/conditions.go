@@ -51,6 +51,10 @@ func setCondition(conds *[]metav1.Condition, generation int64, typ string, c con
 	status.SetCondition(conds, generation, typ, c.Status, c.Reason, c.Message)
 }
 
+// cacheCatchUp bounds how long a pass that wrote its object waits for the cache to show the
+// write (status.AwaitCache); a watch is usually milliseconds behind.
+const cacheCatchUp = 2 * time.Second
+
 // waitingRetryInterval is how often a resource that waits on something no watch reports looks
 // again (objects in a bucket to delete, buckets an account keeps, a Secret of someone else's
 // under the name it needs), or every resync period if that is shorter.

@@ -86,6 +86,7 @@ func (r *ContractReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_
 	if err := r.Get(ctx, req.NamespacedName, contract); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	read := contract.ResourceVersion
 
 	// The finalizer goes on before the provider is called, so nothing is bought that a
 	// deletion could forget.
@@ -101,6 +102,12 @@ func (r *ContractReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_
 		r.setConditions(contract, p)
 		if err := status.Patch(ctx, r.Client, before, contract, &before.Status, &contract.Status); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
+			return
+		}
+		// The Secret this pass created or changed wakes the Contract at once: the next pass
+		// must see what this one recorded, or it buys (replays) and announces it again.
+		if contract.ResourceVersion != read {
+			status.AwaitCache(ctx, r.Client, contract, cacheCatchUp)
 		}
 	}()
 

@@ -2,6 +2,7 @@ package storage_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -81,6 +83,36 @@ var _ = Describe("Contract", func() {
 
 		By("buying exactly one contract")
 		Expect(createsFor(c, http.StatusCreated)).To(Equal(1))
+	})
+
+	// Creating its Secret wakes a Contract at once, before the cache shows what the pass that
+	// created it wrote. That second pass must not act on the older Contract.
+	It("asks the provider once and says it is Available once, though its new Secret wakes it at once", func(ctx SpecContext) {
+		var contracts []*storagev1alpha1.Contract
+		for i := range 30 {
+			c := newContract(ns, fmt.Sprintf("once-%d", i))
+			Expect(k8s.Create(ctx, c)).To(Succeed())
+			contracts = append(contracts, c)
+		}
+		for _, c := range contracts {
+			contractReady(ctx, c)
+		}
+		Consistently(func(g Gomega) {
+			var list eventsv1.EventList
+			g.Expect(k8s.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+			for _, c := range contracts {
+				g.Expect(createsFor(c, http.StatusCreated)).To(Equal(1), "purchases of %s", c.Name)
+				g.Expect(createsFor(c, http.StatusOK)).To(BeZero(), "replayed purchases of %s", c.Name)
+				var available []eventsv1.Event
+				for _, e := range list.Items {
+					if e.Regarding.UID == c.UID && e.Reason == storagev1alpha1.ReasonAvailable {
+						available = append(available, e)
+					}
+				}
+				g.Expect(available).To(HaveLen(1), "Available events of %s", c.Name)
+				g.Expect(available[0].Series).To(BeNil(), "Available event of %s said again", c.Name)
+			}
+		}).Within(2 * time.Second).Should(Succeed())
 	})
 
 	It("reports the contract API as unavailable while it is down, then becomes Ready", func(ctx SpecContext) {
