@@ -177,6 +177,19 @@ func eventReasons(ctx SpecContext, obj client.Object) []string {
 	return reasons
 }
 
+// saidOnce checks that events holds exactly one event with reason about obj, and that it was not
+// said again (which makes it a series).
+func saidOnce(g Gomega, events []eventsv1.Event, obj client.Object, reason string) {
+	var said []eventsv1.Event
+	for _, e := range events {
+		if e.Regarding.UID == obj.GetUID() && e.Reason == reason {
+			said = append(said, e)
+		}
+	}
+	g.Expect(said).To(HaveLen(1), "%s events of %s", reason, obj.GetName())
+	g.Expect(said[0].Series).To(BeNil(), "%s event of %s said again", reason, obj.GetName())
+}
+
 var _ = Describe("Bucket", func() {
 	var ns string
 	BeforeEach(func(ctx SpecContext) { ns = newNamespace(ctx) })

@@ -176,14 +176,7 @@ var _ = Describe("BucketAccess", func() {
 					return call.Method == http.MethodPost && call.IdempotencyKey == string(a.UID)
 				})
 				g.Expect(asked).To(HaveLen(1), "requests for the principal of %s", a.Name)
-				var available []eventsv1.Event
-				for _, e := range list.Items {
-					if e.Regarding.UID == a.UID && e.Reason == storagev1alpha1.ReasonAvailable {
-						available = append(available, e)
-					}
-				}
-				g.Expect(available).To(HaveLen(1), "Available events of %s", a.Name)
-				g.Expect(available[0].Series).To(BeNil(), "Available event of %s said again", a.Name)
+				saidOnce(g, list.Items, a, storagev1alpha1.ReasonAvailable)
 			}
 		}).Within(2 * time.Second).Should(Succeed())
 	})

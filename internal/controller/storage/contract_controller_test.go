@@ -103,14 +103,7 @@ var _ = Describe("Contract", func() {
 			for _, c := range contracts {
 				g.Expect(createsFor(c, http.StatusCreated)).To(Equal(1), "purchases of %s", c.Name)
 				g.Expect(createsFor(c, http.StatusOK)).To(BeZero(), "replayed purchases of %s", c.Name)
-				var available []eventsv1.Event
-				for _, e := range list.Items {
-					if e.Regarding.UID == c.UID && e.Reason == storagev1alpha1.ReasonAvailable {
-						available = append(available, e)
-					}
-				}
-				g.Expect(available).To(HaveLen(1), "Available events of %s", c.Name)
-				g.Expect(available[0].Series).To(BeNil(), "Available event of %s said again", c.Name)
+				saidOnce(g, list.Items, c, storagev1alpha1.ReasonAvailable)
 			}
 		}).Within(2 * time.Second).Should(Succeed())
 	})
