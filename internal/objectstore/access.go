@@ -58,11 +58,11 @@ var accessModes = []string{ReadOnly, ReadWrite, WriteOnly}
 
 // AccessStatements returns the statements that give each grant its access to bucket and nothing
 // else: per access mode, one statement for the bucket (when the mode has bucket actions) and one
-// for its objects, each naming every principal granted that mode. Statements shared by mode
-// rather than one pair per grant keep the policy small: a grant adds its principal (tens of
-// bytes) instead of two statements (about 450), and policies are bounded (20 KB on AWS, and on
-// versitygw's posix backend an extended attribute: 3,735 bytes here, on ext4). A grant of an unknown mode, or
-// with no principal, gets nothing.
+// for its objects, each naming every principal granted that mode. Sharing statements by mode
+// keeps the policy small, a grant adding its principal (tens of bytes) rather than two
+// statements (about 450): policies are bounded, 20 KB on AWS and, on versitygw's posix backend,
+// an extended attribute (3,735 bytes on ext4 here). A grant of an unknown mode, or with no
+// principal, gets nothing.
 func AccessStatements(grants []AccessGrant, resourcePrefix, bucket string) []any {
 	var out []any
 	for _, mode := range accessModes {
