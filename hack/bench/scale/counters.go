@@ -100,32 +100,38 @@ type s3LogCounter struct {
 
 func newS3LogCounter(path string) *s3LogCounter { return &s3LogCounter{path: path, ops: counts{}} }
 
-// snapshot reads what the log gained since the last snapshot.
+// snapshot counts what the log gained since the last snapshot.
 func (c *s3LogCounter) snapshot() counts {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	f, err := os.Open(c.path)
-	if err == nil {
-		defer func() { _ = f.Close() }()
-		if _, err = f.Seek(c.offset, io.SeekStart); err == nil {
-			var b []byte
-			if b, err = io.ReadAll(f); err == nil {
-				c.offset += int64(len(b))
-				b = append(c.partial, b...)
-				end := bytes.LastIndexByte(b, '\n') + 1
-				for _, line := range bytes.Split(b[:end], []byte("\n")) {
-					if op, ok := accessLogOperation(line); ok {
-						c.ops[op]++
-					}
-				}
-				c.partial = append([]byte(nil), b[end:]...)
-			}
-		}
-	}
+	b, err := c.readNew()
 	if err != nil {
 		logf("s3 calls      reading %s: %v", c.path, err)
 	}
+	b = append(c.partial, b...)
+	end := bytes.LastIndexByte(b, '\n') + 1
+	for _, line := range bytes.Split(b[:end], []byte("\n")) {
+		if op, ok := accessLogOperation(line); ok {
+			c.ops[op]++
+		}
+	}
+	c.partial = append([]byte(nil), b[end:]...)
 	return maps.Clone(c.ops)
+}
+
+// readNew reads the log from where the last read ended.
+func (c *s3LogCounter) readNew() ([]byte, error) {
+	f, err := os.Open(c.path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	if _, err := f.Seek(c.offset, io.SeekStart); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(f)
+	c.offset += int64(len(b))
+	return b, err
 }
 
 // accessLogOperation is the S3 operation of one line of versitygw's access log (AWS's server

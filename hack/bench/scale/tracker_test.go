@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -111,5 +114,32 @@ func TestAccessLogLinesNameTheirOperation(t *testing.T) {
 	}
 	if op, ok := accessLogOperation([]byte("log starts 2026-11-25 21:11:11 +0000 UTC")); ok {
 		t.Errorf("the log's first line read as operation %q", op)
+	}
+}
+
+// A line the gateway has not finished writing is counted once it is whole, and never twice.
+func TestTheAccessLogIsCountedOnceLineByLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "access.log")
+	line := "- b [25/November/2026:22:20:15 +0000] 127.0.0.1 - REQ s3_HeadBucket - /b 404 NoSuchBucket 0 0 0 0\n"
+	if err := os.WriteFile(path, []byte("log starts now\n"+line+line[:40]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := newS3LogCounter(path)
+	if got := c.snapshot()["HeadBucket"]; got != 1 {
+		t.Errorf("after one whole line and half of another: %v HeadBucket, want 1", got)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString(line[40:])
+	if err := errors.Join(err, f.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.snapshot()["HeadBucket"]; got != 2 {
+		t.Errorf("once the second line is whole: %v HeadBucket, want 2", got)
+	}
+	if got := c.snapshot()["HeadBucket"]; got != 2 {
+		t.Errorf("with nothing new: %v HeadBucket, want 2", got)
 	}
 }
