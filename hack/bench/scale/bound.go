@@ -259,17 +259,23 @@ func (r *apiReplay) write(ctx context.Context, s *servers, ns, name, bucketName 
 	if err != nil {
 		return err
 	}
+	// As the operator patches: answered with the object's metadata only.
+	patched := s.meta.Resource(bucketGVR).Namespace(ns)
+	rv := obj.GetResourceVersion()
 	patch := func(body map[string]any, subresources ...string) error {
 		b, err := json.Marshal(body)
 		if err != nil {
 			return err
 		}
-		obj, err = buckets.Patch(ctx, name, k8stypes.MergePatchType, b, metav1.PatchOptions{}, subresources...)
+		written, err := patched.Patch(ctx, name, k8stypes.MergePatchType, b, metav1.PatchOptions{}, subresources...)
+		if err == nil {
+			rv = written.GetResourceVersion()
+		}
 		return err
 	}
 	for range r.metadata {
 		// As the operator adds its finalizer: with the resource version it read.
-		if err := patch(map[string]any{"metadata": map[string]any{"finalizers": r.finalizers, "resourceVersion": obj.GetResourceVersion()}}); err != nil {
+		if err := patch(map[string]any{"metadata": map[string]any{"finalizers": r.finalizers, "resourceVersion": rv}}); err != nil {
 			return err
 		}
 	}
@@ -293,7 +299,7 @@ func (r *apiReplay) write(ctx context.Context, s *servers, ns, name, bucketName 
 		ev["metadata"] = map[string]any{"name": fmt.Sprintf("%s.%d", name, k), "namespace": ns}
 		ev["eventTime"] = metav1.NowMicro().Format(metav1.RFC3339Micro)
 		ev["regarding"] = map[string]any{"apiVersion": obj.GetAPIVersion(), "kind": obj.GetKind(), "namespace": ns,
-			"name": name, "uid": string(obj.GetUID()), "resourceVersion": obj.GetResourceVersion()}
+			"name": name, "uid": string(obj.GetUID()), "resourceVersion": rv}
 		if _, err := s.dyn.Resource(eventGVR).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: ev}, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating an event: %w", err)
 		}

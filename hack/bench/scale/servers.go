@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -37,6 +38,8 @@ type servers struct {
 	cfg *rest.Config // the administrator, without client-side rate limits
 	cs  kubernetes.Interface
 	dyn dynamic.Interface
+	// meta writes as the operator does: merge patches answered with the object's metadata only.
+	meta metadata.Interface
 }
 
 func startServers(ctx context.Context, dir string, rgw bool) (*servers, error) {
@@ -62,6 +65,10 @@ func startServers(ctx context.Context, dir string, rgw bool) (*servers, error) {
 		return nil, err
 	}
 	if s.dyn, err = dynamic.NewForConfig(s.cfg); err != nil {
+		s.close()
+		return nil, err
+	}
+	if s.meta, err = metadata.NewForConfig(s.cfg); err != nil {
 		s.close()
 		return nil, err
 	}

@@ -109,7 +109,7 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 
 	before := app.DeepCopy()
 	defer func() {
-		if err := status.Patch(ctx, r.Client, before, app, &before.Status, &app.Status); err != nil {
+		if err := status.Patch(ctx, r.Client, app, &before.Status, &app.Status); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
 		}
 	}()

@@ -72,7 +72,7 @@ func TestTheEndOfPassWriteSurvivesWritesMadeDuringThePass(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Status.BucketName = "x"
-	if err := Patch(ctx, c, before, b, &before.Status, &b.Status); err != nil {
+	if err := Patch(ctx, c, b, &before.Status, &b.Status); err != nil {
 		t.Fatalf("the end-of-pass write failed: %v", err)
 	}
 	got := &storagev1alpha1.Bucket{}
@@ -81,6 +81,56 @@ func TestTheEndOfPassWriteSurvivesWritesMadeDuringThePass(t *testing.T) {
 	}
 	if got.Status.BucketName != "x" || got.Status.CreatingBucket != "x" {
 		t.Errorf("status = %+v, want the record and the pass's result", got.Status)
+	}
+}
+
+// Writes answer with the object's metadata only, so the pass's object keeps what the pass
+// computed and takes only the version it wrote, which AwaitCache then waits for.
+func TestEveryWriteLeavesThePassItsWorkAndTheVersionItWrote(t *testing.T) {
+	ctx := context.Background()
+	scheme := runtime.NewScheme()
+	if err := storagev1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&storagev1alpha1.Bucket{}).
+		WithObjects(&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}}).Build()
+	b := &storagev1alpha1.Bucket{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "b"}, b); err != nil {
+		t.Fatal(err)
+	}
+	before := b.DeepCopy()
+	b.Status.Endpoint = "computed by the pass, not written yet"
+	stored := func() *storagev1alpha1.Bucket {
+		got := &storagev1alpha1.Bucket{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(b), got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	for _, write := range []struct {
+		what string
+		do   func() error
+	}{
+		{"SetFinalizer", func() error { return SetFinalizer(ctx, c, b, "ours", true) }},
+		{"Record", func() error {
+			return Record(ctx, c, b, func(o client.Object) { o.(*storagev1alpha1.Bucket).Status.CreatingBucket = "x" })
+		}},
+		{"Patch", func() error { return Patch(ctx, c, b, &before.Status, &b.Status) }},
+	} {
+		if err := write.do(); err != nil {
+			t.Fatalf("%s: %v", write.what, err)
+		}
+		got := stored()
+		if b.ResourceVersion != got.ResourceVersion {
+			t.Errorf("after %s the pass has version %s, want the one written, %s", write.what, b.ResourceVersion, got.ResourceVersion)
+		}
+		if b.Status.Endpoint == "" {
+			t.Fatalf("%s overwrote what the pass computed", write.what)
+		}
+	}
+	got := stored()
+	if !slices.Contains(got.Finalizers, "ours") || got.Status.CreatingBucket != "x" || got.Status.Endpoint != b.Status.Endpoint {
+		t.Errorf("stored %v, %+v: want the finalizer, the record and the pass's status", got.Finalizers, got.Status)
 	}
 }
 

@@ -114,7 +114,7 @@ func (r *BucketReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ c
 	p := &bucketPass{stored: &before.Status}
 	defer func() {
 		r.setConditions(b, p)
-		if err := status.Patch(ctx, r.Client, before, b, &before.Status, &b.Status); err != nil {
+		if err := status.Patch(ctx, r.Client, b, &before.Status, &b.Status); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
 		}
 	}()

@@ -99,7 +99,7 @@ func (r *BucketAccessReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	p := &accessPass{}
 	defer func() {
 		r.setConditions(a, p)
-		if err := status.Patch(ctx, r.Client, before, a, &before.Status, &a.Status); err != nil {
+		if err := status.Patch(ctx, r.Client, a, &before.Status, &a.Status); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
 			return
 		}

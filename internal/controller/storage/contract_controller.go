@@ -100,7 +100,7 @@ func (r *ContractReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_
 	p := &contractPass{}
 	defer func() {
 		r.setConditions(contract, p)
-		if err := status.Patch(ctx, r.Client, before, contract, &before.Status, &contract.Status); err != nil {
+		if err := status.Patch(ctx, r.Client, contract, &before.Status, &contract.Status); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
 			return
 		}
