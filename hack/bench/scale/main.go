@@ -175,6 +175,10 @@ func run(ctx context.Context, o options) error {
 	}
 	defer s.close()
 	logf("servers       kube-apiserver %s, etcd %s, S3 %s (the operator's endpoint %s)", s.stk.Config.Host, s.stk.EtcdURL, s.stk.S3.Direct, s.stk.S3.Endpoint)
+	// For a person looking into a run while it goes: kubectl, and the API server's profiles.
+	if _, err := s.kubeconfig("admin"); err != nil {
+		return err
+	}
 
 	rep := &report{opts: o, machine: machine, started: time.Now()}
 	var accessKey, secretKey string

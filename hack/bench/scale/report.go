@@ -345,9 +345,12 @@ What the benchmark itself does is kept off the cores the burst needs where it ca
 - **bound**: the physical bound of a burst on these servers, measured in the same run: the same
   S3 calls per Bucket from a plain aws-sdk-go-v2 client straight at the S3 server, and the same
   API writes per Bucket from a plain client, each at the best of a few concurrencies; the bound
-  is the larger of the two times. The API writes are the operator's own, replayed with the
-  bodies it sent (the create, its finalizer, the intent record, a Ready Bucket's status, the
-  event), so the API server does the same work per write. Each server is measured alone there,
+  is the larger of the two times. The API writes are the operator's own, replayed as it sent
+  them (the create, its finalizer, the intent record, a Ready Bucket's status, the event: the
+  same bodies, answered with metadata only as the operator asks), so the API server does the
+  same work per write. The benchmark's clients authenticate as the manager does, with a
+  ServiceAccount token (an administrator's); a client certificate would cost the API server
+  a verification on every request. Each server is measured alone there,
   with the machine to itself; during a burst the same cores also run the other server, the
   manager, etcd and the watch the manager needs. Each section says where the CPU of a burst
   went, by process, and how long the two halves take when they run at once.
