@@ -72,19 +72,13 @@ func PatchMetadata(ctx context.Context, c client.Client, obj client.Object, muta
 		return fmt.Errorf("cannot copy %T", obj)
 	}
 	mutate(patched)
-	data, err := mergePatch(patchableMetadata(obj), patchableMetadata(patched))
-	if err != nil {
-		return err
-	}
-	var withVersion map[string]map[string]any
-	if err := json.Unmarshal(data, &withVersion); err != nil {
-		return err
-	}
-	if withVersion["metadata"] == nil {
+	from, to := patchableMetadata(obj), patchableMetadata(patched)
+	if equality.Semantic.DeepEqual(from, to) {
 		return nil
 	}
-	withVersion["metadata"]["resourceVersion"] = obj.GetResourceVersion()
-	if data, err = json.Marshal(withVersion); err != nil {
+	to["metadata"]["resourceVersion"] = obj.GetResourceVersion()
+	data, err := mergePatch(from, to)
+	if err != nil {
 		return err
 	}
 	if err := send(ctx, c, obj, "", data); err != nil {
@@ -97,8 +91,8 @@ func PatchMetadata(ctx context.Context, c client.Client, obj client.Object, muta
 }
 
 // patchableMetadata is the part of an object's metadata that PatchMetadata writes.
-func patchableMetadata(obj client.Object) map[string]any {
-	return map[string]any{"metadata": map[string]any{
+func patchableMetadata(obj client.Object) map[string]map[string]any {
+	return map[string]map[string]any{"metadata": {
 		"annotations": obj.GetAnnotations(), "labels": obj.GetLabels(), "finalizers": obj.GetFinalizers()}}
 }
 
