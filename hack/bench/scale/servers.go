@@ -35,7 +35,7 @@ type servers struct {
 	stk *stack.Stack
 	s3  s3Calls
 	dir string
-	cfg *rest.Config // the administrator, without client-side rate limits
+	cfg *rest.Config // the benchmark's ServiceAccount, an administrator, without client-side rate limits
 	cs  kubernetes.Interface
 	dyn dynamic.Interface
 	// meta writes as the operator does: merge patches answered with the object's metadata only.
@@ -57,6 +57,7 @@ func startServers(ctx context.Context, dir string, rgw bool) (*servers, error) {
 		return nil, err
 	}
 	s.stk = stk
+	// The harness's certificate only makes the benchmark's own ServiceAccount.
 	if s.cs, err = kubernetes.NewForConfig(stk.Config); err != nil {
 		s.close()
 		return nil, err
