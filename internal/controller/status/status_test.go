@@ -47,16 +47,7 @@ func TestSetFinalizerNeverDropsAFinalizerAddedMeanwhile(t *testing.T) {
 
 func TestTheEndOfPassWriteSurvivesWritesMadeDuringThePass(t *testing.T) {
 	ctx := context.Background()
-	scheme := runtime.NewScheme()
-	if err := storagev1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&storagev1alpha1.Bucket{}).
-		WithObjects(&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}}).Build()
-	b := &storagev1alpha1.Bucket{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "b"}, b); err != nil {
-		t.Fatal(err)
-	}
+	c, b := storedBucket(t)
 	before := b.DeepCopy()
 
 	// The pass records an intent, someone else then writes the object, and the pass ends.
@@ -88,16 +79,7 @@ func TestTheEndOfPassWriteSurvivesWritesMadeDuringThePass(t *testing.T) {
 // computed and takes only the version it wrote, which AwaitCache then waits for.
 func TestEveryWriteLeavesThePassItsWorkAndTheVersionItWrote(t *testing.T) {
 	ctx := context.Background()
-	scheme := runtime.NewScheme()
-	if err := storagev1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&storagev1alpha1.Bucket{}).
-		WithObjects(&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}}).Build()
-	b := &storagev1alpha1.Bucket{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "b"}, b); err != nil {
-		t.Fatal(err)
-	}
+	c, b := storedBucket(t)
 	before := b.DeepCopy()
 	b.Status.Endpoint = "computed by the pass, not written yet"
 	stored := func() *storagev1alpha1.Bucket {
@@ -175,4 +157,21 @@ func (r *lagReader) Get(ctx context.Context, key client.ObjectKey, obj client.Ob
 		obj.SetResourceVersion("older")
 	}
 	return nil
+}
+
+// storedBucket is a client with a Bucket that has a status subresource, and the Bucket as a
+// pass reads it.
+func storedBucket(t *testing.T) (client.Client, *storagev1alpha1.Bucket) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := storagev1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&storagev1alpha1.Bucket{}).
+		WithObjects(&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}}).Build()
+	b := &storagev1alpha1.Bucket{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "b"}, b); err != nil {
+		t.Fatal(err)
+	}
+	return c, b
 }
