@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -25,8 +26,10 @@ type Store interface {
 	// ErrNoSuchBucket, or ErrAccessDenied when someone else has it.
 	HeadBucket(ctx context.Context, bucket string) error
 	// CreateBucket creates a bucket on which ACLs apply (object ownership ObjectWriter where the
-	// server knows ownership controls), with object lock when opts ask for it.
-	CreateBucket(ctx context.Context, bucket string, opts CreateOptions) error
+	// server knows ownership controls), with object lock when opts ask for it. tagged says the
+	// bucket was made carrying opts.Tags; otherwise the server does not take tags at creation,
+	// and the caller must tag the bucket itself.
+	CreateBucket(ctx context.Context, bucket string, opts CreateOptions) (tagged bool, err error)
 	// BucketTags returns the bucket's tags.
 	BucketTags(ctx context.Context, bucket string) (map[string]string, error)
 	// PutBucketTags replaces the bucket's tags.
@@ -99,6 +102,14 @@ func New(cfg Config) Store {
 	return &store{s3: newClient(cfg), region: cfg.Region}
 }
 
+// Whether an endpoint takes tags in CreateBucket (AWS since 2025, versitygw): until one
+// creation shows it, each is checked by reading the tags back.
+const (
+	createTagsUnknown int32 = iota
+	createTagsTaken
+	createTagsIgnored
+)
+
 func newClient(cfg Config) *s3.Client {
 	attempts := cfg.MaxAttempts
 	if attempts == 0 {
@@ -122,6 +133,8 @@ func newClient(cfg Config) *s3.Client {
 type store struct {
 	s3     *s3.Client
 	region string
+	// createTags is what this endpoint did with tags sent in CreateBucket (createTags*).
+	createTags atomic.Int32
 }
 
 func (s *store) BucketNames(ctx context.Context) ([]string, error) {
@@ -148,9 +161,12 @@ func (s *store) HeadBucket(ctx context.Context, bucket string) error {
 type CreateOptions struct {
 	// ObjectLock creates the bucket with object lock (and so versioning) on.
 	ObjectLock bool
+	// Tags are the tags the bucket is made with, where the server takes them at creation: then
+	// the bucket is never seen untagged, and no tagging call follows.
+	Tags map[string]string
 }
 
-func (s *store) CreateBucket(ctx context.Context, bucket string, opts CreateOptions) error {
+func (s *store) CreateBucket(ctx context.Context, bucket string, opts CreateOptions) (bool, error) {
 	in := &s3.CreateBucketInput{
 		Bucket: aws.String(bucket),
 		// AWS and versitygw create buckets with ACLs disabled (BucketOwnerEnforced); the
@@ -160,11 +176,17 @@ func (s *store) CreateBucket(ctx context.Context, bucket string, opts CreateOpti
 	if opts.ObjectLock {
 		in.ObjectLockEnabledForBucket = aws.Bool(true)
 	}
+	config := &types.CreateBucketConfiguration{}
 	// us-east-1 is the default location and must not be named.
 	if s.region != "" && s.region != "us-east-1" {
-		in.CreateBucketConfiguration = &types.CreateBucketConfiguration{
-			LocationConstraint: types.BucketLocationConstraint(s.region),
-		}
+		config.LocationConstraint = types.BucketLocationConstraint(s.region)
+	}
+	sendTags := len(opts.Tags) > 0 && s.createTags.Load() != createTagsIgnored
+	if sendTags {
+		config.Tags = tagSet(opts.Tags)
+	}
+	if config.LocationConstraint != "" || sendTags {
+		in.CreateBucketConfiguration = config
 	}
 	_, err := s.s3.CreateBucket(ctx, in)
 	if err != nil && rejectsOwnership(err) {
@@ -172,7 +194,51 @@ func (s *store) CreateBucket(ctx context.Context, bucket string, opts CreateOpti
 		in.ObjectOwnership = ""
 		_, err = s.s3.CreateBucket(ctx, in)
 	}
-	return classify(wrap("creating bucket", bucket, err))
+	if err != nil && sendTags && s.createTags.Load() == createTagsUnknown && refusesCreateTags(err, opts) {
+		// An endpoint that knows no tags at creation (or keys without s3:TagResource on AWS):
+		// make the bucket without them, and tag it separately from now on.
+		s.createTags.Store(createTagsIgnored)
+		config.Tags, sendTags = nil, false
+		if config.LocationConstraint == "" {
+			in.CreateBucketConfiguration = nil
+		}
+		_, err = s.s3.CreateBucket(ctx, in)
+	}
+	if err != nil || !sendTags {
+		return false, classify(wrap("creating bucket", bucket, err))
+	}
+	if s.createTags.Load() == createTagsTaken {
+		return true, nil
+	}
+	// The first creation on this endpoint: a server may ignore what it does not know, so look.
+	tags, err := s.BucketTags(ctx, bucket)
+	if err != nil {
+		// Made, but unknown whether tagged: the caller's tagging call settles it.
+		return false, nil
+	}
+	for k, v := range opts.Tags {
+		if tags[k] != v {
+			s.createTags.Store(createTagsIgnored)
+			return false, nil
+		}
+	}
+	s.createTags.Store(createTagsTaken)
+	return true, nil
+}
+
+// refusesCreateTags reports whether a CreateBucket that carried tags may have failed for them:
+// a server refusing what it does not parse, or AWS denying tags to keys without s3:TagResource.
+// Names taken, object lock unsupported, and answers that say nothing of the request (5xx,
+// throttling) do not count. A wrong guess costs only speed: the bucket is tagged separately.
+func refusesCreateTags(err error, opts CreateOptions) bool {
+	switch ErrorCode(err) {
+	case "BucketAlreadyOwnedByYou", "BucketAlreadyExists", "InvalidBucketName", "TooManyBuckets":
+		return false
+	}
+	if opts.ObjectLock && IsNotImplemented(err) {
+		return false // object lock is what the server lacks
+	}
+	return !IsTransient(err)
 }
 
 // rejectsOwnership reports whether a CreateBucket failed because the server does not know the
@@ -201,15 +267,20 @@ func (s *store) BucketTags(ctx context.Context, bucket string) (map[string]strin
 }
 
 func (s *store) PutBucketTags(ctx context.Context, bucket string, tags map[string]string) error {
-	tagSet := make([]types.Tag, 0, len(tags))
-	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		tagSet = append(tagSet, types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
-	}
 	_, err := s.s3.PutBucketTagging(ctx, &s3.PutBucketTaggingInput{
 		Bucket:  aws.String(bucket),
-		Tagging: &types.Tagging{TagSet: tagSet},
+		Tagging: &types.Tagging{TagSet: tagSet(tags)},
 	})
 	return classify(wrap("tagging bucket", bucket, err))
+}
+
+// tagSet is tags as S3 takes them, in key order.
+func tagSet(tags map[string]string) []types.Tag {
+	set := make([]types.Tag, 0, len(tags))
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
+		set = append(set, types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
+	}
+	return set
 }
 
 // isNoTagSet reports whether err says the bucket has no tags (AWS and servers disagree on the

@@ -343,7 +343,8 @@ func (r *BucketReconciler) createBucket(ctx context.Context, b *storagev1alpha1.
 		}
 	}
 	logf.FromContext(ctx).V(1).Info("Creating bucket", "bucket", name)
-	err := store.CreateBucket(ctx, name, objectstore.CreateOptions{ObjectLock: b.Spec.ObjectLock != nil})
+	tags := map[string]string{OwnerTag: ownerTagValue(b), OwnerUIDTag: string(b.UID)}
+	tagged, err := store.CreateBucket(ctx, name, objectstore.CreateOptions{ObjectLock: b.Spec.ObjectLock != nil, Tags: tags})
 	switch {
 	case b.Spec.ObjectLock != nil && objectstore.IsNotImplemented(err):
 		p.found = foundUnsupported
@@ -357,9 +358,12 @@ func (r *BucketReconciler) createBucket(ctx context.Context, b *storagev1alpha1.
 	case err != nil:
 		return r.s3Failed(b, p, err)
 	}
-	// Tag at once: the tag is what lets this resource, and only it, adopt the bucket later.
-	if err := store.PutBucketTags(ctx, name, map[string]string{OwnerTag: ownerTagValue(b), OwnerUIDTag: string(b.UID)}); err != nil {
-		return r.s3Failed(b, p, err)
+	// The tag is what lets this resource, and only it, adopt the bucket later: where the server
+	// took no tags at creation, tag at once.
+	if !tagged {
+		if err := store.PutBucketTags(ctx, name, tags); err != nil {
+			return r.s3Failed(b, p, err)
+		}
 	}
 	p.recordMade(b, name)
 	p.made = &bucketEvent{"BucketCreated", "Create", fmt.Sprintf("Created bucket %s in the account of Contract %s", name, b.Spec.ContractName)}

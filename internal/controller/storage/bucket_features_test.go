@@ -218,7 +218,7 @@ func TestAnAdoptedBucketWithoutObjectLockIsReportedNotChanged(t *testing.T) {
 	b.Status.BucketName = "ns-feat"
 	cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), b)
 	store := &fakes3.Store{Owner: "AK"}
-	if err := store.CreateBucket(context.Background(), "ns-feat", objectstore.CreateOptions{}); err != nil {
+	if _, err := store.CreateBucket(context.Background(), "ns-feat", objectstore.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r := bucketReconciler(cluster, store)

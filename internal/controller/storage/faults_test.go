@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -337,6 +338,10 @@ func TestAnUnrecordedCreationIsDeletedNotLeaked(t *testing.T) {
 			s.Fail("CreateBucket", fakes3.Failure{Err: errLost, AfterActing: true})
 		}},
 		{"tagging failed", func(s *fakes3.Store) { s.Fail("PutBucketTags", fakes3.Failure{Err: errLost}) }},
+		{"the answer of a creation with tags was lost", func(s *fakes3.Store) {
+			s.TagsOnCreate = true
+			s.Fail("CreateBucket", fakes3.Failure{Err: errLost, AfterActing: true})
+		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
@@ -360,6 +365,29 @@ func TestAnUnrecordedCreationIsDeletedNotLeaked(t *testing.T) {
 			}
 			if err := cluster.Get(context.Background(), client.ObjectKeyFromObject(b), b); err == nil {
 				t.Errorf("the Bucket is still there: %v", b.Status.Conditions)
+			}
+		})
+	}
+}
+
+func TestANewBucketIsTaggedAtCreationWhereTheServerTakesTags(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		tagsOnCreate bool
+	}{{"AWS, versitygw", true}, {"Ceph RGW", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
+			cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), b)
+			store := &fakes3.Store{Owner: "me", TagsOnCreate: tt.tagsOnCreate}
+			if err := reconcileOnce(t, bucketReconciler(cluster, store), b); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]string{OwnerTag: "ns/data", OwnerUIDTag: "uid-data"}
+			if got := store.Bucket("ns-data").Tags; !maps.Equal(got, want) {
+				t.Errorf("tags = %v, want %v", got, want)
+			}
+			if tagged := slices.Contains(store.Calls(), "PutBucketTags"); tagged == tt.tagsOnCreate {
+				t.Errorf("separate tagging call: %v, want %v (calls %v)", tagged, !tt.tagsOnCreate, store.Calls())
 			}
 		})
 	}

@@ -44,8 +44,11 @@ type Store struct {
 	Buckets map[string]*Bucket
 	// Elsewhere are bucket names other accounts own.
 	Elsewhere []string
-	failures  map[string][]Failure
-	calls     []string
+	// TagsOnCreate: CreateBucket takes the tags it is given, as AWS and versitygw do; by
+	// default the fake is a server without (Ceph RGW), whose callers tag separately.
+	TagsOnCreate bool
+	failures     map[string][]Failure
+	calls        []string
 }
 
 var _ objectstore.Store = (*Store)(nil)
@@ -127,8 +130,8 @@ func (s *Store) HeadBucket(_ context.Context, name string) error {
 }
 
 // CreateBucket implements objectstore.Store.
-func (s *Store) CreateBucket(_ context.Context, name string, opts objectstore.CreateOptions) error {
-	return s.call("CreateBucket", func() error {
+func (s *Store) CreateBucket(_ context.Context, name string, opts objectstore.CreateOptions) (bool, error) {
+	err := s.call("CreateBucket", func() error {
 		switch _, err := s.bucket(name); err {
 		case nil:
 			return &smithy.GenericAPIError{Code: "BucketAlreadyOwnedByYou", Message: "you already own it"}
@@ -142,8 +145,12 @@ func (s *Store) CreateBucket(_ context.Context, name string, opts objectstore.Cr
 			s.Buckets[name].ObjectLock = objectstore.ObjectLock{Enabled: true}
 			s.Buckets[name].Versioning = "Enabled"
 		}
+		if s.TagsOnCreate {
+			s.Buckets[name].Tags = cloneTags(opts.Tags)
+		}
 		return nil
 	})
+	return err == nil && s.TagsOnCreate && len(opts.Tags) > 0, err
 }
 
 // BucketTags implements objectstore.Store.
