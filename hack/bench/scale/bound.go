@@ -57,7 +57,10 @@ var s3Ops = []struct {
 		return err
 	}},
 	{"CreateBucket", func(ctx context.Context, c *s3.Client, b string) error {
-		_, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &b, ObjectOwnership: types.ObjectOwnershipObjectWriter})
+		// With the owner's tags, as the operator creates buckets (a server that keeps no tags at
+		// creation ignores them, and the mix then has a PutBucketTagging).
+		_, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &b, ObjectOwnership: types.ObjectOwnershipObjectWriter,
+			CreateBucketConfiguration: &types.CreateBucketConfiguration{Tags: ownerTags(b)}})
 		return err
 	}},
 	{"ListBuckets", func(ctx context.Context, c *s3.Client, _ string) error {
@@ -65,10 +68,7 @@ var s3Ops = []struct {
 		return err
 	}},
 	{"PutBucketTagging", func(ctx context.Context, c *s3.Client, b string) error {
-		_, err := c.PutBucketTagging(ctx, &s3.PutBucketTaggingInput{Bucket: &b, Tagging: &types.Tagging{TagSet: []types.Tag{
-			{Key: aws.String("storage.osm.dev/bucket"), Value: aws.String("bound/" + b)},
-			{Key: aws.String("storage.osm.dev/bucket-uid"), Value: aws.String("00000000-0000-0000-0000-000000000000")},
-		}}})
+		_, err := c.PutBucketTagging(ctx, &s3.PutBucketTaggingInput{Bucket: &b, Tagging: &types.Tagging{TagSet: ownerTags(b)}})
 		return err
 	}},
 	{"GetBucketTagging", func(ctx context.Context, c *s3.Client, b string) error {
@@ -87,6 +87,14 @@ var s3Ops = []struct {
 		_, err := c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &b})
 		return err
 	}},
+}
+
+// ownerTags are tags like those the operator gives a bucket it makes.
+func ownerTags(bucket string) []types.Tag {
+	return []types.Tag{
+		{Key: aws.String("storage.osm.dev/bucket"), Value: aws.String("bound/" + bucket)},
+		{Key: aws.String("storage.osm.dev/bucket-uid"), Value: aws.String("00000000-0000-0000-0000-000000000000")},
+	}
 }
 
 // s3Mix turns the calls counted over n Buckets into the calls of one Bucket: each operation
