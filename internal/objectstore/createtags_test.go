@@ -22,8 +22,11 @@ type s3Stub struct {
 }
 
 // stubKind is what a server does with tags given in CreateBucket: keeps them, or refuses them
-// (400); neither: ignores them.
-type stubKind struct{ takesTags, refusesTags bool }
+// (400 with the code refusesTags); neither: ignores them.
+type stubKind struct {
+	takesTags   bool
+	refusesTags string
+}
 
 func (s *s3Stub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
@@ -34,10 +37,14 @@ func (s *s3Stub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	withTags := strings.Contains(string(body), "<Tags>")
 	switch {
 	case r.Method == http.MethodPut && !tagging:
-		s.calls = append(s.calls, map[bool]string{true: "CreateBucket+tags", false: "CreateBucket"}[withTags])
-		if withTags && s.refusesTags {
+		call := map[bool]string{true: "CreateBucket+tags", false: "CreateBucket"}[withTags]
+		if r.Header.Get("x-amz-object-ownership") == "" {
+			call += "-ownership"
+		}
+		s.calls = append(s.calls, call)
+		if withTags && s.refusesTags != "" {
 			w.WriteHeader(http.StatusBadRequest)
-			_, _ = io.WriteString(w, `<Error><Code>MalformedXML</Code></Error>`)
+			_, _ = io.WriteString(w, `<Error><Code>`+s.refusesTags+`</Code></Error>`)
 			return
 		}
 		if withTags && s.takesTags {
@@ -82,8 +89,11 @@ func TestCreateBucketTagsAtCreationOnlyWhereTheServerKeepsThem(t *testing.T) {
 			"CreateBucket+tags GetBucketTagging", "CreateBucket+tags"},
 		{"a server that ignores them: the caller tags", stubKind{}, false,
 			"CreateBucket+tags GetBucketTagging", "CreateBucket"},
-		{"a server that refuses them: made without", stubKind{refusesTags: true}, false,
+		{"a server that refuses them: made without", stubKind{refusesTags: "MalformedXML"}, false,
 			"CreateBucket+tags CreateBucket", "CreateBucket"},
+		{"a server that refuses them with a code ownership controls also get: made without, with ownership",
+			stubKind{refusesTags: "InvalidArgument"}, false,
+			"CreateBucket+tags CreateBucket+tags-ownership CreateBucket", "CreateBucket"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			stub := &s3Stub{stubKind: tt.kind, tags: map[string]string{}}

@@ -167,42 +167,14 @@ type CreateOptions struct {
 }
 
 func (s *store) CreateBucket(ctx context.Context, bucket string, opts CreateOptions) (bool, error) {
-	in := &s3.CreateBucketInput{
-		Bucket: aws.String(bucket),
-		// AWS and versitygw create buckets with ACLs disabled (BucketOwnerEnforced); the
-		// Bucket API is about ACLs, so ask for ObjectWriter.
-		ObjectOwnership: types.ObjectOwnershipObjectWriter,
-	}
-	if opts.ObjectLock {
-		in.ObjectLockEnabledForBucket = aws.Bool(true)
-	}
-	config := &types.CreateBucketConfiguration{}
-	// us-east-1 is the default location and must not be named.
-	if s.region != "" && s.region != "us-east-1" {
-		config.LocationConstraint = types.BucketLocationConstraint(s.region)
-	}
 	sendTags := len(opts.Tags) > 0 && s.createTags.Load() != createTagsIgnored
-	if sendTags {
-		config.Tags = tagSet(opts.Tags)
-	}
-	if config.LocationConstraint != "" || sendTags {
-		in.CreateBucketConfiguration = config
-	}
-	_, err := s.s3.CreateBucket(ctx, in)
-	if err != nil && rejectsOwnership(err) {
-		// Servers without ownership controls (Ceph RGW) have ACLs on anyway.
-		in.ObjectOwnership = ""
-		_, err = s.s3.CreateBucket(ctx, in)
-	}
+	err := s.create(ctx, bucket, opts, sendTags)
 	if err != nil && sendTags && s.createTags.Load() == createTagsUnknown && refusesCreateTags(err, opts) {
 		// An endpoint that knows no tags at creation (or keys without s3:TagResource on AWS):
 		// make the bucket without them, and tag it separately from now on.
 		s.createTags.Store(createTagsIgnored)
-		config.Tags, sendTags = nil, false
-		if config.LocationConstraint == "" {
-			in.CreateBucketConfiguration = nil
-		}
-		_, err = s.s3.CreateBucket(ctx, in)
+		sendTags = false
+		err = s.create(ctx, bucket, opts, false)
 	}
 	if err != nil || !sendTags {
 		return false, classify(wrap("creating bucket", bucket, err))
@@ -224,6 +196,37 @@ func (s *store) CreateBucket(ctx context.Context, bucket string, opts CreateOpti
 	}
 	s.createTags.Store(createTagsTaken)
 	return true, nil
+}
+
+// create makes the bucket, with opts.Tags when withTags.
+func (s *store) create(ctx context.Context, bucket string, opts CreateOptions, withTags bool) error {
+	in := &s3.CreateBucketInput{
+		Bucket: aws.String(bucket),
+		// AWS and versitygw create buckets with ACLs disabled (BucketOwnerEnforced); the
+		// Bucket API is about ACLs, so ask for ObjectWriter.
+		ObjectOwnership: types.ObjectOwnershipObjectWriter,
+	}
+	if opts.ObjectLock {
+		in.ObjectLockEnabledForBucket = aws.Bool(true)
+	}
+	config := &types.CreateBucketConfiguration{}
+	// us-east-1 is the default location and must not be named.
+	if s.region != "" && s.region != "us-east-1" {
+		config.LocationConstraint = types.BucketLocationConstraint(s.region)
+	}
+	if withTags {
+		config.Tags = tagSet(opts.Tags)
+	}
+	if config.LocationConstraint != "" || withTags {
+		in.CreateBucketConfiguration = config
+	}
+	_, err := s.s3.CreateBucket(ctx, in)
+	if err != nil && rejectsOwnership(err) {
+		// Servers without ownership controls (Ceph RGW) have ACLs on anyway.
+		in.ObjectOwnership = ""
+		_, err = s.s3.CreateBucket(ctx, in)
+	}
+	return err
 }
 
 // refusesCreateTags reports whether a CreateBucket that carried tags may have failed for them:
