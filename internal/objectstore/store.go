@@ -102,8 +102,9 @@ func New(cfg Config) Store {
 	return &store{s3: newClient(cfg), region: cfg.Region}
 }
 
-// Whether an endpoint takes tags in CreateBucket (AWS since 2025, versitygw): until one
-// creation shows it, each is checked by reading the tags back.
+// What a Store's server does with tags given in CreateBucket: AWS (since 2025) and versitygw
+// keep them, Ceph RGW does not. It is learnt per Store, an account on an endpoint, because AWS
+// also asks the key for s3:TagResource: until one creation shows it, each reads the tags back.
 const (
 	createTagsUnknown int32 = iota
 	createTagsTaken
@@ -133,7 +134,7 @@ func newClient(cfg Config) *s3.Client {
 type store struct {
 	s3     *s3.Client
 	region string
-	// createTags is what this endpoint did with tags sent in CreateBucket (createTags*).
+	// createTags is what the server did with tags sent in CreateBucket (createTags*).
 	createTags atomic.Int32
 }
 
@@ -182,7 +183,7 @@ func (s *store) CreateBucket(ctx context.Context, bucket string, opts CreateOpti
 	if s.createTags.Load() == createTagsTaken {
 		return true, nil
 	}
-	// The first creation on this endpoint: a server may ignore what it does not know, so look.
+	// The first creation here: a server may ignore what it does not know, so look.
 	tags, err := s.BucketTags(ctx, bucket)
 	if err != nil {
 		// Made, but unknown whether tagged: the caller's tagging call settles it.
