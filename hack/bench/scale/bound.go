@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -195,12 +196,16 @@ func measureS3(ctx context.Context, h s3Half, tag string) (rate float64, workers
 // the burst once it was Ready and from the event it got: what a write costs the API server
 // depends on what it writes (a status to decode, validate, diff and store; an event instead of a
 // patch), and a bound of writes no controller could make (a status with no conditions) is no
-// bound of this one.
+// bound of this one. The patches carry the field managers the operator's carried, so each
+// object's managedFields have as many entries as a burst's Bucket, which every write decodes,
+// updates and stores.
 type apiReplay struct {
 	spec       map[string]any
 	finalizers []string
 	status     map[string]any // a Ready Bucket's
 	event      map[string]any // the event it got; nil if none was found
+	// the field managers of the finalizer and of the status; empty is the client's default
+	metadataManager, statusManager string
 	// per object, in the operator's order: its finalizer (PATCH buckets), the intent record and
 	// the status at the end of the pass (PATCH buckets/status), its event (POST events)
 	metadata, statuses, events int
@@ -224,6 +229,7 @@ func newAPIReplay(sample, event *unstructured.Unstructured, writes counts, n int
 		r.spec, _, _ = unstructured.NestedMap(sample.Object, "spec")
 		r.status, _, _ = unstructured.NestedMap(sample.Object, "status")
 		r.finalizers = sample.GetFinalizers()
+		r.metadataManager, r.statusManager = writers(sample)
 	}
 	if event != nil {
 		r.event = event.Object
@@ -244,6 +250,19 @@ func newAPIReplay(sample, event *unstructured.Unstructured, writes counts, n int
 		}
 	}
 	return r
+}
+
+// writers names the field managers that wrote a Bucket's finalizers and its status.
+func writers(b *unstructured.Unstructured) (finalizers, status string) {
+	for _, e := range b.GetManagedFields() {
+		switch {
+		case e.Subresource == "status":
+			status = e.Manager
+		case e.FieldsV1 != nil && bytes.Contains(e.FieldsV1.Raw, []byte(`"f:finalizers"`)):
+			finalizers = e.Manager
+		}
+	}
+	return finalizers, status
 }
 
 // total is the writes per object, the create included.
@@ -284,12 +303,12 @@ func (r *apiReplay) write(ctx context.Context, s *servers, ns, name, bucketName 
 	// As the operator patches: answered with the object's metadata only.
 	patched := s.meta.Resource(bucketGVR).Namespace(ns)
 	rv := obj.GetResourceVersion()
-	patch := func(body map[string]any, subresources ...string) error {
+	patch := func(body map[string]any, manager string, subresources ...string) error {
 		b, err := json.Marshal(body)
 		if err != nil {
 			return err
 		}
-		written, err := patched.Patch(ctx, name, k8stypes.MergePatchType, b, metav1.PatchOptions{}, subresources...)
+		written, err := patched.Patch(ctx, name, k8stypes.MergePatchType, b, metav1.PatchOptions{FieldManager: manager}, subresources...)
 		if err == nil {
 			rv = written.GetResourceVersion()
 		}
@@ -297,7 +316,7 @@ func (r *apiReplay) write(ctx context.Context, s *servers, ns, name, bucketName 
 	}
 	for range r.metadata {
 		// As the operator adds its finalizer: with the resource version it read.
-		if err := patch(map[string]any{"metadata": map[string]any{"finalizers": r.finalizers, "resourceVersion": rv}}); err != nil {
+		if err := patch(map[string]any{"metadata": map[string]any{"finalizers": r.finalizers, "resourceVersion": rv}}, r.metadataManager); err != nil {
 			return err
 		}
 	}
@@ -307,12 +326,12 @@ func (r *apiReplay) write(ctx context.Context, s *servers, ns, name, bucketName 
 			body = runtime.DeepCopyJSON(r.status)
 			body["bucketName"], body["creatingBucket"] = bucketName, nil
 		}
-		if err := patch(map[string]any{"status": body}, "status"); err != nil {
+		if err := patch(map[string]any{"status": body}, r.statusManager, "status"); err != nil {
 			return err
 		}
 	}
 	for k := range r.others {
-		if err := patch(map[string]any{"status": map[string]any{"observedGeneration": k + 1}}, "status"); err != nil {
+		if err := patch(map[string]any{"status": map[string]any{"observedGeneration": k + 1}}, r.statusManager, "status"); err != nil {
 			return err
 		}
 	}
