@@ -347,8 +347,8 @@ What the benchmark itself does is kept off the cores the burst needs where it ca
   API writes per Bucket from a plain client, each at the best of a few concurrencies; the bound
   is the larger of the two times. The API writes are the operator's own, replayed as it sent
   them (the create, its finalizer, the intent record, a Ready Bucket's status, the event: the
-  same bodies, answered with metadata only as the operator asks), so the API server does the
-  same work per write. The benchmark's clients authenticate as the manager does, with a
+  same bodies, under the same field managers, answered with metadata only as the operator
+  asks), so the API server does the same work per write. The benchmark's clients authenticate as the manager does, with a
   ServiceAccount token (an administrator's); a client certificate would cost the API server
   a verification on every request. Each server is measured alone there,
   with the machine to itself; during a burst the same cores also run the other server, the
