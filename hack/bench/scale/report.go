@@ -348,12 +348,12 @@ What the benchmark itself does is kept off the cores the burst needs where it ca
   is the larger of the two times. The API writes are the operator's own, replayed as it sent
   them (the create, its finalizer, the intent record, a Ready Bucket's status, the event: the
   same bodies, under the same field managers, answered with metadata only as the operator
-  asks), so the API server does the same work per write. The benchmark's clients authenticate as the manager does, with a
-  ServiceAccount token (an administrator's); a client certificate would cost the API server
-  a verification on every request. Each server is measured alone there,
-  with the machine to itself; during a burst the same cores also run the other server, the
-  manager, etcd and the watch the manager needs. Each section says where the CPU of a burst
-  went, by process, and how long the two halves take when they run at once.
+  asks), so the API server does the same work per write. The benchmark's clients
+  authenticate as the manager does, with a ServiceAccount token (an administrator's); a client
+  certificate would cost the API server a verification on every request. Each server is
+  measured alone there, with the machine to itself; during a burst the same cores also run
+  the other server, the manager, etcd and the watch the manager needs. Each section says where
+  the CPU of a burst went, by process, and how long the two halves take when they run at once.
 - **rounds**: this machine's speed drifts by 10 to 30 % from one minute to the next, the
   bound's included, so the burst and the bound after it are measured several times (three by
   default, ` + "`-rounds`" + `); each section lists every round, and its table shows the round with the
