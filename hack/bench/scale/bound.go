@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -258,7 +257,7 @@ func writers(b *unstructured.Unstructured) (finalizers, status string) {
 		switch {
 		case e.Subresource == "status":
 			status = e.Manager
-		case e.FieldsV1 != nil && bytes.Contains(e.FieldsV1.Raw, []byte(`"f:finalizers"`)):
+		case e.FieldsV1 != nil && strings.Contains(e.FieldsV1.GetRawString(), `"f:finalizers"`):
 			finalizers = e.Manager
 		}
 	}
