@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,6 +65,17 @@ func ticks(utime, stime string) time.Duration {
 	u, _ := strconv.ParseInt(utime, 10, 64)
 	s, _ := strconv.ParseInt(stime, 10, 64)
 	return time.Duration(u+s) * clockTick
+}
+
+// cpuLine is cpuLine on this machine's cores; when the API server and etcd had cores of their
+// own, it adds how much of those they used.
+func (r *report) cpuLine(c counts, wall time.Duration) string {
+	line := cpuLine(c, wall, runtime.NumCPU())
+	if r.split != nil {
+		line += fmt.Sprintf("; kube-apiserver and etcd %.1fs of the %.1fs their %s had",
+			c["kube-apiserver"]+c["etcd"], wall.Seconds()*float64(r.split.api.Count()), cpuNames(r.split.api))
+	}
+	return line
 }
 
 // cpuLine says where the CPU went during a phase of length wall on cores cores:

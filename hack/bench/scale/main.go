@@ -58,6 +58,7 @@ type options struct {
 	ackTimeout   time.Duration
 	doc          string
 	s3           string // "versitygw" or "rgw"
+	cores        string // "shared" or "split" (coreSplit)
 	rounds       int    // bursts of ours, each followed by the bound; the median round is reported
 	pprof        string // where the benchmark serves its own profiles; "" for nowhere
 }
@@ -65,12 +66,19 @@ type options struct {
 // rgw says whether the run is on Ceph RGW rather than versitygw.
 func (o options) rgw() bool { return o.s3 == "rgw" }
 
-// key names the run's section of the page and its plot: "N=1000", or "N=1000 s3=rgw".
+// split says whether the API server and etcd run on cores of their own.
+func (o options) split() bool { return o.cores == "split" }
+
+// key names the run's section of the page: "N=1000", "N=1000 s3=rgw", "N=1000 cores=split".
 func (o options) key() string {
-	if o.rgw() {
-		return fmt.Sprintf("N=%d s3=rgw", o.n)
+	k := fmt.Sprintf("N=%d", o.n)
+	if o.split() {
+		k += " cores=split"
 	}
-	return fmt.Sprintf("N=%d", o.n)
+	if o.rgw() {
+		k += " s3=rgw"
+	}
+	return k
 }
 
 // burstDeadline bounds the wait for a burst or a deletion of ours.
@@ -102,11 +110,16 @@ func main() {
 	flag.DurationVar(&o.ackTimeout, "ack-timeout", 10*time.Minute, "How long an ACK burst or deletion may take before it is reported unfinished.")
 	flag.StringVar(&o.doc, "doc", "docs/performance.md", "The page whose section for this N (and S3 server) is rewritten; empty writes none.")
 	flag.StringVar(&o.s3, "s3", "versitygw", `The S3 server: "versitygw", or "rgw" for a single-node Ceph RGW (the Debian packages of make deps).`)
+	flag.StringVar(&o.cores, "cores", "shared", `"shared": every process may run on every core; "split": kube-apiserver and etcd on half of the cores, everything else on the other half, as in a cluster, where the control plane does not run the operator.`)
 	flag.IntVar(&o.rounds, "rounds", 3, "How many times our burst and the bound are each measured, one after the other; the round with the median ratio is reported (this machine's speed drifts by 10 to 30 % from minute to minute).")
 	flag.StringVar(&o.pprof, "pprof-bind-address", "", "Serve the benchmark's own Go profiles at /debug/pprof/ on this loopback address (what its clients, watch and S3 proxy cost).")
 	flag.Parse()
 	if o.s3 != "versitygw" && o.s3 != "rgw" {
 		fmt.Fprintf(os.Stderr, "bench-scale: -s3=%q: want versitygw or rgw\n", o.s3)
+		os.Exit(2)
+	}
+	if o.cores != "shared" && o.cores != "split" {
+		fmt.Fprintf(os.Stderr, "bench-scale: -cores=%q: want shared or split\n", o.cores)
 		os.Exit(2)
 	}
 	if o.rounds < 1 {
@@ -169,7 +182,7 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 
-	s, err := startServers(ctx, dir, o.rgw())
+	s, split, err := startServersOnTheirCores(ctx, dir, o)
 	if err != nil {
 		return err
 	}
@@ -180,7 +193,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 
-	rep := &report{opts: o, machine: machine, started: time.Now()}
+	rep := &report{opts: o, machine: machine, started: time.Now(), split: split}
 	var accessKey, secretKey string
 	for i := range o.rounds {
 		last := i == o.rounds-1
@@ -241,6 +254,32 @@ func run(ctx context.Context, o options) error {
 	}
 	fmt.Println(rep.summary())
 	return nil
+}
+
+// startServersOnTheirCores starts the servers; with -cores=split, the API server and etcd on
+// cores of their own, everything else on the others, and it says where.
+func startServersOnTheirCores(ctx context.Context, dir string, o options) (*servers, *coreSplit, error) {
+	if !o.split() {
+		s, err := startServers(ctx, dir, o.rgw())
+		return s, nil, err
+	}
+	split, err := newCoreSplit()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := split.pinSelf(); err != nil {
+		return nil, nil, err
+	}
+	s, err := startServers(ctx, dir, o.rgw())
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := split.pinAPIServer(); err != nil {
+		s.close()
+		return nil, nil, err
+	}
+	logf("cores         %s", split)
+	return s, split, nil
 }
 
 // contractKeys reads the keys of a Contract's account from its Secret, for the bound's client

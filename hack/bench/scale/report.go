@@ -32,6 +32,8 @@ type report struct {
 	ours  *result
 	bound *bound
 	ack   []*result
+	// split is where the processes ran with -cores=split; nil when they shared the cores.
+	split *coreSplit
 }
 
 // round is one burst of ours and the bound measured after it.
@@ -207,12 +209,16 @@ func (r *report) rows() (header []string, rows [][]string) {
 // details are the lines under the table: what the counts are made of.
 func (r *report) details() []string {
 	o, b := r.ours, r.bound
-	lines := []string{
+	var lines []string
+	if r.split != nil {
+		lines = append(lines, "cores: "+r.split.String())
+	}
+	lines = append(lines,
 		r.roundsLine(),
 		fmt.Sprintf("our S3 calls per Bucket: %s", breakdown(o.s3, o.n)),
 		fmt.Sprintf("our API writes per Bucket: %s", breakdown(o.api, o.n)),
-		fmt.Sprintf("CPU during our burst, by process: %s", cpuLine(o.machine, o.burst, runtime.NumCPU())),
-	}
+		fmt.Sprintf("CPU during our burst, by process: %s", r.cpuLine(o.machine, o.burst)),
+	)
 	if st := o.steady; st != nil {
 		resyncs := max(st.passes, 1e-9)
 		lines = append(lines, fmt.Sprintf(
@@ -229,7 +235,7 @@ func (r *report) details() []string {
 		fmt.Sprintf("bound: S3 mix per Bucket %s at %.0f calls/s (concurrency %s) = %s; API %d writes per Bucket (%s) at %.0f writes/s (concurrency %s) = %s",
 			strings.Join(b.mix, ", "), b.s3Rate, rates(b.s3Tried), secs(b.s3Time), b.writes, b.replay.describe(), b.apiRate, rates(b.apiTried), secs(b.apiTime)),
 		fmt.Sprintf("CPU during the API half of the bound (concurrency %d, %s), by process: %s",
-			b.apiWorkers, secs(b.apiTime), cpuLine(b.apiCPU, b.apiTime, runtime.NumCPU())))
+			b.apiWorkers, secs(b.apiTime), r.cpuLine(b.apiCPU, b.apiTime)))
 	if b.together != 0 {
 		lines = append(lines, fmt.Sprintf("both halves of the bound at once (last round; S3 at concurrency %d, API at %d), sharing the cores as the servers of a burst do: %s, %.1fx the bound; our burst took %.1fx that",
 			b.togetherS3Workers, b.apiWorkers, secs(b.together), b.together.Seconds()/b.time.Seconds(), o.burst.Seconds()/b.together.Seconds()))
@@ -244,7 +250,7 @@ func (r *report) details() []string {
 		lines = append(lines,
 			fmt.Sprintf("%s S3 calls per Bucket: %s", a.name, breakdown(a.s3, a.n)),
 			fmt.Sprintf("%s API writes per Bucket: %s", a.name, breakdown(a.api, a.n)),
-			fmt.Sprintf("CPU during the %s burst, by process: %s", a.name, cpuLine(a.machine, a.burst, runtime.NumCPU())))
+			fmt.Sprintf("CPU during the %s burst, by process: %s", a.name, r.cpuLine(a.machine, a.burst)))
 		if a.compat.total() > 0 {
 			lines = append(lines, fmt.Sprintf("%s: the compatibility proxy answered %.0f of its %.0f S3 calls (%s per Bucket) as AWS answers a bucket that never configured them",
 				a.name, a.compat.total(), a.s3.total(), breakdown(a.compat, a.n)))
@@ -284,10 +290,14 @@ func (r *report) writeDoc(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	plotName := fmt.Sprintf("performance-burst-%d.svg", r.opts.n)
-	if r.opts.rgw() {
-		plotName = fmt.Sprintf("performance-burst-%d-rgw.svg", r.opts.n)
+	plotName := fmt.Sprintf("performance-burst-%d", r.opts.n)
+	if r.opts.split() {
+		plotName += "-split"
 	}
+	if r.opts.rgw() {
+		plotName += "-rgw"
+	}
+	plotName += ".svg"
 	if err := r.plot(filepath.Join(filepath.Dir(path), plotName)); err != nil {
 		return err
 	}
@@ -307,7 +317,7 @@ func (r *report) writeDoc(path string) error {
 }
 
 // sectionRE finds the sections of earlier runs in the page.
-var sectionRE = regexp.MustCompile(`(?s)<!-- bench-scale (N=\d+(?: s3=\w+)?) begin -->\n(.*?)<!-- bench-scale [^>]* end -->`)
+var sectionRE = regexp.MustCompile(`(?s)<!-- bench-scale (N=\d+(?: \w+=\w+)*) begin -->\n(.*?)<!-- bench-scale [^>]* end -->`)
 
 func readSections(doc string) map[string]string {
 	out := map[string]string{}
@@ -342,6 +352,12 @@ What the benchmark itself does is kept off the cores the burst needs where it ca
 - **steady state**: every Bucket through two resyncs (` + "`--resync-period`" + ` shortened for the run).
 - **delete**: all N deleted at once (bucketReclaimPolicy Delete); time until all are gone.
 - **S3 server**: versitygw; with ` + "`-s3=rgw`" + ` a single-node Ceph RGW (its section's title says so).
+- **cores**: every process may run on every core, unless ` + "`-cores=split`" + ` gives kube-apiserver and
+  etcd half of the cores and everything else (the manager or ACK, the S3 server, the contract
+  server, the benchmark) the other half, as in a cluster, where the control plane does not run
+  the operator (its section's title says so). Both halves of the bound are then measured on the
+  cores their servers have in a burst, so the ratio says what the operator adds to the API
+  server's own work, not what sharing the cores costs.
 - **bound**: the physical bound of a burst on these servers, measured in the same run: the same
   S3 calls per Bucket from a plain aws-sdk-go-v2 client straight at the S3 server, and the same
   API writes per Bucket from a plain client, each at the best of a few concurrencies; the bound
@@ -372,7 +388,8 @@ The figures are from a 2-core machine; each section gives its load average at th
 
 `
 
-// compareKeys orders sections by N, and versitygw's before another server's of the same N.
+// compareKeys orders sections by N, and of the same N the default run's first, then the others
+// by what they changed (cores, S3 server).
 func compareKeys(a, b string) int {
 	na, sa, _ := strings.Cut(a, " ")
 	nb, sb, _ := strings.Cut(b, " ")
@@ -387,11 +404,14 @@ func compareKeys(a, b string) int {
 // section is this run's part of the page.
 func (r *report) section(plotName string) string {
 	var b strings.Builder
+	fmt.Fprintf(&b, "## N = %d", r.opts.n)
 	if r.opts.rgw() {
-		fmt.Fprintf(&b, "## N = %d, on Ceph RGW\n\n", r.opts.n)
-	} else {
-		fmt.Fprintf(&b, "## N = %d\n\n", r.opts.n)
+		b.WriteString(", on Ceph RGW")
 	}
+	if r.split != nil {
+		b.WriteString(", the API server on " + r.split.ownCores())
+	}
+	b.WriteString("\n\n")
 	fmt.Fprintf(&b, "`%s`\n\n", r.summary())
 	fmt.Fprintf(&b, "Run %s on %s.\n\n", r.started.UTC().Format("2006-01-02 15:04 UTC"), r.machine)
 	header, rows := r.rows()
