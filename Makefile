@@ -111,7 +111,7 @@ bench: ## Run the benchmarks of the steady-state hot path (ACL and policy compar
 	go test ./internal/objectstore/ -run='^$$' -bench=. -benchmem -count=5
 
 .PHONY: bench-scale
-bench-scale: tools ## Measure N Buckets (default 1000) against the servers' own bound and ACK's s3-controller; prints a table and a summary line, rewrites docs/performance.md (ARGS="-ack=off", "-rounds=1", "-max-concurrent-reconciles=16", ...).
+bench-scale: tools ## Measure N Buckets (default 1000) against the servers' own bound and ACK's s3-controller; prints a table and a summary line, rewrites docs/performance.md (ARGS="-ack=off", "-rounds=1", "-cores=split", "-max-concurrent-reconciles=16", ...).
 	@# ACK's s3-controller is built here only, from hack/tools/ack-s3 (the first time: about 3 minutes on 2 idle cores, 14 measured with other builds running).
 	@hack/tools/build.sh ack-s3-controller
 	PATH="$(BIN_DIR):$$PATH" OSM_BIN_DIR="$(BIN_DIR)" go run ./hack/bench/scale -n $(N) $(ARGS)

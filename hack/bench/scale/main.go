@@ -108,7 +108,7 @@ func main() {
 	flag.StringVar(&ack, "ack", "defaults,same", `ACK runs: "defaults", "same" (our concurrency), both comma-separated, or "off".`)
 	flag.StringVar(&o.ackBin, "ack-bin", "", "ACK's s3-controller binary (default: ack-s3-controller in the harness's bin/; hack/tools/build.sh ack-s3-controller builds it).")
 	flag.DurationVar(&o.ackTimeout, "ack-timeout", 10*time.Minute, "How long an ACK burst or deletion may take before it is reported unfinished.")
-	flag.StringVar(&o.doc, "doc", "docs/performance.md", "The page whose section for this N (and S3 server) is rewritten; empty writes none.")
+	flag.StringVar(&o.doc, "doc", "docs/performance.md", "The page whose section for this N (and S3 server, and cores) is rewritten; empty writes none.")
 	flag.StringVar(&o.s3, "s3", "versitygw", `The S3 server: "versitygw", or "rgw" for a single-node Ceph RGW (the Debian packages of make deps).`)
 	flag.StringVar(&o.cores, "cores", "shared", `"shared": every process may run on every core; "split": kube-apiserver and etcd on half of the cores, everything else on the other half, as in a cluster, where the control plane does not run the operator.`)
 	flag.IntVar(&o.rounds, "rounds", 3, "How many times our burst and the bound are each measured, one after the other; the round with the median ratio is reported (this machine's speed drifts by 10 to 30 % from minute to minute).")
