@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -128,16 +127,10 @@ func threads(pid int) ([]int, error) {
 
 // childrenNamed lists this process's children whose command is one of names.
 func childrenNamed(names ...string) []int {
-	self := os.Getpid()
 	var pids []int
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, path := range stats {
-		comm, ppid, _, ok := readStat(path)
-		if !ok || ppid != self || !slices.Contains(names, comm) {
-			continue
-		}
-		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(path))); err == nil {
-			pids = append(pids, pid)
+	for _, c := range children() {
+		if slices.Contains(names, c.comm) {
+			pids = append(pids, c.pid)
 		}
 	}
 	return pids

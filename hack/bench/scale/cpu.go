@@ -21,14 +21,34 @@ const clockTick = 10 * time.Millisecond
 // CPU went says what the bound, measured with each server alone, cannot see.
 func machineCPU() counts {
 	out := counts{}
-	self := os.Getpid()
-	if _, _, cpu, ok := readStat(fmt.Sprintf("/proc/%d/stat", self)); ok {
+	if _, _, cpu, ok := readStat(fmt.Sprintf("/proc/%d/stat", os.Getpid())); ok {
 		out["bench"] += cpu.Seconds()
 	}
+	for _, c := range children() {
+		out[c.comm] += c.cpu.Seconds()
+	}
+	return out
+}
+
+// child is a process this benchmark started, as /proc shows it.
+type child struct {
+	pid  int
+	comm string
+	cpu  time.Duration
+}
+
+// children lists the processes whose parent is this benchmark.
+func children() []child {
+	self := os.Getpid()
+	var out []child
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	for _, path := range stats {
-		if comm, ppid, cpu, ok := readStat(path); ok && ppid == self {
-			out[comm] += cpu.Seconds()
+		comm, ppid, cpu, ok := readStat(path)
+		if !ok || ppid != self {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(path))); err == nil {
+			out = append(out, child{pid: pid, comm: comm, cpu: cpu})
 		}
 	}
 	return out
