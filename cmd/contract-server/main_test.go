@@ -17,10 +17,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
 // The server serves HTTPS with the files given, and picks up a renewed certificate without a
@@ -98,12 +101,11 @@ func startRun(t *testing.T, logs *syncBuffer, extraArgs ...string) string {
 	if err := os.WriteFile(keyFile, []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := localenv.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	_ = l.Close()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	args := append([]string{
 		"--listen=" + addr, "--token-file=" + tokenFile, "--data-dir=" + filepath.Join(dir, "data"), "--encryption-key-file=" + keyFile,
 		"--s3-endpoint=http://127.0.0.1:1", "--admin-endpoint=http://127.0.0.1:1",

@@ -3,6 +3,7 @@ package localenv_test
 import (
 	"bufio"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"slices"
@@ -20,8 +21,11 @@ import (
 const helperEnv = "OSM_TESTENV_HELPER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) == "control-plane" {
+	switch mode := os.Getenv(helperEnv); {
+	case mode == "control-plane":
 		os.Exit(startControlPlaneAndWait())
+	case strings.HasPrefix(mode, "hold-port="):
+		os.Exit(holdPortAndWait(strings.TrimPrefix(mode, "hold-port=")))
 	}
 	os.Exit(m.Run())
 }
@@ -38,11 +42,24 @@ func startControlPlaneAndWait() int {
 	return 1
 }
 
-// A test process killed outright (a panic, `go test -timeout`, Ctrl-C) runs no clean-up code, and
-// still leaves no etcd or kube-apiserver behind.
-func TestControlPlaneStopsWhenItsTestProcessIsKilled(t *testing.T) {
+// holdPortAndWait reserves port, says so, and waits to be killed.
+func holdPortAndWait(port string) int {
+	p, err := strconv.Atoi(port)
+	if err != nil || !localenv.Reserve(p) {
+		fmt.Fprintf(os.Stderr, "cannot reserve port %s\n", port)
+		return 1
+	}
+	fmt.Println("ready")
+	time.Sleep(3 * time.Minute) // bounded: the test kills it long before
+	return 1
+}
+
+// startHelper starts this test binary again as a helper in mode, and returns once it says it is
+// ready. The caller kills it.
+func startHelper(t *testing.T, mode string, within time.Duration) *exec.Cmd {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"=control-plane")
+	cmd.Env = append(os.Environ(), helperEnv+"="+mode)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -58,16 +75,51 @@ func TestControlPlaneStopsWhenItsTestProcessIsKilled(t *testing.T) {
 	}()
 	select {
 	case ok := <-ready:
-		if !ok {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			t.Fatal("the helper could not start a control plane")
+		if ok {
+			return cmd
 		}
-	case <-time.After(2 * time.Minute):
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		t.Fatal("the helper did not start a control plane within 2 minutes")
+		t.Fatalf("the %s helper failed", mode)
+	case <-time.After(within):
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("the %s helper was not ready within %s", mode, within)
 	}
+	return nil
+}
+
+// A port that another process of the harness reserved (a test binary, or an osm-dev that has not
+// yet started the server it is for) is not handed out here, until that process ends.
+func TestPortReservedByAnotherProcessIsNotHandedOut(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+
+	holder := startHelper(t, "hold-port="+strconv.Itoa(port), 30*time.Second)
+	if localenv.Reserve(port) {
+		_ = holder.Process.Kill()
+		t.Fatalf("port %d was reserved here while another process held it", port)
+	}
+	if err := holder.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = holder.Wait()
+	if !localenv.Reserve(port) {
+		t.Fatalf("port %d is still reserved after the process holding it ended", port)
+	}
+	if localenv.Reserve(port) {
+		t.Fatalf("port %d reserved twice in one process", port)
+	}
+}
+
+// A test process killed outright (a panic, `go test -timeout`, Ctrl-C) runs no clean-up code, and
+// still leaves no etcd or kube-apiserver behind.
+func TestControlPlaneStopsWhenItsTestProcessIsKilled(t *testing.T) {
+	cmd := startHelper(t, "control-plane", 2*time.Minute)
 
 	children, err := localenv.Children(cmd.Process.Pid)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -61,46 +60,6 @@ func Binary(name string) (string, error) {
 		return "", fmt.Errorf("%s not found in %s: run `make tools` to build it", name, dir)
 	}
 	return path, nil
-}
-
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago. It is taken below the
-// kernel's ephemeral range where it can: a port from that range may become the source port of
-// any outgoing connection before the server that was handed it binds it (osm-dev builds its
-// binaries first, for tens of seconds), and the server then fails to start.
-func FreePort() (int, error) {
-	if low, ok := ephemeralLow(); ok && low > minFreePort+1000 {
-		for range 50 {
-			port := minFreePort + rand.IntN(low-minFreePort)
-			if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
-				_ = l.Close()
-				return port, nil
-			}
-		}
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// minFreePort is the lowest port FreePort hands out, above the well-known and most registered
-// servers' ports.
-const minFreePort = 20000
-
-// ephemeralLow is the first port of the kernel's ephemeral range (Linux only).
-func ephemeralLow() (int, bool) {
-	raw, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return 0, false
-	}
-	fields := strings.Fields(string(raw))
-	if len(fields) != 2 {
-		return 0, false
-	}
-	low, err := strconv.Atoi(fields[0])
-	return low, err == nil
 }
 
 // Process is a server started by the harness. Stop ends it by PID.

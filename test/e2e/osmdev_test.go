@@ -139,23 +139,16 @@ func launchOSMDev(extra ...string) (*osmDev, *Env, error) {
 		ports:    map[string]int{},
 		done:     make(chan struct{}),
 	}
-	seen := map[int]bool{}
 	// Certificates made in Go in a folder of their own, never mkcert's: that is what a fresh
 	// machine gets, and the path an older osm-dev broke (kube-apiserver refused its keys).
 	args := []string{"--state-dir", d.stateDir, "--certs-dir", filepath.Join(tmp, "certs"), "--mkcert", "never"}
 	for _, flag := range portFlags {
-		for {
-			p, err := localenv.FreePort()
-			if err != nil {
-				return nil, nil, err
-			}
-			if !seen[p] {
-				seen[p] = true
-				d.ports[flag] = p
-				args = append(args, "--"+flag, strconv.Itoa(p))
-				break
-			}
+		p, err := localenv.FreePort()
+		if err != nil {
+			return nil, nil, err
 		}
+		d.ports[flag] = p
+		args = append(args, "--"+flag, strconv.Itoa(p))
 	}
 	args = append(args, extra...)
 	out, err := os.Create(d.outPath)

@@ -337,14 +337,12 @@ func hasFlag(args []string, name string) bool {
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
 	var ports []int
-	for len(ports) < n {
+	for range n {
 		p, err := localenv.FreePort()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Contains(ports, p) {
-			ports = append(ports, p)
-		}
+		ports = append(ports, p)
 	}
 	return ports
 }

@@ -26,3 +26,17 @@ func TestFreePortIsBelowTheEphemeralRangeAndBindable(t *testing.T) {
 		_ = l.Close()
 	}
 }
+
+func TestFreePortNeverHandsOutAPortTwice(t *testing.T) {
+	seen := map[int]bool{}
+	for range 500 {
+		port, err := FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[port] {
+			t.Fatalf("port %d handed out twice", port)
+		}
+		seen[port] = true
+	}
+}

@@ -1,0 +1,4 @@
+package localenv
+
+// Reserve lets the external tests hold a port from a helper process.
+var Reserve = reserve
