@@ -108,7 +108,7 @@ test-faults: tools ## Run the fault suite at full size (N buckets, RATE of calls
 
 .PHONY: bench
 bench: ## Run the benchmarks of the steady-state hot path (ACL and policy comparison per resync).
-	go test ./internal/objectstore/ -run='^$$' -bench=. -benchmem -count=5
+	go test ./internal/objectstore/ ./internal/bucketpolicy/ -run='^$$' -bench=. -benchmem -count=5
 
 .PHONY: bench-scale
 bench-scale: tools ## Measure N Buckets (default 1000) against the servers' own bound and ACK's s3-controller; prints a table and a summary line, rewrites docs/performance.md (ARGS="-ack=off", "-rounds=1", "-cores=split", "-max-concurrent-reconciles=16", ...).

@@ -15,11 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/operator"
+	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
 	"github.com/object-storage-manager/object-storage-manager/internal/version"
 )
-
-// gcPercent is the manager's GOGC unless the environment sets one.
-const gcPercent = 50
 
 func main() {
 	var opts operator.Options
@@ -29,7 +27,7 @@ func main() {
 		"File holding the contract API's bearer token; read on every request, so it can be rotated in place.")
 	flag.DurationVar(&opts.ContractAPITimeout, "contract-api-timeout", 30*time.Second,
 		"Timeout of one contract API request.")
-	flag.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", 32,
+	flag.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", tuning.Workers,
 		"How many resources of one kind are reconciled at once (32 did best of 16, 32 and 64 with 1,000 Buckets: docs/performance.md).")
 	flag.DurationVar(&opts.ResyncPeriod, "resync-period", 10*time.Minute,
 		"How often a Ready resource is checked against the provider even without a change (finds drift).")
@@ -119,7 +117,7 @@ func main() {
 		// The heap grows with the Buckets in the cache; collecting at half again its live size,
 		// not at twice, cut the peak heap at 1,000 Buckets from 37 to 30 MiB with no CPU the
 		// benchmark could see (docs/performance.md). GOGC overrides it.
-		debug.SetGCPercent(gcPercent)
+		debug.SetGCPercent(tuning.GCPercent)
 	}
 	mgr, err := operator.NewManager(ctrl.GetConfigOrDie(), opts)
 	if err != nil {

@@ -1,4 +1,4 @@
-package objectstore
+package bucketpolicy
 
 import (
 	"encoding/json"

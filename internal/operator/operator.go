@@ -42,6 +42,7 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/metrics"
 	"github.com/object-storage-manager/object-storage-manager/internal/metricsauth"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
+	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
 	osmwebhook "github.com/object-storage-manager/object-storage-manager/internal/webhook"
 	paaswebhook "github.com/object-storage-manager/object-storage-manager/internal/webhook/paas/v1alpha1"
 	storagewebhook "github.com/object-storage-manager/object-storage-manager/internal/webhook/storage/v1alpha1"
@@ -371,10 +372,6 @@ func listerFactory(opts Options) func(endpoint, region, accessKeyID, secretAcces
 // cached Secret it comes from is.
 type storeKey struct{ endpoint, region, accessKeyID, secretAccessKey string }
 
-// maxStores bounds storeCache: rotated keys leave entries behind, and when the cache is full it
-// starts again (a Store is cheap to build again; it is only not free on every pass).
-const maxStores = 1024
-
 // storeCache keeps the Stores of storeFactory.
 type storeCache struct {
 	mu     sync.Mutex
@@ -387,7 +384,7 @@ func (c *storeCache) get(key storeKey, build func() objectstore.Store) objectsto
 	if s, ok := c.stores[key]; ok {
 		return s
 	}
-	if c.stores == nil || len(c.stores) >= maxStores {
+	if c.stores == nil || len(c.stores) >= tuning.MaxStores {
 		c.stores = map[storeKey]objectstore.Store{}
 	}
 	s := build()

@@ -1,6 +1,8 @@
 package operator
 
 import (
+	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
+
 	"fmt"
 	"testing"
 
@@ -31,13 +33,13 @@ func TestStoreFactoryBuildsOneStorePerEndpointAndKeys(t *testing.T) {
 func TestStoreCacheStartsAgainWhenFull(t *testing.T) {
 	var c storeCache
 	built := 0
-	for i := range maxStores + 10 {
+	for i := range tuning.MaxStores + 10 {
 		c.get(storeKey{endpoint: fmt.Sprint(i)}, func() objectstore.Store { built++; return nil })
 	}
-	if len(c.stores) > maxStores {
-		t.Errorf("%d Stores kept, want at most %d", len(c.stores), maxStores)
+	if len(c.stores) > tuning.MaxStores {
+		t.Errorf("%d Stores kept, want at most %d", len(c.stores), tuning.MaxStores)
 	}
-	if built != maxStores+10 {
-		t.Errorf("built %d Stores, want %d", built, maxStores+10)
+	if built != tuning.MaxStores+10 {
+		t.Errorf("built %d Stores, want %d", built, tuning.MaxStores+10)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/bucketpolicy"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
@@ -113,7 +114,7 @@ var _ = Describe("Buckets on Ceph RGW", func() {
 		bucketReady(ctx, b)
 		out, err := owner.GetBucketPolicy(ctx, &s3.GetBucketPolicyInput{Bucket: aws.String(b.Spec.BucketName)})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(objectstore.PoliciesEqual(aws.ToString(out.Policy), string(b.Spec.Policy.Raw))).To(BeTrue(), aws.ToString(out.Policy))
+		Expect(bucketpolicy.PoliciesEqual(aws.ToString(out.Policy), string(b.Spec.Policy.Raw))).To(BeTrue(), aws.ToString(out.Policy))
 
 		By("costing no write while nothing changes, whatever RGW does to the policy's formatting")
 		time.Sleep(2 * time.Second)

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -56,10 +58,45 @@ type BucketAccessSpec struct {
 	SecretName string `json:"secretName,omitempty"`
 
 	// rotation, when set, replaces the key every period. Without it a key is replaced only when
-	// the annotation storage.osm.dev/rotate-key changes value, and the old key then keeps
-	// working for ten minutes.
+	// the annotation storage.osm.dev/rotate-key changes value, or when the Secret loses it, and
+	// the old key then keeps working for ten minutes. The KeyRotation condition says where a
+	// rotation stands.
 	// +optional
 	Rotation *KeyRotation `json:"rotation,omitempty"`
+}
+
+// KeyStatus is a resource's key pair as the operator issued it: the key in the Secret, a
+// rotation under way, and the keys it replaced that still work. Each step of a rotation is
+// written here before the step that depends on it, so a pass that stops anywhere is finished by
+// the next; the Secret is written from it, never read back as the truth.
+type KeyStatus struct {
+	// accessKeyID is the public half of the key in the Secret.
+	// +optional
+	AccessKeyID string `json:"accessKeyID,omitempty"`
+
+	// keyIssuedAt is when that key was written to the Secret.
+	// +optional
+	KeyIssuedAt *metav1.Time `json:"keyIssuedAt,omitempty"`
+
+	// keysIssued counts the keys rotation has issued so far; it names the next rotation.
+	// +optional
+	KeysIssued int32 `json:"keysIssued,omitempty"`
+
+	// pendingKey is a rotation under way: a new key that is not in the Secret yet. It is
+	// recorded before the provider is asked, so a lost answer is asked for again with the same
+	// idempotency key rather than issuing a second key.
+	// +optional
+	PendingKey *PendingKey `json:"pendingKey,omitempty"`
+
+	// retiringKeys are replaced keys that still work until their time is up; then the
+	// operator revokes them.
+	// +optional
+	// +listType=atomic
+	RetiringKeys []RetiringKey `json:"retiringKeys,omitempty"`
+
+	// rotatedFor is the last value of the rotate-key annotation that was acted on.
+	// +optional
+	RotatedFor string `json:"rotatedFor,omitempty"`
 }
 
 // RetiringKey is a key that was replaced and still works until revokeAfter.
@@ -115,36 +152,15 @@ type BucketAccessStatus struct {
 	// +kubebuilder:validation:Type=object
 	PolicyPrincipal *runtime.RawExtension `json:"policyPrincipal,omitempty"`
 
-	// accessKeyID is the public half of the key in the Secret.
-	// +optional
-	AccessKeyID string `json:"accessKeyID,omitempty"`
-
-	// keyIssuedAt is when that key was written to the Secret.
-	// +optional
-	KeyIssuedAt *metav1.Time `json:"keyIssuedAt,omitempty"`
-
-	// keysIssued counts the keys issued so far; it names the next rotation.
-	// +optional
-	KeysIssued int32 `json:"keysIssued,omitempty"`
-
-	// pendingKey is a rotation under way: a new key that is not in the Secret yet.
-	// +optional
-	PendingKey *PendingKey `json:"pendingKey,omitempty"`
-
-	// retiringKeys are replaced keys that still work until their time is up.
-	// +optional
-	// +listType=atomic
-	RetiringKeys []RetiringKey `json:"retiringKeys,omitempty"`
-
-	// rotatedFor is the last value of the rotate-key annotation that was acted on.
-	// +optional
-	RotatedFor string `json:"rotatedFor,omitempty"`
+	// The key in the Secret, a rotation under way, and the replaced keys still working.
+	KeyStatus `json:",inline"`
 
 	// observedGeneration is the generation of the spec this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// conditions: Ready, and AccessVerified with what the key itself was checked to do.
+	// conditions: Ready, AccessVerified with what the key itself was checked to do, and
+	// KeyRotation once a rotation is asked for.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -199,12 +215,21 @@ func (a *BucketAccess) SecretNameOrDefault() string {
 	return a.Name + "-credentials"
 }
 
-// OverlapOrDefault is how long a replaced key keeps working.
-func (r *KeyRotation) OverlapOrDefault() metav1.Duration {
-	if r.Overlap != nil {
-		return *r.Overlap
+// DefaultKeyOverlap is how long a replaced key keeps working when no rotation says: long enough
+// for Buckets to move to a Contract's new key and for Applications to roll out with it.
+const DefaultKeyOverlap = 10 * time.Minute
+
+// KeyOverlap is how long a key replaced under rotation r keeps working: r's overlap, by default
+// a tenth of its period but at most an hour, and DefaultKeyOverlap without a rotation (a
+// replacement the rotate-key annotation or a lost Secret asked for).
+func KeyOverlap(r *KeyRotation) time.Duration {
+	switch {
+	case r == nil:
+		return DefaultKeyOverlap
+	case r.Overlap != nil:
+		return r.Overlap.Duration
 	}
-	return metav1.Duration{Duration: min(r.Period.Duration/10, 3600e9)}
+	return min(r.Period.Duration/10, time.Hour)
 }
 
 // Keys and labels of a BucketAccess's Secret, beyond the AWS_* keys of a Contract's.
@@ -237,4 +262,14 @@ const (
 	ReasonAccessMismatch = "AccessMismatch"
 	// ReasonPrincipalsUnsupported: the provider cannot make principals for this contract.
 	ReasonPrincipalsUnsupported = "PrincipalsUnsupported"
+	// ReasonPrincipalLost: the provider no longer has the BucketAccess's principal (deleted
+	// outside the operator); deleting and re-creating the BucketAccess issues new credentials.
+	ReasonPrincipalLost = "PrincipalLost"
 )
+
+// Keys is the state of the BucketAccess's key pair.
+func (a *BucketAccess) Keys() *KeyStatus { return &a.Status.KeyStatus }
+
+// Rotation is how the BucketAccess's key rotates (nil: only when asked), and the field that
+// says so.
+func (a *BucketAccess) Rotation() (*KeyRotation, string) { return a.Spec.Rotation, "spec.rotation" }

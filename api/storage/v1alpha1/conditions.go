@@ -68,14 +68,16 @@ const (
 	// ReasonAccessDeniedByPolicy: the server denied the bucket's own account a request on a
 	// bucket this resource owns: a bucket policy locks the owner out.
 	ReasonAccessDeniedByPolicy = "AccessDeniedByPolicy"
-	// ReasonVersioningUnsupported, ReasonLifecycleUnsupported, ReasonCORSUnsupported and
-	// ReasonObjectLockUnsupported: the S3 server does not implement what the spec asks for
-	// (it answered 501); the rest of the spec is applied, and the server is asked again once a
-	// resync period.
+	// ReasonVersioningUnsupported, ReasonLifecycleUnsupported, ReasonCORSUnsupported,
+	// ReasonObjectLockUnsupported, ReasonACLUnsupported and ReasonPolicyUnsupported: the S3
+	// server does not implement what the spec asks for (it answered 501); the rest of the spec
+	// is applied, and the server is asked again once a resync period.
 	ReasonVersioningUnsupported = "VersioningUnsupported"
 	ReasonLifecycleUnsupported  = "LifecycleUnsupported"
 	ReasonCORSUnsupported       = "CORSUnsupported"
 	ReasonObjectLockUnsupported = "ObjectLockUnsupported"
+	ReasonACLUnsupported        = "ACLUnsupported"
+	ReasonPolicyUnsupported     = "PolicyUnsupported"
 	// ReasonObjectLockNotEnabled: the spec asks for object lock, but the bucket was created
 	// without it (an adopted bucket), and S3 turns it on only at creation.
 	ReasonObjectLockNotEnabled = "ObjectLockNotEnabled"

@@ -1,8 +1,6 @@
 package v1alpha1
 
 import (
-	"time"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -101,33 +99,8 @@ type ContractStatus struct {
 	// +optional
 	PurchaseRequested bool `json:"purchaseRequested,omitempty"`
 
-	// accessKeyID is the public half of the key in the Secret.
-	// +optional
-	AccessKeyID string `json:"accessKeyID,omitempty"`
-
-	// keyIssuedAt is when that key was written to the Secret.
-	// +optional
-	KeyIssuedAt *metav1.Time `json:"keyIssuedAt,omitempty"`
-
-	// keysIssued counts the keys rotation has issued so far; it names the next rotation.
-	// +optional
-	KeysIssued int32 `json:"keysIssued,omitempty"`
-
-	// pendingKey is a rotation under way: a new key that is not in the Secret yet. It is
-	// recorded before the provider is asked, so a lost answer is asked for again with the same
-	// idempotency key rather than issuing a second key.
-	// +optional
-	PendingKey *PendingKey `json:"pendingKey,omitempty"`
-
-	// retiringKeys are replaced keys that still work until their time is up; then the
-	// operator revokes them.
-	// +optional
-	// +listType=atomic
-	RetiringKeys []RetiringKey `json:"retiringKeys,omitempty"`
-
-	// rotatedFor is the last value of the rotate-key annotation that was acted on.
-	// +optional
-	RotatedFor string `json:"rotatedFor,omitempty"`
+	// The key in the Secret, a rotation under way, and the replaced keys still working.
+	KeyStatus `json:",inline"`
 
 	// observedGeneration is the generation of the spec this status describes.
 	// +optional
@@ -196,19 +169,6 @@ func (c *Contract) SecretNameOrDefault() string {
 	return c.Name + "-credentials"
 }
 
-// DefaultContractKeyOverlap is how long a Contract's replaced key keeps working when
-// spec.keyRotation does not say: long enough for the Buckets to move to the new key and for
-// Applications to roll out with it.
-const DefaultContractKeyOverlap = 10 * time.Minute
-
-// KeyOverlap is how long a replaced key keeps working before it is revoked.
-func (c *Contract) KeyOverlap() time.Duration {
-	if c.Spec.KeyRotation != nil {
-		return c.Spec.KeyRotation.OverlapOrDefault().Duration
-	}
-	return DefaultContractKeyOverlap
-}
-
 // +kubebuilder:object:root=true
 
 // ContractList is a list of Contracts.
@@ -231,8 +191,9 @@ const (
 // The manager caches only Secrets that carry it.
 const ContractLabel = "storage.osm.dev/contract"
 
-// The KeyRotation condition of a Contract and its reasons. It appears once a rotation is asked
-// for (spec.keyRotation, or the storage.osm.dev/rotate-key annotation).
+// The KeyRotation condition of a Contract or a BucketAccess and its reasons. It appears once a
+// rotation is asked for (spec.keyRotation or spec.rotation, the storage.osm.dev/rotate-key
+// annotation, or a Secret that lost its key).
 const (
 	// KeyRotationCondition is True while the account's keys rotate as asked: the last rotation
 	// finished, or the next one is scheduled. False says why a rotation is not happening or not
@@ -241,7 +202,7 @@ const (
 
 	// ReasonKeyRotated: a new key is in the Secret; the replaced one works until status.retiringKeys says.
 	ReasonKeyRotated = "KeyRotated"
-	// ReasonKeyRotationScheduled: spec.keyRotation is set and the first rotation is not due yet.
+	// ReasonKeyRotationScheduled: a rotation period is set and the first rotation is not due yet.
 	ReasonKeyRotationScheduled = "KeyRotationScheduled"
 	// ReasonKeyRotationInProgress: a new key was asked for and is not in the Secret yet.
 	ReasonKeyRotationInProgress = "KeyRotationInProgress"
@@ -251,4 +212,13 @@ const (
 	// ReasonNewKeyRefused: the S3 endpoint refused the new key when it was tried, so it is not
 	// written to the Secret; it is tried again.
 	ReasonNewKeyRefused = "NewKeyRefused"
+	// ReasonNewKeyPending: the new key works, but cannot yet do what it is for (the Bucket's
+	// policy does not name it yet), so it is not written to the Secret; it is tried again.
+	ReasonNewKeyPending = "NewKeyPending"
 )
+
+// Keys is the state of the Contract's key pair.
+func (c *Contract) Keys() *KeyStatus { return &c.Status.KeyStatus }
+
+// Rotation is how the Contract's key rotates (nil: only when asked), and the field that says so.
+func (c *Contract) Rotation() (*KeyRotation, string) { return c.Spec.KeyRotation, "spec.keyRotation" }

@@ -3,6 +3,7 @@ package fake
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
@@ -156,4 +157,20 @@ func (a *API) RemovePrincipalKey(_ context.Context, contractID, id, accessKeyID 
 		return f.Err
 	}
 	return nil
+}
+
+// PrincipalKeyWorks reports whether a key pair opens a principal of the contract: the principal
+// is not deleted, the key is in effect, and the secret is the one issued with it.
+func (a *API) PrincipalKeyWorks(contractID string, creds contractclient.Credentials) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, p := range a.principals {
+		if p.contract != contractID || p.deleted || !slices.Contains(p.keys, creds.AccessKeyID) {
+			continue
+		}
+		if p.first == creds || slices.Contains(slices.Collect(maps.Values(p.issued)), creds) {
+			return true
+		}
+	}
+	return false
 }

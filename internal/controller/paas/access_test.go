@@ -116,7 +116,7 @@ func TestObserveAccess(t *testing.T) {
 		return &storagev1alpha1.BucketAccess{
 			ObjectMeta: metav1.ObjectMeta{Name: "web-photos", UID: "uid-1", Generation: generation},
 			Spec:       storagev1alpha1.BucketAccessSpec{Bucket: "photos", Access: "ReadOnly"},
-			Status:     storagev1alpha1.BucketAccessStatus{SecretName: secret, AccessKeyID: keyID, Conditions: conds},
+			Status:     storagev1alpha1.BucketAccessStatus{SecretName: secret, KeyStatus: storagev1alpha1.KeyStatus{AccessKeyID: keyID}, Conditions: conds},
 		}
 	}
 	deleting := ba(1, "web-photos-credentials", "AKIA1", ready(condTrue, "Verified", "ok", 1))

@@ -9,8 +9,6 @@ import (
 	"reflect"
 	"sort"
 	"strings"
-	"sync"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -19,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/events"
@@ -40,14 +39,9 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
 	"github.com/object-storage-manager/object-storage-manager/internal/index"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
+	"github.com/object-storage-manager/object-storage-manager/internal/ttlcache"
+	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
 )
-
-// conflictRetryInterval is how soon a pass that lost a write race runs again.
-const conflictRetryInterval = time.Second
-
-// foreignRetryInterval is how often an Application whose child's name is taken by someone
-// else's object looks again: that object is not owned, so no watch reports when it goes.
-const foreignRetryInterval = time.Minute
 
 // ApplicationReconciler runs each Application as a Deployment and a Service, an Ingress when it
 // has a host and a CronJob when it has a backup, with the environment of its linked Buckets.
@@ -69,7 +63,7 @@ type ApplicationReconciler struct {
 	Listers func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Lister
 
 	// listed remembers, by Application UID, when its backups were last listed.
-	listed sync.Map
+	listed ttlcache.Cache[types.UID, backupsListing]
 }
 
 // The Application controller never reads a Contract or its Secret: each link, the backup and
@@ -118,7 +112,7 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if apierrors.IsConflict(err) {
 		// Someone else wrote the object since the cache saw it; the next pass sees their write.
 		logf.FromContext(ctx).V(1).Info("Write conflict, trying again", "error", err.Error())
-		return ctrl.Result{RequeueAfter: conflictRetryInterval}, nil
+		return ctrl.Result{RequeueAfter: tuning.ConflictRetry}, nil
 	}
 	return res, err
 }
@@ -158,15 +152,33 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 	if err != nil {
 		return r.childFailed(app, err)
 	}
+	if err := r.reconcileBackup(ctx, app, links, accesses, usable, buckets, envRefused); err != nil {
+		return r.childFailed(app, err)
+	}
+	switch {
+	case envRefused != nil:
+		r.setReady(app, *envRefused)
+	case hostRefused != nil:
+		r.setReady(app, *hostRefused)
+	default:
+		r.setReady(app, readyCondition(buckets, deploy, ptr.Deref(app.Spec.Replicas, 1)))
+	}
+	return ctrl.Result{}, nil
+}
+
+// reconcileBackup keeps the backup CronJob, the restore and the list of backups, and says in
+// BackupScheduled where the backup stands. usable says the linked Buckets can be used (buckets
+// says why not); envRefused, when set, is why the operator may not write the env.
+func (r *ApplicationReconciler) reconcileBackup(ctx context.Context, app *paasv1alpha1.Application, links []resolvedLink, accesses appAccesses,
+	usable bool, buckets condition, envRefused *condition) error {
 	var waiting *condition
 	if !usable {
 		waiting = &condition{metav1.ConditionFalse, waitingReason(buckets), "The backup waits for the linked Buckets (see BucketsReady)"}
 	}
 	cronJob, blocked, err := r.syncCronJob(ctx, app, links, accesses.backup, waiting, envRefused)
 	if err != nil {
-		return r.childFailed(app, err)
+		return err
 	}
-
 	setCondition(&app.Status.Conditions, app.Generation, paasv1alpha1.BackupScheduledCondition,
 		backupCondition(app.Spec.Backup, cronJob, blocked))
 	app.Status.LastBackupTime, app.Status.LastSuccessfulBackupTime = nil, nil
@@ -181,18 +193,10 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 		target = nil
 	}
 	if err := r.syncRestore(ctx, app, links, target, accesses.restore); err != nil {
-		return r.childFailed(app, err)
+		return err
 	}
 	r.listBackups(ctx, app, target, accesses.restore)
-	switch {
-	case envRefused != nil:
-		r.setReady(app, *envRefused)
-	case hostRefused != nil:
-		r.setReady(app, *hostRefused)
-	default:
-		r.setReady(app, readyCondition(buckets, deploy, ptr.Deref(app.Spec.Replicas, 1)))
-	}
-	return ctrl.Result{}, nil
+	return nil
 }
 
 // linkedBuckets reads the Buckets app links, by name; one that does not exist is left out.
@@ -516,7 +520,7 @@ func (r *ApplicationReconciler) childFailed(app *paasv1alpha1.Application, err e
 	}
 	r.setReady(app, condition{metav1.ConditionFalse, paasv1alpha1.ReasonResourceConflict,
 		foreign.Error() + "; delete it or give the Application another name"})
-	return ctrl.Result{RequeueAfter: foreignRetryInterval}, nil
+	return ctrl.Result{RequeueAfter: tuning.ForeignRetry}, nil
 }
 
 // apiMessage is the API server's own account of a refusal, without the wrapping of the call.

@@ -137,17 +137,25 @@ func mutateCronJob(cj *batchv1.CronJob, app *paasv1alpha1.Application, env []cor
 	cj.Spec.FailedJobsHistoryLimit = ptr.To(int32(backupFailedJobsHistory))
 
 	job := &cj.Spec.JobTemplate
-	setLabels(&job.Labels, app, ComponentBackup)
-	job.Spec.BackoffLimit = ptr.To(int32(backupBackoffLimit))
-	tpl := &job.Spec.Template
-	setLabels(&tpl.Labels, app, ComponentBackup)
-	setAccessKeys(tpl, accessKeys)
-	tpl.Spec.RestartPolicy = corev1.RestartPolicyNever
-	c := container(tpl.Spec.Containers, BackupContainer)
+	c := container(job.Spec.Template.Spec.Containers, BackupContainer)
 	setImage(&c, app.BackupImageOrDefault())
 	c.Command = backup.Command
 	c.Args = nil
 	c.Env = env
+	mutateJobRun(&job.ObjectMeta, &job.Spec, app, ComponentBackup, backupBackoffLimit, accessKeys, c)
+}
+
+// mutateJobRun makes a Job (or a CronJob's template of one) run c once as app's component,
+// retried backoffLimit times, its pod restricted as every pod the operator writes. accessKeys
+// names the keys it reads.
+func mutateJobRun(meta *metav1.ObjectMeta, spec *batchv1.JobSpec, app *paasv1alpha1.Application, component string, backoffLimit int32,
+	accessKeys string, c corev1.Container) {
+	setLabels(&meta.Labels, app, component)
+	spec.BackoffLimit = ptr.To(backoffLimit)
+	tpl := &spec.Template
+	setLabels(&tpl.Labels, app, component)
+	setAccessKeys(tpl, accessKeys)
+	tpl.Spec.RestartPolicy = corev1.RestartPolicyNever
 	restrictContainer(&c)
 	tpl.Spec.Containers = []corev1.Container{c}
 	restrictPod(&tpl.Spec, app)

@@ -21,6 +21,7 @@ import (
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/application"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
+	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
 )
 
 // ComponentRestore labels the restore Jobs.
@@ -134,27 +135,14 @@ func (r *ApplicationReconciler) setRestore(app *paasv1alpha1.Application, st *pa
 // and where the snapshot is, restricted as the backup's pods are. accessKeys names the keys it
 // reads.
 func mutateRestoreJob(job *batchv1.Job, app *paasv1alpha1.Application, snapshot string, env []corev1.EnvVar, accessKeys string) {
-	setLabels(&job.Labels, app, ComponentRestore)
-	job.Spec.BackoffLimit = ptr.To(int32(restoreBackoffLimit))
-	tpl := &job.Spec.Template
-	setLabels(&tpl.Labels, app, ComponentRestore)
-	setAccessKeys(tpl, accessKeys)
-	tpl.Spec.RestartPolicy = corev1.RestartPolicyNever
 	c := corev1.Container{Name: ComponentRestore}
 	setImage(&c, app.BackupImageOrDefault())
 	c.Command = app.Spec.Backup.RestoreCommand
 	c.Env = append(append([]corev1.EnvVar(nil), env...),
 		corev1.EnvVar{Name: application.EnvRestoreSnapshot, Value: snapshot},
 		corev1.EnvVar{Name: application.EnvRestorePrefix, Value: app.BackupPrefixOrDefault() + snapshot + "/"})
-	restrictContainer(&c)
-	tpl.Spec.Containers = []corev1.Container{c}
-	restrictPod(&tpl.Spec, app)
+	mutateJobRun(&job.ObjectMeta, &job.Spec, app, ComponentRestore, restoreBackoffLimit, accessKeys, c)
 }
-
-// backupsListInterval is how often the snapshots in the backup bucket are listed again when no
-// backup run has finished since: listing costs S3 calls, and an Application is reconciled on
-// every change of its children.
-const backupsListInterval = 5 * time.Minute
 
 // maxListedObjects bounds one listing of the backup prefix; maxShownBackups how many
 // snapshots status shows.
@@ -163,14 +151,15 @@ const (
 	maxShownBackups  = 10
 )
 
-// backupsListing is when an Application's snapshots were last listed, and the last successful
-// backup run then known.
+// backupsListing is the last successful backup run known when an Application's snapshots were
+// last listed.
 type backupsListing struct {
-	at, lastSuccess time.Time
+	lastSuccess time.Time
 }
 
 // listBackups fills status.backups with the newest snapshots under the backup prefix, when a
-// backup run finished since the last listing or the listing is older than backupsListInterval.
+// backup run finished since the last listing or the listing is older than
+// tuning.BackupsListInterval.
 // It lists with creds, the restore's ReadOnly BucketAccess: the backup's own key cannot list.
 func (r *ApplicationReconciler) listBackups(ctx context.Context, app *paasv1alpha1.Application, target *resolvedLink, creds *accessState) {
 	if app.Spec.Backup == nil || target == nil || creds == nil || r.Listers == nil {
@@ -184,11 +173,8 @@ func (r *ApplicationReconciler) listBackups(ctx context.Context, app *paasv1alph
 	if t := app.Status.LastSuccessfulBackupTime; t != nil {
 		lastSuccess = t.Time
 	}
-	if v, ok := r.listed.Load(app.UID); ok {
-		l := v.(backupsListing)
-		if time.Since(l.at) < backupsListInterval && !lastSuccess.After(l.lastSuccess) && app.Status.Backups != nil {
-			return
-		}
+	if l, _, ok := r.listed.Get(app.UID, tuning.BackupsListInterval); ok && !lastSuccess.After(l.lastSuccess) && app.Status.Backups != nil {
+		return
 	}
 	log := logf.FromContext(ctx)
 	keyID, secretKey, err := r.accessKey(ctx, app.Namespace, *creds)
@@ -203,7 +189,7 @@ func (r *ApplicationReconciler) listBackups(ctx context.Context, app *paasv1alph
 		log.Info("Cannot list the backups", "bucket", target.BucketName, "error", objectstore.Describe(err))
 		return
 	}
-	r.listed.Store(app.UID, backupsListing{at: time.Now(), lastSuccess: lastSuccess})
+	r.listed.Put(app.UID, backupsListing{lastSuccess: lastSuccess})
 	app.Status.Backups = make([]paasv1alpha1.BackupSnapshot, 0, min(len(sums), maxShownBackups))
 	for _, s := range sums[:min(len(sums), maxShownBackups)] {
 		app.Status.Backups = append(app.Status.Backups, paasv1alpha1.BackupSnapshot{

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 
@@ -16,11 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
 )
 
 // SetCondition sets a condition with the generation it describes. The transition time changes
@@ -175,26 +175,7 @@ func send(ctx context.Context, c client.Client, obj client.Object, subresource s
 // SilentlyRequeueOnConflict, without the deprecated Requeue).
 func IgnoreConflict(res ctrl.Result, err error) (ctrl.Result, error) {
 	if apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: time.Second}, nil
+		return ctrl.Result{RequeueAfter: tuning.ConflictRetry}, nil
 	}
 	return res, err
-}
-
-// AwaitCache waits, for at most timeout, until cache shows obj at its resource version: the
-// one the pass's last write returned. A pass that something wakes at once (a Secret the pass
-// just created, say) reads from the cache; without the wait it could read the object from before
-// the pass's writes and do their work again. A slow watch only delays the next pass: this never
-// fails.
-func AwaitCache(ctx context.Context, cache client.Reader, obj client.Object, timeout time.Duration) {
-	want := obj.GetResourceVersion()
-	seen, ok := obj.DeepCopyObject().(client.Object)
-	if !ok {
-		return
-	}
-	_ = wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		if err := cache.Get(ctx, client.ObjectKeyFromObject(obj), seen); err != nil {
-			return apierrors.IsNotFound(err), nil
-		}
-		return seen.GetResourceVersion() == want, nil
-	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -76,7 +75,7 @@ func TestTheEndOfPassWriteSurvivesWritesMadeDuringThePass(t *testing.T) {
 }
 
 // Writes answer with the object's metadata only, so the pass's object keeps what the pass
-// computed and takes only the version it wrote, which AwaitCache then waits for.
+// computed and takes only the version it wrote, which the next pass compares its copy with.
 func TestEveryWriteLeavesThePassItsWorkAndTheVersionItWrote(t *testing.T) {
 	ctx := context.Background()
 	c, b := storedBucket(t)
@@ -114,49 +113,6 @@ func TestEveryWriteLeavesThePassItsWorkAndTheVersionItWrote(t *testing.T) {
 	if !slices.Contains(got.Finalizers, "ours") || got.Status.CreatingBucket != "x" || got.Status.Endpoint != b.Status.Endpoint {
 		t.Errorf("stored %v, %+v: want the finalizer, the record and the pass's status", got.Finalizers, got.Status)
 	}
-}
-
-// A cache that lags the pass's write is waited for; one that shows it already is not.
-func TestAwaitCacheWaitsUntilTheCacheShowsThePassesWrite(t *testing.T) {
-	ctx := context.Background()
-	c := fake.NewClientBuilder().WithObjects(&corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cm"},
-	}).Build()
-	written := &corev1.ConfigMap{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "cm"}, written); err != nil {
-		t.Fatal(err)
-	}
-	lagging := &lagReader{Reader: c, behind: 3}
-	AwaitCache(ctx, lagging, written, time.Minute)
-	if lagging.reads != 4 {
-		t.Errorf("read the cache %d times, want until it showed the write (4)", lagging.reads)
-	}
-
-	// A write the cache never shows (another writer's came after it) costs the timeout, no more.
-	never := written.DeepCopy()
-	never.ResourceVersion = "not-yet"
-	start := time.Now()
-	AwaitCache(ctx, c, never, 50*time.Millisecond)
-	if waited := time.Since(start); waited > 5*time.Second {
-		t.Errorf("waited %s for a version the cache never shows, want about the 50ms timeout", waited)
-	}
-}
-
-// lagReader answers from before the write for its first reads.
-type lagReader struct {
-	client.Reader
-	behind, reads int
-}
-
-func (r *lagReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	r.reads++
-	if err := r.Reader.Get(ctx, key, obj, opts...); err != nil {
-		return err
-	}
-	if r.reads <= r.behind {
-		obj.SetResourceVersion("older")
-	}
-	return nil
 }
 
 // storedBucket is a client with a Bucket that has a status subresource, and the Bucket as a

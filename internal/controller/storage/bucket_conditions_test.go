@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/bucketsettings"
+	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
 )
 
 // want is a condition a test expects: its status, reason and a part of its message.
@@ -24,75 +26,75 @@ func TestBucketConditionsFollowWhatThePassFound(t *testing.T) {
 	tests := []struct {
 		name     string
 		deleting bool
-		pass     bucketPass
+		pass     bucketFound
 		ready    *want // nil: Ready is left as it was
 		inUse    *want
 		blocked  *want
 	}{
-		{name: "a pass that learned nothing leaves Ready alone", pass: bucketPass{}},
-		{name: "Ready once the bucket has its spec", pass: bucketPass{found: foundAvailable},
+		{name: "a pass that learned nothing leaves Ready alone", pass: bucketFound{}},
+		{name: "Ready once the bucket has its spec", pass: bucketFound{ready: bucketAvailable{}},
 			ready: &want{metav1.ConditionTrue, storagev1alpha1.ReasonAvailable, "Bucket photos exists with the ACL and policy"}},
-		{name: "a missing Contract is named with its namespace", pass: bucketPass{found: foundContractMissing},
+		{name: "a missing Contract is named with its namespace", pass: bucketFound{ready: contractMissing{}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonContractNotFound, "Contract acme does not exist in namespace team"}},
-		{name: "a Contract not Ready says why", pass: bucketPass{found: foundContractNotReady, why: "ContractAPIUnavailable: down"},
+		{name: "a Contract not Ready says why", pass: bucketFound{ready: contractNotReady{"ContractAPIUnavailable: down"}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonContractNotReady, "Contract acme is not Ready (ContractAPIUnavailable: down)"}},
-		{name: "a Contract without keys names its Secret", pass: bucketPass{found: foundNoCredentials, secret: "acme-credentials"},
+		{name: "a Contract without keys names its Secret", pass: bucketFound{ready: noCredentials{"acme-credentials"}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonContractNotReady, "no credentials in Secret acme-credentials"}},
-		{name: "no bucket for a Contract being deleted", pass: bucketPass{found: foundContractDeleting},
+		{name: "no bucket for a Contract being deleted", pass: bucketFound{ready: contractDeleting{}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonContractDeleting, "Contract acme is being deleted"}},
-		{name: "the other Bucket holding the name is named", pass: bucketPass{found: foundNameHeld, other: "first"},
+		{name: "the other Bucket holding the name is named", pass: bucketFound{ready: nameHeld{"first"}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonBucketNameConflict, "Bucket first in this namespace already manages bucket photos"}},
-		{name: "a bucket tagged for another resource is left alone", pass: bucketPass{found: foundTaggedForAnother, tag: "other/x"},
+		{name: "a bucket tagged for another resource is left alone", pass: bucketFound{ready: taggedForAnother{"other/x"}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonBucketAlreadyExists, `tag is "other/x", not "team/photos"`}},
-		{name: "a name another account owns", pass: bucketPass{found: foundNameTaken},
+		{name: "a name another account owns", pass: bucketFound{ready: nameOwnedElsewhere{}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonBucketNameTaken, "Another account owns a bucket named photos"}},
-		{name: "a policy locking the owner out is never called someone else's name", pass: bucketPass{found: foundDeniedByPolicy, err: denied},
+		{name: "a policy locking the owner out is never called someone else's name", pass: bucketFound{ready: policyDenies{denied}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonAccessDeniedByPolicy, "denies that account a request on it (AccessDenied)"}},
-		{name: "an S3 failure with no answer is retried", pass: bucketPass{found: foundS3Failed, err: slowDown},
+		{name: "an S3 failure with no answer is retried", pass: bucketFound{ready: s3Failed{slowDown}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonS3Unavailable, "; retrying"}},
-		{name: "an S3 refusal waits for the spec", pass: bucketPass{found: foundS3Failed, err: refused("InvalidArgument")},
+		{name: "an S3 refusal waits for the spec", pass: bucketFound{ready: s3Failed{refused("InvalidArgument")}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonS3Rejected, "refused a request the spec needs: InvalidArgument"}},
 		{name: "a feature the server lacks is named, with its field and the server's answer",
-			pass: bucketPass{found: foundUnsupported, unsupported: []unsupportedFeature{
-				{field: "lifecycle", reason: storagev1alpha1.ReasonLifecycleUnsupported, err: refused("NotImplemented")}}},
+			pass: bucketFound{ready: settingsUnsupported{[]bucketsettings.Failure{
+				{Info: bucketsettings.Lifecycle{}.Info(), Err: refused("NotImplemented")}}, true}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonLifecycleUnsupported,
 				"does not implement lifecycle rules (spec.lifecycle: NotImplemented); the rest of the spec is applied: remove those fields"}},
 		{name: "several features the server lacks are all named; the reason is the first's",
-			pass: bucketPass{found: foundUnsupported, unsupported: []unsupportedFeature{
-				{field: "versioning", reason: storagev1alpha1.ReasonVersioningUnsupported, err: refused("VersioningNotConfigured")},
-				{field: "lifecycle", reason: storagev1alpha1.ReasonLifecycleUnsupported, err: refused("NotImplemented")}}},
+			pass: bucketFound{ready: settingsUnsupported{[]bucketsettings.Failure{
+				{Info: bucketsettings.Versioning{}.Info(), Err: refused("VersioningNotConfigured")},
+				{Info: bucketsettings.Lifecycle{}.Info(), Err: refused("NotImplemented")}}, true}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonVersioningUnsupported,
 				"bucket versioning (spec.versioning: VersioningNotConfigured), nor lifecycle rules (spec.lifecycle: NotImplemented)"}},
 		{name: "a bucket without the object lock its spec asks for says how to get one",
-			pass: bucketPass{found: foundObjectLockNotEnabled},
+			pass: bucketFound{ready: objectLockNotEnabled{}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonObjectLockNotEnabled,
 				"Bucket photos has no object lock: S3 turns it on only when a bucket is created"}},
-		{name: "InUse lists the users by kind", pass: bucketPass{found: foundAvailable, usersListed: true, users: []string{"2 Applications: a, b"}},
+		{name: "InUse lists the users by kind", pass: bucketFound{ready: bucketAvailable{}, users: &bucketUsers{names: []string{"2 Applications: a, b"}}},
 			ready: &want{metav1.ConditionTrue, storagev1alpha1.ReasonAvailable, ""},
 			inUse: &want{metav1.ConditionTrue, storagev1alpha1.ReasonInUse, "Used by 2 Applications: a, b"}},
-		{name: "InUse is False when users were listed and none found", pass: bucketPass{usersListed: true},
+		{name: "InUse is False when users were listed and none found", pass: bucketFound{users: &bucketUsers{}},
 			inUse: &want{metav1.ConditionFalse, storagev1alpha1.ReasonNotInUse, "Nothing uses this Bucket"}},
 
 		{name: "deletion waits for users without being blocked", deleting: true,
-			pass:  bucketPass{usersListed: true, users: []string{"1 Application: web"}},
+			pass:  bucketFound{users: &bucketUsers{names: []string{"1 Application: web"}}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonDeleting, "Deletion waits until nothing uses this Bucket"},
 			inUse: &want{metav1.ConditionTrue, storagev1alpha1.ReasonInUse, "web"}},
 		{name: "a non-empty bucket blocks its deletion and says the way out", deleting: true,
-			pass:    bucketPass{found: foundNotEmpty, objects: "3 objects"},
+			pass:    bucketFound{ready: notEmpty{"3 objects"}},
 			ready:   &want{metav1.ConditionFalse, storagev1alpha1.ReasonDeleting, "Deletion is blocked (see DeletionBlocked)"},
 			blocked: &want{metav1.ConditionTrue, storagev1alpha1.ReasonBucketNotEmpty, "still holds 3 objects and is never emptied automatically: delete its objects"}},
 		{name: "a deletion the policy denies is blocked with the way out", deleting: true,
-			pass:    bucketPass{found: foundDeletionDenied, err: denied},
+			pass:    bucketFound{ready: deletionDenied{denied}},
 			ready:   &want{metav1.ConditionFalse, storagev1alpha1.ReasonDeleting, "blocked"},
 			blocked: &want{metav1.ConditionTrue, storagev1alpha1.ReasonAccessDeniedByPolicy, "cannot be deleted: the server denies its own account (AccessDenied)"}},
 		{name: "a Contract not Ready blocks a deletion with the Contract's reason", deleting: true,
-			pass:    bucketPass{found: foundContractNotReady, why: "ContractCancelled: gone", holdsUp: "Bucket photos cannot be deleted yet"},
+			pass:    bucketFound{ready: contractNotReady{"ContractCancelled: gone"}, holdsUp: "Bucket photos cannot be deleted yet"},
 			ready:   &want{metav1.ConditionFalse, storagev1alpha1.ReasonDeleting, "blocked"},
 			blocked: &want{metav1.ConditionTrue, storagev1alpha1.ReasonContractNotReady, "Bucket photos cannot be deleted yet: Contract acme is not Ready (ContractCancelled: gone)"}},
 		{name: "a transient failure during deletion is retried, not blocked", deleting: true,
-			pass:  bucketPass{found: foundS3Failed, err: slowDown},
+			pass:  bucketFound{ready: s3Failed{slowDown}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonS3Unavailable, "retrying"}},
-		{name: "a deletion going ahead leaves Ready alone", deleting: true, pass: bucketPass{usersListed: true},
+		{name: "a deletion going ahead leaves Ready alone", deleting: true, pass: bucketFound{users: &bucketUsers{}},
 			inUse: &want{metav1.ConditionFalse, storagev1alpha1.ReasonNotInUse, ""}},
 	}
 	for _, tt := range tests {
@@ -106,7 +108,7 @@ func TestBucketConditionsFollowWhatThePassFound(t *testing.T) {
 				now := metav1.Now()
 				b.DeletionTimestamp = &now
 			}
-			ready, inUse, blocked := bucketConditions(b, &tt.pass)
+			ready, inUse, blocked := bucketConditions(b, tt.pass)
 			checkCondition(t, "Ready", ready, tt.ready)
 			checkCondition(t, "InUse", inUse, tt.inUse)
 			checkCondition(t, "DeletionBlocked", blocked, tt.blocked)
@@ -116,7 +118,7 @@ func TestBucketConditionsFollowWhatThePassFound(t *testing.T) {
 
 // checkCondition compares a derived condition with the status, reason and part of the message
 // wanted; want nil means the condition must be left alone.
-func checkCondition(t *testing.T, typ string, got *condition, want *want) {
+func checkCondition(t *testing.T, typ string, got *engine.Condition, want *want) {
 	t.Helper()
 	switch {
 	case want == nil && got != nil:

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/bucketpolicy"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
@@ -305,8 +306,8 @@ var _ = Describe("Bucket", func() {
 		bucketReady(ctx, b)
 		// versitygw judges the owner by the policy alone, so the operator adds its statement.
 		effective := withOwnerStatement(b.Spec.Policy, a.keyID, b.Spec.BucketName)
-		Expect(objectstore.PoliciesEqual(serverPolicy(ctx, a.s3, b.Spec.BucketName), effective)).To(BeTrue())
-		Expect(objectstore.PoliciesEqual(string(b.Status.Policy.Raw), effective)).To(BeTrue())
+		Expect(bucketpolicy.PoliciesEqual(serverPolicy(ctx, a.s3, b.Spec.BucketName), effective)).To(BeTrue())
+		Expect(bucketpolicy.PoliciesEqual(string(b.Status.Policy.Raw), effective)).To(BeTrue())
 
 		update(ctx, b, func(s *storagev1alpha1.BucketSpec) {
 			s.Policy = policyJSON(a.keyID, b.Spec.BucketName, "s3:GetObject", "s3:PutObject")

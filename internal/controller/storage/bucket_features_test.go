@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
@@ -15,52 +14,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/bucketsettings"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 	fakes3 "github.com/object-storage-manager/object-storage-manager/internal/objectstore/fake"
 )
-
-func TestVersioningInSync(t *testing.T) {
-	tests := []struct {
-		desired, observed string
-		want              bool
-	}{
-		{"Enabled", "Enabled", true},
-		{"Enabled", "", false},
-		{"Enabled", "Suspended", false},
-		{"Suspended", "Suspended", true},
-		{"Suspended", "", true}, // never versioned: nothing new is versioned, as Suspended asks
-		{"Suspended", "Enabled", false},
-	}
-	for _, tt := range tests {
-		if got := versioningInSync(tt.desired, tt.observed); got != tt.want {
-			t.Errorf("versioningInSync(%q, %q) = %v, want %v", tt.desired, tt.observed, got, tt.want)
-		}
-	}
-}
-
-func TestSpecLifecycleAndItsStatusFormMeanTheSame(t *testing.T) {
-	spec := &storagev1alpha1.BucketLifecycle{Rules: []storagev1alpha1.LifecycleRule{
-		{ID: "z-backups", Prefix: "backups/", Expiration: &storagev1alpha1.LifecycleExpiration{Days: ptr.To[int32](14)},
-			NoncurrentVersionExpirationDays: ptr.To[int32](7)},
-		{ID: "a-end", Tags: []storagev1alpha1.Tag{{Key: "b", Value: "2"}, {Key: "a", Value: "1"}},
-			Expiration: &storagev1alpha1.LifecycleExpiration{Date: "2027-01-01T00:00:00Z"}},
-		{ID: "m-uploads", AbortIncompleteMultipartUploadDays: ptr.To[int32](1)},
-	}}
-	rules := specLifecycle(spec)
-	if !slices.IsSortedFunc(rules, func(a, b objectstore.LifecycleRule) int { return strings.Compare(a.ID, b.ID) }) {
-		t.Errorf("rules not in normal form: %+v", rules)
-	}
-	if rules[0].ExpirationDate != "2027-01-01" || !rules[0].Enabled {
-		t.Errorf("the date rule became %+v", rules[0])
-	}
-	status := toStatusLifecycle(rules)
-	if !objectstore.LifecyclesEqual(specLifecycle(status), rules) {
-		t.Errorf("status form %+v reads back as %+v, want %+v", status, specLifecycle(status), rules)
-	}
-	if diff := cmp.Diff([]storagev1alpha1.Tag{{Key: "a", Value: "1"}, {Key: "b", Value: "2"}}, status.Rules[0].Tags); diff != "" {
-		t.Errorf("status tags (-want +got):\n%s", diff)
-	}
-}
 
 // featureBucket is a Bucket asking for every feature, over a Ready Contract.
 func featureBucket() *storagev1alpha1.Bucket {
@@ -107,7 +64,7 @@ func bucketReadyOf(t *testing.T, c client.Client, b *storagev1alpha1.Bucket) met
 
 func TestEveryFeatureIsAppliedObservedAndThenLeftAlone(t *testing.T) {
 	b := featureBucket()
-	cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), b)
+	cluster := fakeCluster(t, activeContract("acc"), contractSecret("acc"), b)
 	store := &fakes3.Store{Owner: "AK"}
 	r := bucketReconciler(cluster, store)
 
@@ -122,7 +79,7 @@ func TestEveryFeatureIsAppliedObservedAndThenLeftAlone(t *testing.T) {
 	if got.ObjectLock != want || got.Versioning != "Enabled" {
 		t.Errorf("server has lock %+v and versioning %q, want %+v and Enabled", got.ObjectLock, got.Versioning, want)
 	}
-	if !objectstore.LifecyclesEqual(got.Lifecycle, specLifecycle(b.Spec.Lifecycle)) || !objectstore.CORSEqual(got.CORS, specCORS(b.Spec.CORS)) {
+	if !objectstore.LifecyclesEqual(got.Lifecycle, bucketsettings.SpecLifecycle(b.Spec.Lifecycle.Rules)) || !objectstore.CORSEqual(got.CORS, bucketsettings.SpecCORS(b.Spec.CORS)) {
 		t.Errorf("server has lifecycle %+v and CORS %+v", got.Lifecycle, got.CORS)
 	}
 	if b.Status.Versioning != "Enabled" || b.Status.ObjectLock == nil || b.Status.Lifecycle == nil || b.Status.CORS == nil {
@@ -143,7 +100,7 @@ func TestEveryFeatureIsAppliedObservedAndThenLeftAlone(t *testing.T) {
 
 func TestDriftInEveryFeatureIsRestoredWithAnEvent(t *testing.T) {
 	b := featureBucket()
-	cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), b)
+	cluster := fakeCluster(t, activeContract("acc"), contractSecret("acc"), b)
 	store := &fakes3.Store{Owner: "AK"}
 	r := bucketReconciler(cluster, store)
 	if _, err := passes(t, r, b, 2); err != nil {
@@ -161,7 +118,7 @@ func TestDriftInEveryFeatureIsRestoredWithAnEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := store.Bucket("ns-feat")
-	if got.Versioning != "Enabled" || got.ObjectLock.Days != 30 || len(got.Lifecycle) != 1 || !objectstore.CORSEqual(got.CORS, specCORS(b.Spec.CORS)) {
+	if got.Versioning != "Enabled" || got.ObjectLock.Days != 30 || len(got.Lifecycle) != 1 || !objectstore.CORSEqual(got.CORS, bucketsettings.SpecCORS(b.Spec.CORS)) {
 		t.Errorf("drift not restored: %+v", got)
 	}
 	close(recorder.Events)
@@ -179,7 +136,7 @@ func TestDriftInEveryFeatureIsRestoredWithAnEvent(t *testing.T) {
 func TestAFeatureTheServerLacksIsReportedAndTheRestApplied(t *testing.T) {
 	b := featureBucket()
 	b.Spec.ObjectLock = nil
-	cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), b)
+	cluster := fakeCluster(t, activeContract("acc"), contractSecret("acc"), b)
 	store := &fakes3.Store{Owner: "AK"}
 	store.Fail("Lifecycle", fakes3.Failure{Err: fakes3.NotImplemented}, fakes3.Failure{Err: fakes3.NotImplemented})
 	r := bucketReconciler(cluster, store)
@@ -216,7 +173,7 @@ func TestAFeatureTheServerLacksIsReportedAndTheRestApplied(t *testing.T) {
 func TestAnAdoptedBucketWithoutObjectLockIsReportedNotChanged(t *testing.T) {
 	b := featureBucket()
 	b.Status.BucketName = "ns-feat"
-	cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), b)
+	cluster := fakeCluster(t, activeContract("acc"), contractSecret("acc"), b)
 	store := &fakes3.Store{Owner: "AK"}
 	if _, err := store.CreateBucket(context.Background(), "ns-feat", objectstore.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -240,7 +197,7 @@ func TestAnAdoptedBucketWithoutObjectLockIsReportedNotChanged(t *testing.T) {
 func TestRulesDroppedFromTheSpecAreDeletedAndUnmanagedOnesLeftAlone(t *testing.T) {
 	b := featureBucket()
 	b.Spec.ObjectLock = nil
-	cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), b)
+	cluster := fakeCluster(t, activeContract("acc"), contractSecret("acc"), b)
 	store := &fakes3.Store{Owner: "AK"}
 	r := bucketReconciler(cluster, store)
 	if _, err := passes(t, r, b, 2); err != nil {
@@ -285,7 +242,7 @@ func TestGeneratedLifecycleRulesFollowTheirSource(t *testing.T) {
 	b.Spec.Lifecycle = &storagev1alpha1.BucketLifecycle{Rules: []storagev1alpha1.LifecycleRule{
 		{ID: "tmp", Prefix: "tmp/", Expiration: &storagev1alpha1.LifecycleExpiration{Days: ptr.To[int32](1)}},
 	}}
-	cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), b)
+	cluster := fakeCluster(t, activeContract("acc"), contractSecret("acc"), b)
 	store := &fakes3.Store{Owner: "AK"}
 	r := bucketReconciler(cluster, store)
 	retention := int32(14)

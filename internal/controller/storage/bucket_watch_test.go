@@ -2,7 +2,6 @@ package storage
 
 import (
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -41,25 +40,5 @@ func TestBucketsWakeOnlyForContractChangesTheyRead(t *testing.T) {
 				t.Errorf("Buckets woken: %v, want %v", got, tc.wake)
 			}
 		})
-	}
-}
-
-// Resyncs are spread over a tenth of the period, so Buckets made together do not come back
-// together.
-func TestResyncsAreSpreadOverATenthOfThePeriod(t *testing.T) {
-	period := 10 * time.Minute
-	seen := map[time.Duration]bool{}
-	for range 100 {
-		d := resyncAfter(period)
-		if d < period || d > period+period/10 {
-			t.Fatalf("resync after %s, want between %s and %s", d, period, period+period/10)
-		}
-		seen[d] = true
-	}
-	if len(seen) < 50 {
-		t.Errorf("100 resyncs fell on %d distinct moments: not spread", len(seen))
-	}
-	if resyncAfter(0) != 0 {
-		t.Error("a zero period must stay zero (no resync)")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	fakeclient "sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
@@ -23,7 +24,7 @@ import (
 
 // accessCluster is an API server with an active Contract (contract c1 of api), its made Bucket
 // and a BucketAccess for it, already holding the finalizer.
-func accessCluster(t *testing.T, api *fakeapi.API) (client.Client, *storagev1alpha1.BucketAccess, *BucketAccessReconciler) {
+func accessCluster(t *testing.T, api *fakeapi.API, intercept ...interceptor.Funcs) (client.Client, *storagev1alpha1.BucketAccess, *BucketAccessReconciler) {
 	t.Helper()
 	if _, _, err := api.Buy(context.Background(), "uid-acc", contractclient.Request{Plan: "standard"}); err != nil {
 		t.Fatal(err)
@@ -34,8 +35,12 @@ func accessCluster(t *testing.T, api *fakeapi.API) (client.Client, *storagev1alp
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "reader", UID: types.UID("uid-reader"), Finalizers: []string{Finalizer}},
 		Spec:       storagev1alpha1.BucketAccessSpec{Bucket: "data", Access: storagev1alpha1.AccessReadOnly},
 	}
-	cluster := fakeclient.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(activeContract("acc"), b, a).
-		WithStatusSubresource(&storagev1alpha1.Contract{}, &storagev1alpha1.Bucket{}, &storagev1alpha1.BucketAccess{}).Build()
+	builder := fakeclient.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(activeContract("acc"), b, a).
+		WithStatusSubresource(&storagev1alpha1.Contract{}, &storagev1alpha1.Bucket{}, &storagev1alpha1.BucketAccess{})
+	for _, f := range intercept {
+		builder = builder.WithInterceptorFuncs(f)
+	}
+	cluster := builder.Build()
 	r := &BucketAccessReconciler{Client: cluster, Principals: api, Recorder: events.NewFakeRecorder(100), ResyncPeriod: time.Hour,
 		// Nothing answers here: a check of the key fails, which these tests do not need.
 		Stores: func(endpoint, region, key, secret string) objectstore.Store {
@@ -108,45 +113,6 @@ func TestARotationWhoseAnswerWasLostIsAskedAgainNotIssuedTwice(t *testing.T) {
 	}
 	if a.Status.AccessKeyID != p.AccessKeyIDs[0] {
 		t.Errorf("the Secret's key changed to %s before the new key was checked", a.Status.AccessKeyID)
-	}
-}
-
-func TestARotationIsDueAfterItsPeriodOrWhenTheAnnotationChanges(t *testing.T) {
-	issued := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	monthly := &storagev1alpha1.KeyRotation{Period: metav1.Duration{Duration: 30 * 24 * time.Hour}}
-	tests := []struct {
-		name       string
-		rotation   *storagev1alpha1.KeyRotation
-		annotation string
-		rotatedFor string
-		now        time.Time
-		want       bool
-		nextLook   time.Duration // 0: not checked
-	}{
-		{name: "a key within its period stays", rotation: monthly, now: issued.Add(29 * 24 * time.Hour),
-			nextLook: 24*time.Hour + 100*time.Millisecond},
-		{name: "a key at the end of its period is replaced", rotation: monthly, now: issued.Add(30 * 24 * time.Hour), want: true},
-		{name: "without rotation a key stays forever", now: issued.Add(10 * 365 * 24 * time.Hour)},
-		{name: "a new value of the annotation asks for a key now", annotation: "2026-11-02", now: issued.Add(time.Hour), want: true},
-		{name: "a value already acted on does not", annotation: "2026-11-02", rotatedFor: "2026-11-02", now: issued.Add(time.Hour)},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			a := &storagev1alpha1.BucketAccess{Spec: storagev1alpha1.BucketAccessSpec{Rotation: tt.rotation},
-				Status: storagev1alpha1.BucketAccessStatus{KeyIssuedAt: &metav1.Time{Time: issued}, RotatedFor: tt.rotatedFor}}
-			if tt.annotation != "" {
-				a.Annotations = map[string]string{storagev1alpha1.RotateKeyAnnotation: tt.annotation}
-			}
-			r := &BucketAccessReconciler{ResyncPeriod: 1000 * time.Hour, Now: func() time.Time { return tt.now }}
-			if got := r.rotationDue(a); got != tt.want {
-				t.Errorf("rotationDue = %v, want %v", got, tt.want)
-			}
-			if tt.nextLook != 0 {
-				if got := r.nextLook(a); got != tt.nextLook {
-					t.Errorf("nextLook = %v, want %v (the end of the period, not the resync)", got, tt.nextLook)
-				}
-			}
-		})
 	}
 }
 

@@ -9,13 +9,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/bucketpolicy"
 	"github.com/object-storage-manager/object-storage-manager/internal/index"
-	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
 
 // BucketAccessUsers makes BucketAccesses users of their Bucket: a Bucket is not deleted while
@@ -32,12 +30,12 @@ var BucketAccessUsers = BucketUsers{
 // AccessGrants returns, sorted by name, what the BucketAccesses in namespace that name Bucket
 // bucket are to be granted in its policy. One being deleted gets nothing: its statements go
 // first, then its principal.
-func AccessGrants(ctx context.Context, reader client.Reader, namespace, bucket string) ([]objectstore.AccessGrant, error) {
+func AccessGrants(ctx context.Context, reader client.Reader, namespace, bucket string) ([]bucketpolicy.AccessGrant, error) {
 	list, err := index.BucketAccessesOf(ctx, reader, namespace, bucket)
 	if err != nil {
 		return nil, err
 	}
-	var grants []objectstore.AccessGrant
+	var grants []bucketpolicy.AccessGrant
 	for _, a := range list {
 		if !a.DeletionTimestamp.IsZero() || a.Status.PolicyPrincipal == nil || a.Status.PrincipalID == "" {
 			continue
@@ -46,9 +44,9 @@ func AccessGrants(ctx context.Context, reader client.Reader, namespace, bucket s
 		if err := json.Unmarshal(a.Status.PolicyPrincipal.Raw, &principal); err != nil || len(principal) == 0 {
 			continue
 		}
-		grants = append(grants, objectstore.AccessGrant{Name: a.Name, Access: string(a.Spec.Access), Principal: principal})
+		grants = append(grants, bucketpolicy.AccessGrant{Name: a.Name, Access: string(a.Spec.Access), Principal: principal})
 	}
-	slices.SortFunc(grants, func(a, b objectstore.AccessGrant) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(grants, func(a, b bucketpolicy.AccessGrant) int { return strings.Compare(a.Name, b.Name) })
 	return grants, nil
 }
 
@@ -63,19 +61,12 @@ func bucketOfAccess(_ context.Context, obj client.Object) []reconcile.Request {
 // accessChangedForBucket lets through what changes a Bucket's policy or its users: a
 // BucketAccess made, deleted or starting deletion, and a new principal element (a key added or
 // revoked on a server that names principals by key).
-var accessChangedForBucket = predicate.Funcs{
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		before, ok1 := e.ObjectOld.(*storagev1alpha1.BucketAccess)
-		after, ok2 := e.ObjectNew.(*storagev1alpha1.BucketAccess)
-		if !ok1 || !ok2 {
-			return true
-		}
-		return before.Generation != after.Generation ||
-			before.DeletionTimestamp.IsZero() != after.DeletionTimestamp.IsZero() ||
-			before.Status.PrincipalID != after.Status.PrincipalID ||
-			string(rawOrNil(before.Status.PolicyPrincipal)) != string(rawOrNil(after.Status.PolicyPrincipal))
-	},
-}
+var accessChangedForBucket = updated(func(before, after *storagev1alpha1.BucketAccess) bool {
+	return before.Generation != after.Generation ||
+		before.DeletionTimestamp.IsZero() != after.DeletionTimestamp.IsZero() ||
+		before.Status.PrincipalID != after.Status.PrincipalID ||
+		string(rawOrNil(before.Status.PolicyPrincipal)) != string(rawOrNil(after.Status.PolicyPrincipal))
+})
 
 func rawOrNil(r *runtime.RawExtension) []byte {
 	if r == nil {

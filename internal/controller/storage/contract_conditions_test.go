@@ -10,6 +10,7 @@ import (
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
+	"github.com/object-storage-manager/object-storage-manager/internal/credentials"
 )
 
 func TestContractConditionsFollowWhatThePassFound(t *testing.T) {
@@ -19,7 +20,7 @@ func TestContractConditionsFollowWhatThePassFound(t *testing.T) {
 	tests := []struct {
 		name     string
 		deleting bool
-		pass     contractPass
+		pass     contractFound
 		// rotated: the Secret holds key OSMKNEW since 12:00, which replaced OSMKOLD, revoked at
 		// 12:10; without, OSMKNEW is the first key. period: spec.keyRotation.period is 24h.
 		rotated, period bool
@@ -27,92 +28,93 @@ func TestContractConditionsFollowWhatThePassFound(t *testing.T) {
 		inUse           *want
 		keys            *want
 	}{
-		{name: "a pass that learned nothing leaves Ready alone", pass: contractPass{}},
+		{name: "a pass that learned nothing leaves Ready alone", pass: contractFound{}},
 		{name: "Ready names the contract, its state and the Secret",
-			pass:  contractPass{found: contractAvailable, observed: contractclient.Contract{ID: "c-1", State: "active"}},
+			pass:  contractFound{ready: available{contractclient.Contract{ID: "c-1", State: "active"}}},
 			ready: &want{metav1.ConditionTrue, storagev1alpha1.ReasonAvailable, "Contract c-1 is active; its credentials are in Secret acme-credentials"}},
 		{name: "a name that cannot label the Secret says nothing was bought",
-			pass:  contractPass{found: contractInvalidName, why: "must be no more than 63 characters"},
+			pass:  contractFound{ready: invalidName{"must be no more than 63 characters"}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonInvalidName, "(must be no more than 63 characters); nothing was bought"}},
-		{name: "a cancelled contract asks for a new Contract", pass: contractPass{found: contractCancelled, id: "c-1"},
+		{name: "a cancelled contract asks for a new Contract", pass: contractFound{ready: contractGone{"c-1"}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonContractCancelled, "contract c-1 as cancelled; delete this Contract"}},
-		{name: "a foreign Secret under the name is not overwritten", pass: contractPass{found: contractSecretConflict, secret: "acme-credentials"},
+		{name: "a foreign Secret under the name is not overwritten", pass: contractFound{ready: secretTaken{"acme-credentials"}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonSecretConflict, "Secret acme-credentials exists and does not belong to this Contract"}},
-		{name: "an API that is down is retried", pass: contractPass{found: contractAPIFailed, apiErr: unavailable},
+		{name: "an API that is down is retried", pass: contractFound{ready: apiFailed{unavailable}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIUnavailable, "failed while creating the contract"}},
-		{name: "an API refusal waits for the spec", pass: contractPass{found: contractAPIFailed, apiErr: refusedPlan},
+		{name: "an API refusal waits for the spec", pass: contractFound{ready: apiFailed{refusedPlan}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIRejected, "The contract API refused creating the contract"}},
 		{name: "buckets at the provider keep a Delete contract, with the way out", deleting: true,
-			pass:  contractPass{found: contractHasBuckets, id: "c-1", bucketsListed: true},
+			pass:  contractFound{ready: hasBuckets{"c-1"}, buckets: &[]string{}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIRejected, "set spec.reclaimPolicy to Retain"},
 			inUse: &want{metav1.ConditionFalse, storagev1alpha1.ReasonNoBuckets, "No Bucket names this Contract"}},
-		{name: "InUse names the Buckets", pass: contractPass{found: contractAvailable, bucketsListed: true, buckets: []string{"a", "b"}},
+		{name: "InUse names the Buckets", pass: contractFound{ready: available{}, buckets: &[]string{"a", "b"}},
 			ready: &want{metav1.ConditionTrue, storagev1alpha1.ReasonAvailable, ""},
 			inUse: &want{metav1.ConditionTrue, storagev1alpha1.ReasonBucketsExist, "Named by 2 Buckets: a, b"}},
-		{name: "deletion waits for its Buckets", deleting: true, pass: contractPass{bucketsListed: true, buckets: []string{"a"}},
+		{name: "deletion waits for its Buckets", deleting: true, pass: contractFound{buckets: &[]string{"a"}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonDeleting, "Deletion waits until no Bucket names this Contract"},
 			inUse: &want{metav1.ConditionTrue, storagev1alpha1.ReasonBucketsExist, "Named by 1 Bucket: a"}},
-		{name: "a deletion going ahead leaves Ready alone", deleting: true, pass: contractPass{bucketsListed: true},
+		{name: "a deletion going ahead leaves Ready alone", deleting: true, pass: contractFound{buckets: &[]string{}},
 			inUse: &want{metav1.ConditionFalse, storagev1alpha1.ReasonNoBuckets, ""}},
 		{name: "a Retain deletion waits for the replaced keys to be revoked", deleting: true, rotated: true,
-			pass: contractPass{found: contractKeysRetiring, bucketsListed: true, keys: keysCurrent},
+			pass: contractFound{ready: keysRetiring{}, buckets: &[]string{}, keys: credentials.Finding{State: credentials.Current}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonDeleting,
 				"Deletion waits until the replaced key is revoked: OSMKOLD at 2024-06-01T12:10:00Z; the contract stays at the provider (reclaimPolicy Retain) with key OSMKNEW in Secret acme-credentials"},
 			inUse: &want{metav1.ConditionFalse, storagev1alpha1.ReasonNoBuckets, ""},
 			keys:  &want{metav1.ConditionTrue, storagev1alpha1.ReasonKeyRotated, ""}},
 		{name: "a pass that did not get to the keys leaves KeyRotation alone",
-			pass:  contractPass{found: contractAvailable, keys: keysUntouched},
+			pass:  contractFound{ready: available{}},
 			ready: &want{metav1.ConditionTrue, storagev1alpha1.ReasonAvailable, ""}},
 		{name: "no rotation asked: no KeyRotation to set (it is removed)",
-			pass:  contractPass{found: contractAvailable, keys: keysNotAsked},
+			pass:  contractFound{ready: available{}, keys: credentials.Finding{State: credentials.NotAsked}},
 			ready: &want{metav1.ConditionTrue, storagev1alpha1.ReasonAvailable, ""}},
 		{name: "a rotated key says since when, what it replaced and when that goes", rotated: true,
-			pass:  contractPass{found: contractAvailable, keys: keysCurrent},
+			pass:  contractFound{ready: available{}, keys: credentials.Finding{State: credentials.Current}},
 			ready: &want{metav1.ConditionTrue, storagev1alpha1.ReasonAvailable, ""},
 			keys: &want{metav1.ConditionTrue, storagev1alpha1.ReasonKeyRotated,
 				"Key OSMKNEW has been in Secret acme-credentials since 2024-06-01T12:00:00Z; the replaced key is revoked: OSMKOLD at 2024-06-01T12:10:00Z; " +
 					"a new value of annotation storage.osm.dev/rotate-key rotates it"}},
 		{name: "a period says when the next rotation comes", rotated: true, period: true,
-			pass: contractPass{keys: keysCurrent},
+			pass: contractFound{keys: credentials.Finding{State: credentials.Current}},
 			keys: &want{metav1.ConditionTrue, storagev1alpha1.ReasonKeyRotated,
 				"; the next rotation is at 2024-06-02T12:00:00Z (spec.keyRotation.period 24h0m0s)"}},
 		{name: "a period before the first rotation is scheduled", period: true,
-			pass: contractPass{keys: keysCurrent},
+			pass: contractFound{keys: credentials.Finding{State: credentials.Current}},
 			keys: &want{metav1.ConditionTrue, storagev1alpha1.ReasonKeyRotationScheduled,
 				"Key OSMKNEW has been in Secret acme-credentials since 2024-06-01T12:00:00Z; the next rotation is at 2024-06-02T12:00:00Z"}},
 		{name: "one key per account is said plainly, in the provider's words",
-			pass:  contractPass{found: contractAvailable, keys: keysUnsupported, keysWhy: "versitygw accounts hold one key pair (a versitygw user is its access key)"},
+			pass:  contractFound{ready: available{}, keys: credentials.Finding{State: credentials.Unsupported, Why: "versitygw accounts hold one key pair (a versitygw user is its access key)"}},
 			ready: &want{metav1.ConditionTrue, storagev1alpha1.ReasonAvailable, ""},
 			keys: &want{metav1.ConditionFalse, storagev1alpha1.ReasonKeyRotationUnsupported,
 				"Versitygw accounts hold one key pair (a versitygw user is its access key): this Contract's key cannot rotate, " +
 					"and key OSMKNEW stays in Secret acme-credentials. Remove spec.keyRotation and the storage.osm.dev/rotate-key annotation to stop asking"}},
 		{name: "a provider that gives no reason still says one key",
-			pass: contractPass{keys: keysUnsupported},
+			pass: contractFound{keys: credentials.Finding{State: credentials.Unsupported}},
 			keys: &want{metav1.ConditionFalse, storagev1alpha1.ReasonKeyRotationUnsupported, "The provider's accounts hold one key pair: "}},
 		{name: "a refused new key stays out of the Secret",
-			pass: contractPass{keys: keysRefused, keysNew: "OSMKNEXT", keysErr: s3Answer(403, "InvalidAccessKeyId")},
+			pass: contractFound{keys: credentials.Finding{State: credentials.NotWorking, NewKey: "OSMKNEXT", Reason: storagev1alpha1.ReasonNewKeyRefused,
+				Why: "The S3 endpoint refused new key OSMKNEXT when it was tried (InvalidAccessKeyId: as the server says)"}},
 			keys: &want{metav1.ConditionFalse, storagev1alpha1.ReasonNewKeyRefused,
 				"The S3 endpoint refused new key OSMKNEXT when it was tried (InvalidAccessKeyId: as the server says), so Secret acme-credentials keeps key OSMKNEW; trying again"}},
 		{name: "an endpoint that cannot be reached is retried",
-			pass: contractPass{keys: keysS3Failed, keysNew: "OSMKNEXT", keysErr: s3Answer(503, "ServiceUnavailable")},
+			pass: contractFound{keys: credentials.Finding{State: credentials.S3Failed, NewKey: "OSMKNEXT", Err: s3Answer(503, "ServiceUnavailable")}},
 			keys: &want{metav1.ConditionFalse, storagev1alpha1.ReasonS3Unavailable, "could not be reached to try new key OSMKNEXT"}},
 		{name: "a rotation the API fails is retried, and Ready stays",
-			pass:  contractPass{found: contractAvailable, keys: keysAPIFailed, keysAPIErr: &contractclient.Error{Op: "adding a key to contract c-1", Status: 503}},
+			pass:  contractFound{ready: available{}, keys: credentials.Finding{State: credentials.APIFailed, APIErr: &contractclient.Error{Op: "adding a key to contract c-1", Status: 503}}},
 			ready: &want{metav1.ConditionTrue, storagev1alpha1.ReasonAvailable, ""},
 			keys: &want{metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIUnavailable,
 				"The contract API failed while adding a key to contract c-1: HTTP 503; Secret acme-credentials keeps key OSMKNEW; retrying"}},
 		{name: "a rotation the API refuses says so",
-			pass: contractPass{keys: keysAPIFailed, keysAPIErr: &contractclient.Error{Op: "revoking key OSMKOLD of contract c-1", Status: 409}},
+			pass: contractFound{keys: credentials.Finding{State: credentials.APIFailed, APIErr: &contractclient.Error{Op: "revoking key OSMKOLD of contract c-1", Status: 409}}},
 			keys: &want{metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIRejected, "The contract API refused revoking key OSMKOLD of contract c-1: HTTP 409"}},
 		{name: "a rotation under way says the Secret keeps its key",
-			pass: contractPass{keys: keysRotating},
+			pass: contractFound{keys: credentials.Finding{State: credentials.Rotating}},
 			keys: &want{metav1.ConditionFalse, storagev1alpha1.ReasonKeyRotationInProgress, "Secret acme-credentials keeps key OSMKNEW meanwhile"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			issued := metav1.NewTime(time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC))
 			c := &storagev1alpha1.Contract{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "acme"},
-				Status: storagev1alpha1.ContractStatus{AccessKeyID: "OSMKNEW", KeyIssuedAt: &issued}}
+				Status: storagev1alpha1.ContractStatus{KeyStatus: storagev1alpha1.KeyStatus{AccessKeyID: "OSMKNEW", KeyIssuedAt: &issued}}}
 			if tt.rotated {
 				c.Status.KeysIssued = 1
 				c.Status.RetiringKeys = []storagev1alpha1.RetiringKey{{AccessKeyID: "OSMKOLD", RevokeAfter: metav1.NewTime(issued.Add(10 * time.Minute))}}
@@ -124,7 +126,7 @@ func TestContractConditionsFollowWhatThePassFound(t *testing.T) {
 				now := metav1.Now()
 				c.DeletionTimestamp = &now
 			}
-			ready, inUse, keys := contractConditions(c, &tt.pass)
+			ready, inUse, keys := contractConditions(c, tt.pass)
 			checkCondition(t, "Ready", ready, tt.ready)
 			checkCondition(t, "InUse", inUse, tt.inUse)
 			checkCondition(t, "KeyRotation", keys, tt.keys)

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +25,7 @@ import (
 	fakeapi "github.com/object-storage-manager/object-storage-manager/internal/contractclient/fake"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 	fakes3 "github.com/object-storage-manager/object-storage-manager/internal/objectstore/fake"
+	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
 )
 
 // These tests walk a rotation of a Contract's key through the steps and the lost answers and
@@ -236,8 +238,8 @@ func TestTheRotateKeyAnnotationRotatesTheKeyAndTheReplacedOneIsRevokedAfterTheOv
 	if diff := cmp.Diff([]string{"AKc1"}, f.retiring()); diff != "" {
 		t.Fatalf("retiring keys (-want +got):\n%s", diff)
 	}
-	if revoke := st.RetiringKeys[0].RevokeAfter.Time; revoke.Before(start.Add(storagev1alpha1.DefaultContractKeyOverlap-time.Second)) ||
-		revoke.After(time.Now().Add(storagev1alpha1.DefaultContractKeyOverlap)) {
+	if revoke := st.RetiringKeys[0].RevokeAfter.Time; revoke.Before(start.Add(storagev1alpha1.DefaultKeyOverlap-time.Second)) ||
+		revoke.After(time.Now().Add(storagev1alpha1.DefaultKeyOverlap)) {
 		t.Errorf("the replaced key is revoked at %s, want ten minutes after the rotation", revoke)
 	}
 	if diff := cmp.Diff([]string{"AKc1", newKey.AccessKeyID}, f.providerKeys()); diff != "" {
@@ -319,8 +321,8 @@ func TestANewKeyTheEndpointRefusesNeverReachesTheSecret(t *testing.T) {
 	if f.secretKey() != "AKc1" {
 		t.Fatalf("a key the endpoint refused went into the Secret")
 	}
-	if res.RequeueAfter != newKeyRetry {
-		t.Errorf("RequeueAfter %s, want the new key tried again after %s", res.RequeueAfter, newKeyRetry)
+	if res.RequeueAfter != tuning.NewKeyRetry {
+		t.Errorf("RequeueAfter %s, want the new key tried again after %s", res.RequeueAfter, tuning.NewKeyRetry)
 	}
 	made := f.contract.Status.PendingKey
 	if made == nil || made.AccessKeyID == "" {
@@ -383,11 +385,13 @@ func TestACrashAfterTheSecretWasWrittenRetiresTheReplacedKey(t *testing.T) {
 	}
 }
 
+// A replaced key put back into the Secret by hand (from a backup) is never revoked: it becomes
+// the current key again, and the key it displaced from the Secret retires in its place.
 func TestTheKeyInTheSecretIsNeverRevoked(t *testing.T) {
 	f := newKeyFixture(t, &fakeapi.API{})
 	f.annotate("1")
 	f.mustPass()
-	// Someone puts the replaced key back into the Secret by hand, from a backup.
+	displaced := f.secretKey()
 	secret := f.secret()
 	secret.Data[storagev1alpha1.SecretKeyAccessKeyID] = []byte("AKc1")
 	secret.Data[storagev1alpha1.SecretKeySecretAccessKey] = []byte("SKc1")
@@ -399,8 +403,13 @@ func TestTheKeyInTheSecretIsNeverRevoked(t *testing.T) {
 	if n := f.api.Calls(fakeapi.OpRemoveKey); n != 0 || len(f.providerKeys()) != 2 {
 		t.Errorf("%d RemoveKey calls, provider keys %v; the key in the Secret must not be revoked", n, f.providerKeys())
 	}
-	if len(f.contract.Status.RetiringKeys) != 0 {
-		t.Errorf("retiring keys %v, want the key in use dropped from them", f.retiring())
+	if st := f.contract.Status; st.AccessKeyID != "AKc1" || !slices.Equal(f.retiring(), []string{displaced}) {
+		t.Errorf("status names key %s, retiring %v; want the key in the Secret current again and %s retiring", st.AccessKeyID, f.retiring(), displaced)
+	}
+	f.overlapPassed()
+	f.mustPass()
+	if diff := cmp.Diff([]string{"AKc1"}, f.providerKeys()); diff != "" || f.secretKey() != "AKc1" {
+		t.Errorf("after the overlap the provider's keys (-want +got):\n%s; the Secret holds %s", diff, f.secretKey())
 	}
 }
 
@@ -477,7 +486,7 @@ func TestARefusedSecondKeyIsRememberedForAResyncPeriod(t *testing.T) {
 	if n := api.Calls(fakeapi.OpAddKey); n != 1 || f.contract.Status.PendingKey != nil {
 		t.Errorf("%d AddKey calls, pending %+v; want one, and the rotation forgotten", n, f.contract.Status.PendingKey)
 	}
-	f.r.unsupported.Store(f.contract.UID, unsupportedKeys{why: "old", at: time.Now().Add(-2 * f.r.ResyncPeriod)})
+	f.r.refusals.Now = func() time.Time { return time.Now().Add(2 * f.r.ResyncPeriod) } // a resync period later
 	f.mustPass()
 	if n := api.Calls(fakeapi.OpAddKey); n != 2 {
 		t.Errorf("%d AddKey calls after the resync period, want the provider asked again", n)
@@ -517,7 +526,7 @@ func TestRetainDeletionRevokesTheReplacedKeysBeforeTheContractGoes(t *testing.T)
 	current := f.secretKey()
 	deleting(t, f.cluster, f.contract)
 	res := f.mustPass()
-	if res.RequeueAfter <= 0 || res.RequeueAfter > storagev1alpha1.DefaultContractKeyOverlap {
+	if res.RequeueAfter <= 0 || res.RequeueAfter > storagev1alpha1.DefaultKeyOverlap {
 		t.Errorf("RequeueAfter %s, want the time until the replaced key is revoked", res.RequeueAfter)
 	}
 	ready := readyOf(t, f.cluster, f.contract, func() []metav1.Condition { return f.contract.Status.Conditions })
@@ -538,46 +547,7 @@ func TestRetainDeletionRevokesTheReplacedKeysBeforeTheContractGoes(t *testing.T)
 	}
 }
 
-func TestRotationDue(t *testing.T) {
-	now := time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)
-	issued := metav1.NewTime(now.Add(-time.Hour))
-	daily := &storagev1alpha1.KeyRotation{Period: metav1.Duration{Duration: 24 * time.Hour}}
-	hourly := &storagev1alpha1.KeyRotation{Period: metav1.Duration{Duration: time.Hour}}
-	tests := []struct {
-		name        string
-		annotation  string
-		rotatedFor  string
-		rotation    *storagev1alpha1.KeyRotation
-		due         bool
-		trigger     string
-		next        time.Time
-		wantedAsked bool
-	}{
-		{name: "nothing asked"},
-		{name: "an annotation already acted on", annotation: "a", rotatedFor: "a", wantedAsked: false},
-		{name: "a new annotation value", annotation: "b", rotatedFor: "a", due: true, trigger: "b", wantedAsked: true},
-		{name: "a period not yet passed", rotation: daily, next: now.Add(23 * time.Hour), wantedAsked: true},
-		{name: "a period just passed", rotation: hourly, due: true, next: now, wantedAsked: true},
-		{name: "the annotation names its rotation even when the period is due too", annotation: "b", rotation: hourly,
-			due: true, trigger: "b", next: now, wantedAsked: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := &storagev1alpha1.Contract{Spec: storagev1alpha1.ContractSpec{KeyRotation: tt.rotation},
-				Status: storagev1alpha1.ContractStatus{KeyIssuedAt: &issued, RotatedFor: tt.rotatedFor}}
-			if tt.annotation != "" {
-				c.Annotations = map[string]string{storagev1alpha1.RotateKeyAnnotation: tt.annotation}
-			}
-			due, trigger, next := rotationDue(c, now)
-			if due != tt.due || trigger != tt.trigger || !next.Equal(tt.next) {
-				t.Errorf("rotationDue = (%v, %q, %s), want (%v, %q, %s)", due, trigger, next, tt.due, tt.trigger, tt.next)
-			}
-			if asked := rotationAsked(c, due); asked != tt.wantedAsked {
-				t.Errorf("rotationAsked = %v, want %v", asked, tt.wantedAsked)
-			}
-		})
-	}
-}
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // drain returns the events recorded so far, one per line.
 func drain(r *ContractReconciler) string {

@@ -114,8 +114,8 @@ func activeContract(name string) *storagev1alpha1.Contract {
 	}
 }
 
-// credentials is the Secret the Contract named contract wrote.
-func credentials(contract string) *corev1.Secret {
+// contractSecret is the Secret the Contract named contract wrote.
+func contractSecret(contract string) *corev1.Secret {
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: contract + "-credentials", Labels: map[string]string{storagev1alpha1.ContractLabel: contract},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: storagev1alpha1.GroupVersion.String(), Kind: "Contract",
@@ -151,7 +151,7 @@ func TestAContractNameThatCannotLabelItsSecretBuysNothing(t *testing.T) {
 
 func TestABare404IsNotACancelledContract(t *testing.T) {
 	c := activeContract("acc")
-	cluster := fakeCluster(t, c, credentials("acc"))
+	cluster := fakeCluster(t, c, contractSecret("acc"))
 	api := &fakeapi.API{}
 	api.Fail(fakeapi.OpGet, fakeapi.Failure{Err: &contractclient.Error{Op: "reading contract c1", Status: 404}})
 	r := contractReconciler(cluster, api)
@@ -166,7 +166,7 @@ func TestABare404IsNotACancelledContract(t *testing.T) {
 
 func TestAContractWaitsForABucketItsCacheHasNotSeen(t *testing.T) {
 	c := activeContract("acc")
-	cache := fakeCluster(t, c, credentials("acc"))
+	cache := fakeCluster(t, c, contractSecret("acc"))
 	apiServer := fakeCluster(t, c.DeepCopy(), newTestBucket("new", "ns-new", storagev1alpha1.ReclaimPolicyDelete))
 	api := &fakeapi.API{}
 	r := contractReconciler(cache, api)
@@ -227,7 +227,7 @@ func TestRetainWithALostPurchaseAnswerKeepsTheKeys(t *testing.T) {
 func TestNoBucketIsMadeForAContractBeingDeleted(t *testing.T) {
 	c := activeContract("acc")
 	b := newTestBucket("late", "ns-late", storagev1alpha1.ReclaimPolicyDelete)
-	cluster := fakeCluster(t, c, credentials("acc"), b)
+	cluster := fakeCluster(t, c, contractSecret("acc"), b)
 	deleting(t, cluster, c)
 	store := &fakes3.Store{Owner: "me"}
 
@@ -244,7 +244,7 @@ func TestOfTwoBucketsForOneBucketNameOnlyTheFirstToRecordItTakesIt(t *testing.T)
 	first := newTestBucket("first", "shared", storagev1alpha1.ReclaimPolicyDelete)
 	first.Status.CreatingBucket = "shared"
 	second := newTestBucket("second", "shared", storagev1alpha1.ReclaimPolicyDelete)
-	cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), first, second)
+	cluster := fakeCluster(t, activeContract("acc"), contractSecret("acc"), first, second)
 	store := &fakes3.Store{Owner: "me"}
 
 	_ = reconcileOnce(t, bucketReconciler(cluster, store), second)
@@ -261,7 +261,7 @@ func TestANamesakeInTheCacheIsCheckedAtTheAPIServer(t *testing.T) {
 	first := newTestBucket("first", "shared", storagev1alpha1.ReclaimPolicyDelete)
 	second := newTestBucket("second", "shared", storagev1alpha1.ReclaimPolicyDelete)
 	// The cache has not seen first's record yet; the API server has.
-	cache := fakeCluster(t, activeContract("acc"), credentials("acc"), first.DeepCopy(), second)
+	cache := fakeCluster(t, activeContract("acc"), contractSecret("acc"), first.DeepCopy(), second)
 	first.Status.CreatingBucket = "shared"
 	api := fakeCluster(t, first)
 	store := &fakes3.Store{Owner: "me"}
@@ -280,7 +280,7 @@ func TestANamesakeInTheCacheIsCheckedAtTheAPIServer(t *testing.T) {
 func TestABucketWithoutANamesakeCostsNoAPIRead(t *testing.T) {
 	b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
 	other := newTestBucket("logs", "ns-logs", storagev1alpha1.ReclaimPolicyDelete)
-	cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), b, other)
+	cluster := fakeCluster(t, activeContract("acc"), contractSecret("acc"), b, other)
 	api := &countingReader{Reader: cluster}
 	r := bucketReconciler(cluster, &fakes3.Store{Owner: "me"})
 	r.APIReader = api
@@ -316,7 +316,7 @@ func TestAUserCannotMakeTheOperatorAdoptAnUntaggedBucket(t *testing.T) {
 	b := newTestBucket("thief", "victim", storagev1alpha1.ReclaimPolicyDelete)
 	// What an older operator recorded in an annotation, which any user with update can write.
 	b.Annotations = map[string]string{"storage.osm.dev/creating-bucket": "victim"}
-	cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), b)
+	cluster := fakeCluster(t, activeContract("acc"), contractSecret("acc"), b)
 	store := &fakes3.Store{Owner: "me", Buckets: map[string]*fakes3.Bucket{"victim": {}}}
 
 	_ = reconcileOnce(t, bucketReconciler(cluster, store), b)
@@ -345,7 +345,7 @@ func TestAnUnrecordedCreationIsDeletedNotLeaked(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
-			cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), b)
+			cluster := fakeCluster(t, activeContract("acc"), contractSecret("acc"), b)
 			store := &fakes3.Store{Owner: "me"}
 			tt.fail(store)
 			r := bucketReconciler(cluster, store)
@@ -377,7 +377,7 @@ func TestANewBucketIsTaggedAtCreationWhereTheServerTakesTags(t *testing.T) {
 	}{{"AWS, versitygw", true}, {"Ceph RGW", false}} {
 		t.Run(tt.name, func(t *testing.T) {
 			b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
-			cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), b)
+			cluster := fakeCluster(t, activeContract("acc"), contractSecret("acc"), b)
 			store := &fakes3.Store{Owner: "me", TagsOnCreate: tt.tagsOnCreate}
 			if err := reconcileOnce(t, bucketReconciler(cluster, store), b); err != nil {
 				t.Fatal(err)
@@ -431,7 +431,7 @@ func TestAnUnfinishedCreationIsNeverForgottenOnAFailureThatProvesNothing(t *test
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
-			cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), b)
+			cluster := fakeCluster(t, activeContract("acc"), contractSecret("acc"), b)
 			store := &fakes3.Store{Owner: "me"}
 			store.Fail("CreateBucket", fakes3.Failure{Err: errLost, AfterActing: true})
 			r := bucketReconciler(cluster, store)
@@ -464,7 +464,7 @@ func TestAnUnfinishedCreationInACancelledAccountDoesNotWedgeDeletion(t *testing.
 	b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
 	b.Finalizers = []string{Finalizer}
 	b.Status.CreatingBucket = "ns-data"
-	cluster := fakeCluster(t, c, credentials("acc"), b)
+	cluster := fakeCluster(t, c, contractSecret("acc"), b)
 	deleting(t, cluster, b)
 
 	_ = reconcileOnce(t, bucketReconciler(cluster, &fakes3.Store{Owner: "me"}), b)
@@ -475,7 +475,7 @@ func TestAnUnfinishedCreationInACancelledAccountDoesNotWedgeDeletion(t *testing.
 
 func TestACreationInOnePassLeavesNoRecordBehind(t *testing.T) {
 	b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyRetain)
-	cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), b)
+	cluster := fakeCluster(t, activeContract("acc"), contractSecret("acc"), b)
 	if err := reconcileOnce(t, bucketReconciler(cluster, &fakes3.Store{Owner: "me"}), b); err != nil {
 		t.Fatal(err)
 	}
@@ -490,7 +490,7 @@ func TestACreationInOnePassLeavesNoRecordBehind(t *testing.T) {
 func TestACreationInOnePassCostsThreeWritesAndOneEvent(t *testing.T) {
 	b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
 	var writes []string
-	cluster := fakeClusterBuilder(t, activeContract("acc"), credentials("acc"), b).WithInterceptorFuncs(interceptor.Funcs{
+	cluster := fakeClusterBuilder(t, activeContract("acc"), contractSecret("acc"), b).WithInterceptorFuncs(interceptor.Funcs{
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 			writes = append(writes, "PATCH buckets")
 			return c.Patch(ctx, obj, patch, opts...)
@@ -554,7 +554,7 @@ func TestABucketMadeByAPassThatStoppedBeforeRecordingItIsStillItsOwn(t *testing.
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
-			cluster := losingTheEndOfPassWrite(t, activeContract("acc"), credentials("acc"), b)
+			cluster := losingTheEndOfPassWrite(t, activeContract("acc"), contractSecret("acc"), b)
 			store := &fakes3.Store{Owner: "me"}
 			r := bucketReconciler(cluster, store)
 
@@ -600,7 +600,7 @@ func TestARecordOfCreationTheCacheDidNotShowIsClearedToo(t *testing.T) {
 	b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
 	b.Finalizers = []string{Finalizer}
 	b.Status.CreatingBucket = "ns-data"
-	apiServer := fakeClusterBuilder(t, activeContract("acc"), credentials("acc"), b).Build()
+	apiServer := fakeClusterBuilder(t, activeContract("acc"), contractSecret("acc"), b).Build()
 	// The pass reads from a cache a step behind: it has not seen the record of the creation.
 	cache := interceptor.NewClient(apiServer, interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
@@ -628,7 +628,7 @@ func TestARecordOfCreationTheCacheDidNotShowIsClearedToo(t *testing.T) {
 
 func TestRetainedKeysWaitForASecretNameTakenByAnother(t *testing.T) {
 	c, cluster, _, r := retainedLostPurchase(t)
-	foreign := credentials("acc")
+	foreign := contractSecret("acc")
 	foreign.OwnerReferences = nil // then a user writes a Secret of that name, owned by no Contract
 	if err := cluster.Create(context.Background(), foreign); err != nil {
 		t.Fatal(err)
@@ -642,7 +642,7 @@ func TestRetainedKeysWaitForASecretNameTakenByAnother(t *testing.T) {
 
 func TestPassesWokenWithinTheResyncPeriodDoNotAskTheProviderAgain(t *testing.T) {
 	c := activeContract("acc")
-	cluster := fakeCluster(t, c, credentials("acc"))
+	cluster := fakeCluster(t, c, contractSecret("acc"))
 	api := &fakeapi.API{}
 	if _, _, err := api.Buy(context.Background(), string(c.UID), contractclient.Request{Plan: "standard"}); err != nil {
 		t.Fatal(err)
@@ -675,7 +675,7 @@ func TestAFreshPurchaseIsLookedAtAgainAfterTheResyncPeriod(t *testing.T) {
 
 func TestARefusalIsLookedAtAgainAfterTheResyncPeriod(t *testing.T) {
 	b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
-	cluster := fakeCluster(t, activeContract("acc"), credentials("acc"), b)
+	cluster := fakeCluster(t, activeContract("acc"), contractSecret("acc"), b)
 	store := &fakes3.Store{Owner: "me"}
 	store.Fail("CreateBucket", fakes3.Failure{Err: refused("AccessDenied")}) // say, a permission granted a moment too late
 	r := bucketReconciler(cluster, store)

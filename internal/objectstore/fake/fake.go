@@ -47,8 +47,11 @@ type Store struct {
 	// TagsOnCreate: CreateBucket takes the tags it is given, as AWS and versitygw do; by
 	// default the fake is a server without (Ceph RGW), whose callers tag separately.
 	TagsOnCreate bool
-	failures     map[string][]Failure
-	calls        []string
+	// Access is what CheckAccess finds the key able to do; nil: everything, as an account's
+	// own key may.
+	Access   *objectstore.AccessCheck
+	failures map[string][]Failure
+	calls    []string
 }
 
 var _ objectstore.Store = (*Store)(nil)
@@ -390,6 +393,21 @@ func (s *Store) DeleteBucket(_ context.Context, name string) error {
 		delete(s.Buckets, name)
 		return nil
 	})
+}
+
+// CheckAccess implements objectstore.Store.
+func (s *Store) CheckAccess(_ context.Context, name string) (objectstore.AccessCheck, error) {
+	check := objectstore.AccessCheck{List: true, Read: true, Write: true}
+	err := s.call("CheckAccess", func() error {
+		if _, err := s.bucket(name); err != nil {
+			return err
+		}
+		if s.Access != nil {
+			check = *s.Access
+		}
+		return nil
+	})
+	return check, err
 }
 
 func cloneTags(t map[string]string) map[string]string {

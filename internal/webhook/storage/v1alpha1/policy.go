@@ -9,7 +9,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
+	"github.com/object-storage-manager/object-storage-manager/internal/bucketpolicy"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -64,10 +64,10 @@ func validatePolicy(path *field.Path, raw []byte, bucketARN string) field.ErrorL
 // validateStatement checks that the statement's resources stay inside bucketName, and that its
 // Sid is not one the operator keeps for the statements it generates.
 func validateStatement(path *field.Path, stmt map[string]any, bucketARN string) field.ErrorList {
-	if sid, _ := stmt["Sid"].(string); strings.HasPrefix(sid, objectstore.AccessStatementPrefix) || sid == objectstore.OwnerStatementID {
+	if sid, _ := stmt["Sid"].(string); strings.HasPrefix(sid, bucketpolicy.AccessStatementPrefix) || sid == bucketpolicy.OwnerStatementID {
 		return field.ErrorList{field.Invalid(path.Child("Sid"), sid, fmt.Sprintf(
 			"Sids starting with %q, and %q, are kept for the statements the operator generates (for BucketAccesses and the bucket's owner); choose another Sid",
-			objectstore.AccessStatementPrefix, objectstore.OwnerStatementID))}
+			bucketpolicy.AccessStatementPrefix, bucketpolicy.OwnerStatementID))}
 	}
 	_, hasResource := stmt["Resource"]
 	_, hasNotResource := stmt["NotResource"]

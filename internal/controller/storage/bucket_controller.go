@@ -1,0 +1,277 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/bucketsettings"
+	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
+	"github.com/object-storage-manager/object-storage-manager/internal/credentials"
+	"github.com/object-storage-manager/object-storage-manager/internal/index"
+	"github.com/object-storage-manager/object-storage-manager/internal/keylock"
+	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
+)
+
+// StoreFactory returns a Store for one account on one S3 endpoint.
+type StoreFactory func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Store
+
+// BucketReconciler makes a bucket, with the settings of its spec, for each Bucket.
+type BucketReconciler struct {
+	client.Client
+	// Stores opens the S3 endpoint of a Contract with its credentials.
+	Stores StoreFactory
+	// Recorder emits events on the Bucket.
+	Recorder events.EventRecorder
+	// ResyncPeriod is how often a Ready Bucket is compared with the server again, which is
+	// what finds changes made behind the operator's back.
+	ResyncPeriod time.Duration
+	// MaxConcurrentReconciles bounds parallel reconciles; 0 means 1.
+	MaxConcurrentReconciles int
+	// Users are the kinds whose resources keep a Bucket from being deleted.
+	Users []BucketUsers
+	// APIReader reads from the API server directly: who else claims a bucket name is decided
+	// from there, never from a cache a step behind.
+	APIReader client.Reader
+	// Settings are the bucket settings the spec manages; bucketsettings.All when nil.
+	Settings []bucketsettings.Syncer
+
+	// written is this controller's record of its own last writes (engine.Writes).
+	written engine.Writes
+	// names serialises the passes that take a bucket name, so that of two Buckets naming the
+	// same bucket exactly one records it (the manager is a single leader).
+	names keylock.Map
+}
+
+// +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets/status,verbs=patch
+// +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+
+// Reconcile makes the bucket at the provider match the Bucket.
+func (r *BucketReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return engine.Reconciler[*storagev1alpha1.Bucket, bucketFound]{Client: r.Client, Kind: bucketKind{r}, Finalizer: Finalizer,
+		ResyncPeriod: r.ResyncPeriod, Written: &r.written}.Reconcile(ctx, req)
+}
+
+// bucketKind is the Bucket's part of the reconcile skeleton.
+type bucketKind struct{ *BucketReconciler }
+
+type bucketOutcome = engine.Outcome[bucketFound]
+
+func (k bucketKind) Conclude(b *storagev1alpha1.Bucket, out bucketOutcome) { k.conclude(b, out.Found) }
+
+// Normal makes the bucket, or finds it, and brings its settings to the spec.
+func (k bucketKind) Normal(ctx context.Context, b *storagev1alpha1.Bucket, p *engine.Pass[*storagev1alpha1.Bucket]) bucketOutcome {
+	users, err := k.listUsers(ctx, b)
+	if err != nil {
+		return bucketOutcome{Err: err}
+	}
+	found := bucketFound{users: users}
+	acct, out, done := k.connect(ctx, b, found)
+	if done {
+		return out
+	}
+	if !acct.contract.DeletionTimestamp.IsZero() && b.Status.BucketName != b.Spec.BucketName {
+		// A bucket made now would outlive the account it is made in.
+		return found.end(contractDeleting{}, 0, nil)
+	}
+	// Whether the spec was already applied once as it stands: then the server's current state
+	// is compared with what it showed after that, not only with the spec.
+	in := k.settingsInput(b, acct, users, specApplied(b))
+	if out, done := k.ensureBucket(ctx, b, p, acct.store, &found); done {
+		return out
+	}
+	failed := bucketsettings.Sync(ctx, in, k.emitter(b), k.settings())
+	if slices.ContainsFunc(failed, func(f bucketsettings.Failure) bool { return errors.Is(f.Err, objectstore.ErrNoSuchBucket) }) {
+		// Deleted behind the operator's back: make it again, then give it the spec, which
+		// nothing that was observed before describes any more.
+		b.Status.BucketName = ""
+		if out, done := k.ensureBucket(ctx, b, p, acct.store, &found); done {
+			return out
+		}
+		in.Applied = false
+		failed = bucketsettings.Sync(ctx, in, k.emitter(b), k.settings())
+	}
+	return k.settled(b, found, failed)
+}
+
+// settled ends a pass that brought the settings to the spec, but for failed: a failure the
+// server will not get over (a setting it does not implement, object lock the bucket lacks) is
+// reported and looked at again after the resync period, the rest of the spec applied.
+func (k bucketKind) settled(b *storagev1alpha1.Bucket, found bucketFound, failed []bucketsettings.Failure) bucketOutcome {
+	var unsupported []bucketsettings.Failure
+	lockMissing := false
+	for _, f := range failed {
+		switch {
+		case errors.Is(f.Err, bucketsettings.ErrObjectLockNotEnabled):
+			lockMissing = true
+		case objectstore.IsNotImplemented(f.Err):
+			unsupported = append(unsupported, f)
+		default:
+			return k.s3Failed(b, found, f.Err)
+		}
+	}
+	switch {
+	case lockMissing:
+		return found.end(objectLockNotEnabled{}, 0,
+			reconcile.TerminalError(fmt.Errorf("bucket %q: %w", b.Spec.BucketName, bucketsettings.ErrObjectLockNotEnabled)))
+	case len(unsupported) > 0:
+		// Asked again once a resync period: a server may be upgraded.
+		return found.end(settingsUnsupported{unsupported, true}, 0, reconcile.TerminalError(unsupported[0].Err))
+	}
+	return found.end(bucketAvailable{}, engine.ResyncAfter(k.ResyncPeriod), nil)
+}
+
+func (k bucketKind) settings() []bucketsettings.Syncer {
+	if k.Settings != nil {
+		return k.Settings
+	}
+	return bucketsettings.All
+}
+
+// emitter emits the settings' events on b.
+func (k bucketKind) emitter(b *storagev1alpha1.Bucket) bucketsettings.Emit {
+	return func(eventType, reason, message string) {
+		k.Recorder.Eventf(b, nil, eventType, reason, "Update", "%s", message)
+	}
+}
+
+// settingsInput is what the settings of b are brought to: its spec, with what its users and
+// its Contract's endpoint add.
+func (k bucketKind) settingsInput(b *storagev1alpha1.Bucket, acct *account, users *bucketUsers, applied bool) *bucketsettings.Input {
+	return &bucketsettings.Input{Bucket: b, Store: acct.store, Applied: applied, Grants: users.policyGrants(),
+		LifecycleRules: users.lifecycleRules(), PolicyForm: acct.contract.Status.BucketPolicy}
+}
+
+// specApplied reports whether the current spec was applied by an earlier pass that ended Ready.
+func specApplied(b *storagev1alpha1.Bucket) bool {
+	c := meta.FindStatusCondition(b.Status.Conditions, storagev1alpha1.ReadyCondition)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == b.Generation &&
+		b.Status.BucketName == b.Spec.BucketName
+}
+
+// account is a Bucket's Contract, and its S3 endpoint opened with the Contract's key.
+type account struct {
+	contract *storagev1alpha1.Contract
+	store    objectstore.Store
+}
+
+// connect opens the S3 endpoint of the Bucket's Contract, in the Bucket's namespace. When the
+// Contract is missing or not usable it ends the pass (done); the Contract watch wakes the
+// Bucket when that changes.
+func (k bucketKind) connect(ctx context.Context, b *storagev1alpha1.Bucket, found bucketFound) (*account, bucketOutcome, bool) {
+	contract := &storagev1alpha1.Contract{}
+	err := k.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ContractName}, contract)
+	if apierrors.IsNotFound(err) {
+		return nil, found.end(contractMissing{}, 0, nil), true
+	}
+	if err != nil {
+		return nil, found.end(nil, 0, fmt.Errorf("reading Contract %q: %w", b.Spec.ContractName, err)), true
+	}
+	// Usable, not Ready: a Contract that is deleting, or whose API is briefly down, still has
+	// working credentials, and its Buckets must be able to finish their own deletion.
+	if contract.Status.State != "active" || contract.Status.SecretName == "" || contract.Status.Endpoint == "" {
+		why := "it has no status yet"
+		if ready := meta.FindStatusCondition(contract.Status.Conditions, storagev1alpha1.ReadyCondition); ready != nil {
+			why = fmt.Sprintf("%s: %s", ready.Reason, ready.Message)
+		}
+		return nil, found.end(contractNotReady{why}, 0, nil), true
+	}
+	secret := &corev1.Secret{}
+	err = k.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: contract.Status.SecretName}, secret)
+	key := credentials.KeyOf(secret)
+	if err != nil || key.AccessKeyID == "" || key.SecretAccessKey == "" {
+		if client.IgnoreNotFound(err) != nil {
+			return nil, found.end(nil, 0, fmt.Errorf("reading Secret %q: %w", contract.Status.SecretName, err)), true
+		}
+		return nil, found.end(noCredentials{contract.Status.SecretName}, 0, nil), true
+	}
+	b.Status.Endpoint = contract.Status.Endpoint
+	b.Status.Region = contract.Status.Region
+	store := k.Stores(contract.Status.Endpoint, contract.Status.Region, key.AccessKeyID, key.SecretAccessKey)
+	return &account{contract: contract, store: store}, bucketOutcome{}, false
+}
+
+// s3Failed ends a pass on a failed S3 call. Transient failures are retried with backoff; a
+// refusal waits for the spec to change (or a resync).
+func (k bucketKind) s3Failed(b *storagev1alpha1.Bucket, found bucketFound, err error) bucketOutcome {
+	if errors.Is(err, objectstore.ErrAccessDenied) && b.Status.BucketName == b.Spec.BucketName {
+		return deniedByPolicy(found, err) // a bucket this resource owns
+	}
+	if objectstore.IsTransient(err) {
+		return found.end(s3Failed{err}, 0, err)
+	}
+	return found.end(s3Failed{err}, 0, reconcile.TerminalError(err))
+}
+
+// deniedByPolicy ends a pass in which the server denied the account a request on its own
+// bucket: a bucket policy (the spec's, or one set behind the operator's back) locks the owner
+// out.
+func deniedByPolicy(found bucketFound, err error) bucketOutcome {
+	return found.end(policyDenies{err}, 0, reconcile.TerminalError(err))
+}
+
+// SetupWithManager registers the controller. A Bucket wakes when its spec changes, when its
+// Contract or the Contract's Secret changes, and every ResyncPeriod.
+func (r *BucketReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	b := ctrl.NewControllerManagedBy(mgr).
+		For(&storagev1alpha1.Bucket{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Watches(&storagev1alpha1.Contract{}, handler.EnqueueRequestsFromMapFunc(r.bucketsOfContract),
+			builder.WithPredicates(contractChangedForBuckets)).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.bucketsOfSecret))
+	for _, u := range r.Users {
+		var changed predicate.Predicate = predicate.GenerationChangedPredicate{}
+		if u.Changed != nil {
+			changed = u.Changed
+		}
+		b = b.Watches(u.Object, handler.EnqueueRequestsFromMapFunc(u.Buckets), builder.WithPredicates(changed))
+	}
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
+		Named("bucket").
+		Complete(r)
+}
+
+func (r *BucketReconciler) bucketsOfContract(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.bucketsNamingContract(ctx, obj.GetNamespace(), obj.GetName())
+}
+
+// bucketsOfSecret maps a credentials Secret, by its label, to the Buckets of its Contract.
+func (r *BucketReconciler) bucketsOfSecret(ctx context.Context, obj client.Object) []reconcile.Request {
+	contract, ok := obj.GetLabels()[storagev1alpha1.ContractLabel]
+	if _, access := obj.GetLabels()[storagev1alpha1.BucketAccessLabel]; !ok || access {
+		return nil // a BucketAccess's Secret: no Bucket uses its key
+	}
+	return r.bucketsNamingContract(ctx, obj.GetNamespace(), contract)
+}
+
+func (r *BucketReconciler) bucketsNamingContract(ctx context.Context, namespace, contract string) []reconcile.Request {
+	names, err := index.BucketsNaming(ctx, r.Client, namespace, contract)
+	if err != nil {
+		logf.FromContext(ctx).Error(err, "Mapping a Contract to its Buckets", "namespace", namespace, "contract", contract)
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(names))
+	for _, name := range names {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: namespace, Name: name}})
+	}
+	return reqs
+}

@@ -1,0 +1,242 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
+	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
+	"github.com/object-storage-manager/object-storage-manager/internal/credentials"
+	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
+)
+
+// accessFound is what a pass of the BucketAccess reconciler found; conclude derives every
+// condition from it, once, at the end of the pass.
+type accessFound struct {
+	// ready decides Ready; nil leaves it as it was.
+	ready accessFinding
+	// check is the key in the Secret, and what it was found able to do, when it was checked.
+	check *keyCheck
+	// keys is what the pass found about the key's rotation.
+	keys credentials.Finding
+}
+
+// end is how a pass that found f ends.
+func (f accessFound) end(ready accessFinding, after time.Duration, err error) accessOutcome {
+	f.ready = ready
+	return accessOutcome{Found: f, After: after, Err: err}
+}
+
+// An accessFinding is one thing a pass can find that decides the BucketAccess's Ready.
+type accessFinding interface {
+	ready(a *storagev1alpha1.BucketAccess, check *keyCheck) *engine.Condition
+}
+
+type (
+	accessInvalidName      struct{ why string }
+	accessBucketMissing    struct{}
+	accessBucketNotReady   struct{ why string }
+	accessContractNotReady struct{ why string }
+	accessSecretTaken      struct{ secret string }
+	accessAPIFailed        struct{ err *contractclient.Error }
+	// principalLost: the provider no longer has the principal (deleted outside the operator).
+	principalLost  struct{}
+	accessS3Failed struct{ err error }
+	// accessIssued: the Secret holds the key; what it can do decides Ready.
+	accessIssued   struct{}
+	accessDeleting struct{}
+	// waitingForUser: being deleted, it waits for the resource it serves to go.
+	waitingForUser struct{ owner string }
+	// accessKeyReplacing: the Secret lost the key, and a new one is on its way.
+	accessKeyReplacing struct{ secret, key string }
+)
+
+func (f accessInvalidName) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonInvalidName, fmt.Sprintf(
+		"The name cannot label the credentials Secret (%s); nothing was issued. Use a name of at most 63 characters.", f.why))
+}
+
+func (accessBucketMissing) ready(a *storagev1alpha1.BucketAccess, _ *keyCheck) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonBucketNotFound, fmt.Sprintf("Bucket %q does not exist in namespace %s.", a.Spec.Bucket, a.Namespace))
+}
+
+func (f accessBucketNotReady) ready(a *storagev1alpha1.BucketAccess, _ *keyCheck) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonBucketNotReady, fmt.Sprintf("Waiting for Bucket %q: %s.", a.Spec.Bucket, f.why))
+}
+
+func (f accessContractNotReady) ready(a *storagev1alpha1.BucketAccess, _ *keyCheck) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonContractNotReady, fmt.Sprintf("Waiting for the Contract of Bucket %q: %s.", a.Spec.Bucket, f.why))
+}
+
+func (f accessSecretTaken) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonSecretConflict, fmt.Sprintf(
+		"Secret %q exists and does not belong to this BucketAccess; it is never overwritten. Delete it or set spec.secretName.", f.secret))
+}
+
+func (f accessAPIFailed) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engine.Condition {
+	reason := storagev1alpha1.ReasonContractAPIRejected
+	switch {
+	case errors.Is(f.err, contractclient.ErrNotSupported):
+		reason = storagev1alpha1.ReasonPrincipalsUnsupported
+	case f.err.Retryable():
+		reason = storagev1alpha1.ReasonContractAPIUnavailable
+	}
+	return engine.False(reason, "The contract API: "+f.err.Summary())
+}
+
+func (principalLost) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonPrincipalLost,
+		"The provider no longer has this BucketAccess's principal (deleted outside the operator). Delete and re-create the BucketAccess to get new credentials.")
+}
+
+func (f accessS3Failed) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonS3Unavailable, "Checking the key: "+objectstore.Describe(f.err))
+}
+
+func (accessDeleting) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonDeleting, "Revoking the credentials.")
+}
+
+func (f waitingForUser) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonDeleting, fmt.Sprintf(
+		"Deletion waits until %s, which these credentials were made for, is gone: it must not lose its key first.", f.owner))
+}
+
+func (f accessKeyReplacing) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonProvisioning, fmt.Sprintf(
+		"Secret %s lost key %s; a new key is on its way (see the KeyRotation condition).", f.secret, f.key))
+}
+
+// ready of an issued key says whether it can do what its access allows.
+func (accessIssued) ready(a *storagev1alpha1.BucketAccess, check *keyCheck) *engine.Condition {
+	if check == nil {
+		return nil
+	}
+	if missing, _ := accessGaps(a.Spec.Access, check.check); len(missing) > 0 {
+		return engine.False(storagev1alpha1.ReasonPolicyPending, policyPending(missing, check))
+	}
+	return engine.True(storagev1alpha1.ReasonAvailable, fmt.Sprintf("The credentials are in Secret %s.", a.SecretNameOrDefault()))
+}
+
+// verifiedCondition is AccessVerified for what the key in the Secret was found able to do.
+func verifiedCondition(a *storagev1alpha1.BucketAccess, check *keyCheck) *engine.Condition {
+	missing, extra := accessGaps(a.Spec.Access, check.check)
+	switch {
+	case len(missing) > 0:
+		return engine.False(storagev1alpha1.ReasonPolicyPending, policyPending(missing, check))
+	case len(extra) > 0:
+		return engine.False(storagev1alpha1.ReasonAccessMismatch, fmt.Sprintf(
+			"%s access, but the key can also %s (%s): the bucket's ACL or the user's policy allows it to more than this key.",
+			a.Spec.Access, strings.Join(extra, " and "), checked(check)))
+	}
+	return engine.True(storagev1alpha1.ReasonVerified, fmt.Sprintf("Checked with the key itself: %s, as %s access allows.",
+		describeCheck(check.check), a.Spec.Access))
+}
+
+func policyPending(missing []string, check *keyCheck) string {
+	return fmt.Sprintf("The key cannot %s yet (%s): the Bucket's policy does not carry this access yet.", strings.Join(missing, " or "), checked(check))
+}
+
+func checked(check *keyCheck) string {
+	return fmt.Sprintf("key %s, %s", check.key, describeCheck(check.check))
+}
+
+// conclude sets the BucketAccess's conditions from what the pass found, with an event when
+// Ready's reason changes, when the key turns out able to do more than its access, and when
+// KeyRotation turns False for a new reason.
+func (k accessKind) conclude(a *storagev1alpha1.BucketAccess, f accessFound) {
+	if f.keys.State == credentials.NotAsked {
+		meta.RemoveStatusCondition(&a.Status.Conditions, storagev1alpha1.KeyRotationCondition)
+	}
+	described := credentials.Describe(a)
+	if keys := described.Condition(f.keys); keys != nil {
+		engine.SetAnnounced(k.Recorder, a, &a.Status.Conditions, a.Generation, storagev1alpha1.KeyRotationCondition, *keys, credentials.EventType)
+	}
+	ready, verified := accessConditions(a, f)
+	if verified != nil {
+		engine.SetAnnounced(k.Recorder, a, &a.Status.Conditions, a.Generation, storagev1alpha1.AccessVerifiedCondition, *verified,
+			func(c engine.Condition) string {
+				if c.Reason == storagev1alpha1.ReasonAccessMismatch {
+					return corev1.EventTypeWarning
+				}
+				return ""
+			})
+	}
+	if ready != nil {
+		a.Status.ObservedGeneration = a.Generation
+		engine.SetReady(k.Recorder, a, &a.Status.Conditions, a.Generation, *ready)
+	}
+}
+
+// accessConditions derives Ready and AccessVerified from what a pass found; nil leaves one as
+// it is.
+func accessConditions(a *storagev1alpha1.BucketAccess, f accessFound) (ready, verified *engine.Condition) {
+	if f.check != nil {
+		verified = verifiedCondition(a, f.check)
+	}
+	if f.ready != nil {
+		ready = f.ready.ready(a, f.check)
+	}
+	return ready, verified
+}
+
+// principalFailed ends a pass on a failed principal call: a principal the provider no longer
+// has waits for the user; other failures go as engine.APIFailure says.
+func (k accessKind) principalFailed(found accessFound, err error) accessOutcome {
+	if errors.Is(err, contractclient.ErrPrincipalDeleted) || errors.Is(err, contractclient.ErrNotFound) {
+		return found.end(principalLost{}, 0, reconcile.TerminalError(err))
+	}
+	apiErr, after, err := engine.APIFailure(err)
+	if apiErr == nil {
+		return found.end(nil, 0, err)
+	}
+	return found.end(accessAPIFailed{apiErr}, after, err)
+}
+
+// secretFailed ends a pass whose Secret is someone else's (ErrSecretConflict), or could not be
+// written. A foreign Secret is not in the cache (it lacks the label): look again later.
+func (k accessKind) secretFailed(found accessFound, a *storagev1alpha1.BucketAccess, err error) accessOutcome {
+	if errors.Is(err, credentials.ErrSecretConflict) {
+		return found.end(accessSecretTaken{a.SecretNameOrDefault()}, engine.WaitingRetry(k.ResyncPeriod), nil)
+	}
+	return found.end(nil, 0, err)
+}
+
+// accessGaps lists what a key cannot do that its access allows (missing), and what it can do
+// that its access does not allow (extra).
+func accessGaps(access storagev1alpha1.AccessMode, c objectstore.AccessCheck) (missing, extra []string) {
+	want := map[storagev1alpha1.AccessMode]objectstore.AccessCheck{
+		storagev1alpha1.AccessReadOnly:  {List: true, Read: true},
+		storagev1alpha1.AccessReadWrite: {List: true, Read: true, Write: true},
+		storagev1alpha1.AccessWriteOnly: {Write: true},
+	}[access]
+	for _, d := range []struct {
+		what      string
+		want, got bool
+	}{{"list", want.List, c.List}, {"read", want.Read, c.Read}, {"write", want.Write, c.Write}} {
+		switch {
+		case d.want && !d.got:
+			missing = append(missing, d.what)
+		case !d.want && d.got:
+			extra = append(extra, d.what)
+		}
+	}
+	return missing, extra
+}
+
+func describeCheck(c objectstore.AccessCheck) string {
+	word := func(ok bool, what string) string {
+		if ok {
+			return what + " allowed"
+		}
+		return what + " refused"
+	}
+	return strings.Join([]string{word(c.List, "list"), word(c.Read, "read"), word(c.Write, "write")}, ", ")
+}

@@ -1,0 +1,174 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
+	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
+	"github.com/object-storage-manager/object-storage-manager/internal/credentials"
+	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
+	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
+)
+
+// principalKeys are one principal's keys at the provider, as the credential lifecycle sees
+// them. first is its first key pair, when this pass made (or replayed) the principal.
+type principalKeys struct {
+	kind   accessKind
+	access *storagev1alpha1.BucketAccess
+	target *target
+	first  *contractclient.Credentials
+}
+
+var _ credentials.Issuer = principalKeys{}
+
+// First replays the principal's creation, which answers its first key pair again.
+func (p principalKeys) First(ctx context.Context) (contractclient.Credentials, error) {
+	if p.first != nil {
+		return *p.first, nil
+	}
+	got, _, err := p.kind.Principals.CreatePrincipal(ctx, p.access.Status.ContractID, string(p.access.UID))
+	return replayedKey(got.Credentials, err, "principal")
+}
+
+// Add issues another key pair. The bucket policy must name the new key before it can work on
+// servers that name principals by key: status takes the principal's new Principal element, and
+// the Bucket's controller rewrites the policy from it.
+func (p principalKeys) Add(ctx context.Context, idempotencyKey string) (contractclient.Credentials, error) {
+	a := p.access
+	got, key, err := p.kind.Principals.AddPrincipalKey(ctx, a.Status.ContractID, a.Status.PrincipalID, idempotencyKey)
+	if err != nil {
+		return key, err
+	}
+	a.Status.PolicyPrincipal = policyPrincipalRaw(got.PolicyPrincipal)
+	return key, nil
+}
+
+// Revoke revokes a key pair, and reads back how the policy names the principal without it.
+func (p principalKeys) Revoke(ctx context.Context, accessKeyID string) error {
+	a := p.access
+	if err := p.kind.Principals.RemovePrincipalKey(ctx, a.Status.ContractID, a.Status.PrincipalID, accessKeyID); err != nil {
+		return err
+	}
+	got, err := p.kind.Principals.GetPrincipal(ctx, a.Status.ContractID, a.Status.PrincipalID)
+	if err != nil {
+		return err
+	}
+	a.Status.PolicyPrincipal = policyPrincipalRaw(got.PolicyPrincipal)
+	return nil
+}
+
+// Verify checks what the key can do in the bucket: a key that cannot yet do all its access
+// allows waits for the Bucket's policy to carry it.
+func (p principalKeys) Verify(ctx context.Context, key contractclient.Credentials) (credentials.Verdict, error) {
+	check, err := p.kind.check(ctx, p.access, p.target.contract, key)
+	if err != nil {
+		return credentials.Verdict{}, err
+	}
+	if missing, _ := accessGaps(p.access.Spec.Access, check); len(missing) > 0 {
+		return credentials.Verdict{Reason: storagev1alpha1.ReasonNewKeyPending, Retry: tuning.PolicyWait,
+			Why: fmt.Sprintf("New key %s cannot %s yet: the Bucket's policy does not carry it yet", key.AccessKeyID, strings.Join(missing, " or "))}, nil
+	}
+	return credentials.Verdict{Works: true}, nil
+}
+
+// keyCheck is what a key was last found able to do.
+type keyCheck struct {
+	key   string
+	check objectstore.AccessCheck
+}
+
+// check finds out what key can do in the bucket, asking again only when the key changed or the
+// last answer is older than the resync period.
+func (k accessKind) check(ctx context.Context, a *storagev1alpha1.BucketAccess, contract *storagev1alpha1.Contract,
+	key contractclient.Credentials) (objectstore.AccessCheck, error) {
+	if last, _, ok := k.checked.Get(a.UID, k.ResyncPeriod); ok && last.key == key.AccessKeyID {
+		return last.check, nil
+	}
+	store := k.Stores(contract.Status.Endpoint, contract.Status.Region, key.AccessKeyID, key.SecretAccessKey)
+	check, err := store.CheckAccess(ctx, a.Status.BucketName)
+	if err != nil {
+		return check, err
+	}
+	k.checked.Put(a.UID, keyCheck{key: key.AccessKeyID, check: check})
+	return check, nil
+}
+
+// keys is the BucketAccess's key through this pass. first is the principal's first key pair
+// when the pass made the principal.
+func (k accessKind) keys(a *storagev1alpha1.BucketAccess, p *engine.Pass[*storagev1alpha1.BucketAccess], t *target,
+	first *contractclient.Credentials) (*credentials.Keys, *heldSecret) {
+	held := &heldSecret{secrets: k.secrets(), owner: a, secret: t.secret, keyFirst: true, render: func(key *contractclient.Credentials) credentials.Secret {
+		conn := credentials.Connection{Endpoint: t.contract.Status.Endpoint, Region: t.contract.Status.Region, Bucket: a.Status.BucketName}
+		return credentials.Secret{
+			Name:   a.SecretNameOrDefault(),
+			Labels: map[string]string{storagev1alpha1.ContractLabel: t.contract.Name, storagev1alpha1.BucketAccessLabel: a.Name},
+			Data:   credentials.Env(conn, key),
+			What:   "the credentials for bucket " + a.Status.BucketName,
+		}
+	}}
+	keys := keysOf(p, a, principalKeys{kind: k, access: a, target: t, first: first}, held,
+		credentials.Shared{Refusals: &k.refusals, ResyncPeriod: k.ResyncPeriod, Now: k.Now.Time(), Recorder: k.Recorder})
+	return keys, held
+}
+
+// keysFailed ends a pass whose key lifecycle stopped: on a principal the provider no longer
+// has, on a Secret of someone else's, or on an error. A rotation that merely has not finished
+// goes on: the key in the Secret still works, and is checked.
+func (k accessKind) keysFailed(found accessFound, a *storagev1alpha1.BucketAccess, res credentials.Result) (accessOutcome, bool) {
+	switch {
+	case errors.Is(res.Err, contractclient.ErrPrincipalDeleted), errors.Is(res.Err, contractclient.ErrNotFound):
+		return found.end(principalLost{}, 0, reconcile.TerminalError(res.Err)), true
+	case errors.Is(res.Err, credentials.ErrSecretConflict):
+		return k.secretFailed(found, a, res.Err), true
+	case res.Err != nil:
+		return found.end(nil, res.After, res.Err), true
+	}
+	return accessOutcome{}, false
+}
+
+// verify checks the key in the Secret with itself: Ready says whether it can do what its access
+// allows, AccessVerified also whether it can do more.
+func (k accessKind) verify(ctx context.Context, a *storagev1alpha1.BucketAccess, t *target, held *heldSecret,
+	found accessFound, after time.Duration) accessOutcome {
+	key, ok := held.key(a.Status.AccessKeyID)
+	if !ok {
+		if a.Status.AccessKeyID == "" {
+			return found.end(nil, after, nil) // the first key did not reach the Secret
+		}
+		return found.end(accessKeyReplacing{a.SecretNameOrDefault(), a.Status.AccessKeyID}, after, nil)
+	}
+	check, err := k.check(ctx, a, t.contract, key)
+	if err != nil {
+		return found.end(accessS3Failed{err}, 0, err)
+	}
+	found.check = &keyCheck{key: key.AccessKeyID, check: check}
+	if missing, _ := accessGaps(a.Spec.Access, check); len(missing) > 0 {
+		k.checked.Delete(a.UID)
+		return found.end(accessIssued{}, tuning.PolicyWait, nil)
+	}
+	if found.keys.State == credentials.NotWorking {
+		after = engine.Sooner(after, tuning.PolicyWait)
+	}
+	return found.end(accessIssued{}, engine.Sooner(engine.ResyncAfter(k.ResyncPeriod), after), nil)
+}
+
+// policyPrincipalRaw is a principal's Principal element as status holds it.
+func policyPrincipalRaw(p map[string]any) *runtime.RawExtension {
+	if len(p) == 0 {
+		return nil
+	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return nil
+	}
+	return &runtime.RawExtension{Raw: raw}
+}

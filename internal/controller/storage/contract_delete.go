@@ -1,0 +1,229 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
+	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
+	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
+	"github.com/object-storage-manager/object-storage-manager/internal/credentials"
+)
+
+// Delete waits until no Bucket names the Contract, then does what its reclaim policy says:
+// Delete cancels the contract and deletes its Secret; Retain leaves the contract running, with
+// its keys in a Secret that outlives the Contract.
+func (k contractKind) Delete(ctx context.Context, c *storagev1alpha1.Contract, p *engine.Pass[*storagev1alpha1.Contract]) contractOutcome {
+	buckets, err := k.bucketsNaming(ctx, c, true)
+	if err != nil {
+		return contractOutcome{Err: err}
+	}
+	found := contractFound{buckets: &buckets}
+	if len(buckets) > 0 {
+		return found.end(nil, 0, nil) // the Bucket watch wakes this Contract when the Buckets go
+	}
+	// Whatever the policy, first learn a contract whose purchase answer was lost: Delete must
+	// cancel it, and Retain must leave its keys somewhere.
+	learned, out, done := k.learnContract(ctx, c, found)
+	if done {
+		return out
+	}
+	retained := c.Spec.ReclaimPolicy != storagev1alpha1.ReclaimPolicyDelete
+	if retained && c.Status.ContractID != "" && c.Status.State != string(contractapi.Cancelled) {
+		if out, done := k.settleKeys(ctx, c, p, found); done {
+			return out
+		}
+	}
+	if out, done := k.settleAtProvider(ctx, c, learned, found); done {
+		return out
+	}
+	k.observed.Delete(c.UID)
+	return found.end(nil, 0, p.Release(ctx))
+}
+
+// learnContract finds the contract a deletion must cancel or keep when none was recorded: a
+// purchase whose answer was lost. Asking again returns it, with its keys; a refusal means
+// nothing was bought. done says the pass ends with out.
+func (k contractKind) learnContract(ctx context.Context, c *storagev1alpha1.Contract, found contractFound) (
+	learned *contractclient.Contract, out contractOutcome, done bool) {
+	if c.Status.ContractID != "" || !c.Status.PurchaseRequested {
+		return nil, contractOutcome{}, false
+	}
+	got, _, err := k.API.Buy(ctx, string(c.UID), purchaseRequest(c))
+	if err != nil {
+		if contractclient.NothingStored(err) {
+			return nil, contractOutcome{}, false // the request itself was refused: nothing was bought
+		}
+		return nil, k.apiFailed(found, err), true
+	}
+	c.Status.ContractID = got.ID
+	return &got, contractOutcome{}, false
+}
+
+// settleKeys, before a Contract whose contract stays goes, finishes a rotation under way and
+// revokes the keys it replaced once their overlap has passed (credentials.Keys.Settle). done
+// says the pass ends with out: it waits, or failed.
+func (k contractKind) settleKeys(ctx context.Context, c *storagev1alpha1.Contract, p *engine.Pass[*storagev1alpha1.Contract],
+	found contractFound) (contractOutcome, bool) {
+	if c.Status.PendingKey == nil && len(c.Status.RetiringKeys) == 0 {
+		return contractOutcome{}, false
+	}
+	secret, err := k.secrets().Read(ctx, c, c.SecretNameOrDefault())
+	switch {
+	case errors.Is(err, credentials.ErrSecretConflict):
+		return k.secretConflict(found, c.SecretNameOrDefault()), true
+	case err != nil:
+		return found.end(nil, 0, err), true
+	}
+	keys, _ := k.keys(c, p, secret, "", nil)
+	res, waiting := keys.Settle(ctx)
+	found.keys = res.Found
+	switch {
+	case errors.Is(res.Err, credentials.ErrSecretConflict):
+		return k.secretConflict(found, c.SecretNameOrDefault()), true
+	case res.Err != nil || res.After > 0 && !waiting:
+		return found.end(nil, res.After, res.Err), true
+	case waiting:
+		found.keys = credentials.Finding{State: credentials.Current}
+		return found.end(keysRetiring{}, res.After, nil), true
+	}
+	return contractOutcome{}, false
+}
+
+// settleAtProvider does what the reclaim policy says before the Contract goes: Delete cancels
+// the contract and deletes its Secret; Retain leaves the contract and its keys in a Secret that
+// outlives the Contract. learned is a contract whose purchase answer was lost, if any. done says
+// the pass ends with out.
+func (k contractKind) settleAtProvider(ctx context.Context, c *storagev1alpha1.Contract, learned *contractclient.Contract,
+	found contractFound) (contractOutcome, bool) {
+	secret, err := k.secrets().Read(ctx, c, c.SecretNameOrDefault())
+	foreign := errors.Is(err, credentials.ErrSecretConflict)
+	if err != nil && !foreign {
+		return found.end(nil, 0, err), true
+	}
+	switch {
+	case c.Spec.ReclaimPolicy == storagev1alpha1.ReclaimPolicyDelete && c.Status.ContractID != "":
+		if out, done := k.cancelAtProvider(ctx, c, found); done {
+			return out, true
+		}
+		// The keys are dead: the Secret goes with the contract.
+		if secret != nil {
+			if err := k.deleteSecret(ctx, c, secret); err != nil {
+				return found.end(nil, 0, err), true
+			}
+		}
+	case learned != nil && !learned.Cancelled() && foreign:
+		// Retain, the keys never reached a Secret, and their name is taken by another: they
+		// must land somewhere before this resource goes.
+		return k.secretConflict(found, c.SecretNameOrDefault()), true
+	case learned != nil && !learned.Cancelled() && secret == nil:
+		// Retain, and the keys never reached a Secret: write them, unowned, so they outlive
+		// this resource with the contract they open.
+		c.Status.Endpoint, c.Status.Region = learned.Endpoint, learned.Region
+		held := k.heldSecret(c, nil)
+		if err := held.write(ctx, learned.Credentials); err != nil {
+			return k.secretFailed(found, c, err), true
+		}
+		return k.retainSecret(ctx, c, held.secret, found)
+	case secret != nil:
+		return k.retainSecret(ctx, c, secret, found)
+	}
+	return contractOutcome{}, false
+}
+
+// retainSecret lets the Secret outlive the Contract: Retain keeps the contract running, so its
+// credentials must stay, and without the owner reference the garbage collector leaves them.
+func (k contractKind) retainSecret(ctx context.Context, c *storagev1alpha1.Contract, secret *corev1.Secret, found contractFound) (contractOutcome, bool) {
+	if err := k.releaseSecret(ctx, c, secret, true); err != nil {
+		return found.end(nil, 0, err), true
+	}
+	k.Recorder.Eventf(c, secret, corev1.EventTypeNormal, "SecretRetained", "Delete",
+		"Contract %s stays at the provider (reclaimPolicy Retain); Secret %s keeps its credentials", c.Status.ContractID, secret.Name)
+	return contractOutcome{}, false
+}
+
+// cancelAtProvider cancels the contract. done says the pass ends with out: it is not gone yet.
+func (k contractKind) cancelAtProvider(ctx context.Context, c *storagev1alpha1.Contract, found contractFound) (contractOutcome, bool) {
+	logf.FromContext(ctx).V(1).Info("Cancelling the contract", "contractID", c.Status.ContractID)
+	err := k.API.Cancel(ctx, c.Status.ContractID)
+	switch {
+	case err == nil:
+		k.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "ContractCancelled", "Delete",
+			"Cancelled contract %s at the provider (reclaimPolicy Delete)", c.Status.ContractID)
+		return contractOutcome{}, false
+	case errors.Is(err, contractclient.ErrNotFound):
+		return contractOutcome{}, false // already gone at the provider: nothing left to cancel
+	case errors.Is(err, contractclient.ErrHasBuckets):
+		return found.end(hasBuckets{c.Status.ContractID}, engine.WaitingRetry(k.ResyncPeriod), nil), true
+	}
+	return k.apiFailed(found, err), true
+}
+
+// deleteSecret lets go of the Contract's Secret and deletes it.
+func (k contractKind) deleteSecret(ctx context.Context, c *storagev1alpha1.Contract, secret *corev1.Secret) error {
+	if err := k.releaseSecret(ctx, c, secret, false); err != nil {
+		return err
+	}
+	if err := k.Client.Delete(ctx, secret); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting Secret %q: %w", secret.Name, err)
+	}
+	return nil
+}
+
+// removeStaleSecrets deletes this Contract's Secrets under names it no longer uses (after a
+// change of spec.secretName), so no second copy of the keys lingers.
+func (k contractKind) removeStaleSecrets(ctx context.Context, c *storagev1alpha1.Contract) error {
+	var list corev1.SecretList
+	if err := k.List(ctx, &list, client.InNamespace(c.Namespace),
+		client.MatchingLabels{storagev1alpha1.ContractLabel: c.Name}); err != nil {
+		return fmt.Errorf("listing Secrets of Contract %q: %w", c.Name, err)
+	}
+	for i := range list.Items {
+		old := &list.Items[i]
+		if old.Name == c.SecretNameOrDefault() || !metav1.IsControlledBy(old, c) {
+			continue
+		}
+		if err := k.deleteSecret(ctx, c, old); err != nil {
+			return err
+		}
+		k.Recorder.Eventf(c, old, corev1.EventTypeNormal, "SecretDeleted", "Delete",
+			"Deleted Secret %s: the credentials now live in Secret %s", old.Name, c.SecretNameOrDefault())
+	}
+	return nil
+}
+
+func (k contractKind) namespaceTerminating(ctx context.Context, name string) (bool, error) {
+	// Read from the API server, not a cache of every Namespace: this is rare (a Secret being
+	// deleted), and get on its own namespace is all a manager limited to some namespaces has.
+	ns := &corev1.Namespace{}
+	if err := k.APIReader.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return !ns.DeletionTimestamp.IsZero(), nil
+}
+
+// releaseSecret removes this Contract's finalizer from its Secret, and with orphan also its owner
+// reference, so the Secret outlives the Contract.
+func (k contractKind) releaseSecret(ctx context.Context, c *storagev1alpha1.Contract, secret *corev1.Secret, orphan bool) error {
+	patch := client.MergeFromWithOptions(secret.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	changed := controllerutil.RemoveFinalizer(secret, Finalizer)
+	if orphan {
+		secret.OwnerReferences = removeOwner(secret.OwnerReferences, c.UID)
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	if err := k.Patch(ctx, secret, patch); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("releasing Secret %q: %w", secret.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,168 @@
+package credentials
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
+)
+
+// ErrSecretConflict: a Secret of the name the credentials go to exists and belongs to someone
+// else. It is never overwritten.
+var ErrSecretConflict = errors.New("the Secret exists and belongs to someone else")
+
+// Secrets reads and writes the Secrets credentials go to, for every resource that hands out
+// keys: each is owned by its resource, labelled, and written only when something differs.
+type Secrets struct {
+	Client client.Client
+	// APIReader reads from the API server whose a Secret is that the cache does not show:
+	// the cache holds only labelled Secrets, and may not yet hold one just written.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+}
+
+// Read returns owner's Secret called name: nil when there is none, ErrSecretConflict when a
+// Secret of that name is someone else's.
+func (s Secrets) Read(ctx context.Context, owner client.Object, name string) (*corev1.Secret, error) {
+	secret := &corev1.Secret{}
+	err := s.Client.Get(ctx, client.ObjectKey{Namespace: owner.GetNamespace(), Name: name}, secret)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading Secret %q: %w", name, err)
+	case !metav1.IsControlledBy(secret, owner):
+		return nil, ErrSecretConflict
+	}
+	return secret, nil
+}
+
+// KeyOf is the key pair a Secret holds; zero for none or a nil Secret.
+func KeyOf(secret *corev1.Secret) contractclient.Credentials {
+	if secret == nil {
+		return contractclient.Credentials{}
+	}
+	return contractclient.Credentials{AccessKeyID: string(secret.Data[storagev1alpha1.SecretKeyAccessKeyID]),
+		SecretAccessKey: string(secret.Data[storagev1alpha1.SecretKeySecretAccessKey])}
+}
+
+// Secret is a Secret as it should be.
+type Secret struct {
+	Name string
+	// Labels and Data are set on it; other labels and keys it has are left as they are.
+	Labels map[string]string
+	Data   map[string][]byte
+	// Finalizer, when set, keeps the Secret until the owner lets it go.
+	Finalizer string
+	// What it holds, for events: "the contract's credentials".
+	What string
+}
+
+// Write creates owner's Secret, or updates existing (as Read returned it; nil: there is none),
+// when something differs, and returns it as written. A Secret of that name made meanwhile by
+// someone else is ErrSecretConflict; one of owner's own that the cache does not show yet is an
+// error to retry.
+func (s Secrets) Write(ctx context.Context, owner client.Object, existing *corev1.Secret, want Secret) (*corev1.Secret, error) {
+	secret := existing
+	if secret == nil {
+		secret = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: owner.GetNamespace(), Name: want.Name}, Type: corev1.SecretTypeOpaque}
+	}
+	changed := apply(secret, want)
+	if !metav1.IsControlledBy(secret, owner) {
+		if err := controllerutil.SetControllerReference(owner, secret, s.Client.Scheme()); err != nil {
+			return nil, err
+		}
+		changed = true
+	}
+	switch {
+	case existing == nil:
+		if err := s.Client.Create(ctx, secret); err != nil {
+			return nil, s.createFailed(ctx, owner, want.Name, err)
+		}
+		s.Recorder.Eventf(owner, secret, corev1.EventTypeNormal, "SecretCreated", "Create", "Wrote %s to Secret %s", want.What, secret.Name)
+	case changed:
+		if err := s.Client.Update(ctx, secret); err != nil {
+			return nil, fmt.Errorf("updating Secret %q: %w", secret.Name, err)
+		}
+		s.Recorder.Eventf(owner, secret, corev1.EventTypeNormal, "SecretUpdated", "Update", "Updated %s in Secret %s", want.What, secret.Name)
+	}
+	return secret, nil
+}
+
+// apply sets want's labels, data and finalizer on secret, and reports whether anything changed.
+func apply(secret *corev1.Secret, want Secret) bool {
+	changed := false
+	if secret.Data == nil {
+		secret.Data = map[string][]byte{}
+	}
+	for k, v := range want.Data {
+		if !bytes.Equal(secret.Data[k], v) {
+			secret.Data[k] = v
+			changed = true
+		}
+	}
+	for k, v := range want.Labels {
+		if secret.Labels[k] != v {
+			if secret.Labels == nil {
+				secret.Labels = map[string]string{}
+			}
+			secret.Labels[k] = v
+			changed = true
+		}
+	}
+	if want.Finalizer != "" && controllerutil.AddFinalizer(secret, want.Finalizer) {
+		changed = true
+	}
+	return changed
+}
+
+// createFailed tells a Secret of someone else's, made since the cache was read, from one of
+// owner's own that the cache does not show yet (the cache catches up: retry).
+func (s Secrets) createFailed(ctx context.Context, owner client.Object, name string, err error) error {
+	if !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating Secret %q: %w", name, err)
+	}
+	existing := &corev1.Secret{}
+	if getErr := s.APIReader.Get(ctx, client.ObjectKey{Namespace: owner.GetNamespace(), Name: name}, existing); getErr != nil {
+		return fmt.Errorf("creating Secret %q: %w (and reading it: %w)", name, err, getErr)
+	}
+	if metav1.IsControlledBy(existing, owner) {
+		return fmt.Errorf("creating Secret %q: %w", name, err)
+	}
+	return ErrSecretConflict
+}
+
+// Connection is where a key pair works.
+type Connection struct {
+	Endpoint, Region string
+	// Bucket, when set, is the one bucket the key is for.
+	Bucket string
+}
+
+// Env is the Secret data of a key pair and its connection as environment variables every S3
+// client reads (AWS_*), with BUCKET_NAME for a key of one bucket. A nil key leaves the key
+// pair the Secret holds as it is.
+func Env(c Connection, key *contractclient.Credentials) map[string][]byte {
+	data := map[string][]byte{
+		storagev1alpha1.SecretKeyEndpointURL: []byte(c.Endpoint),
+		storagev1alpha1.SecretKeyRegion:      []byte(c.Region),
+	}
+	if c.Bucket != "" {
+		data[storagev1alpha1.SecretKeyBucketName] = []byte(c.Bucket)
+	}
+	if key != nil {
+		data[storagev1alpha1.SecretKeyAccessKeyID] = []byte(key.AccessKeyID)
+		data[storagev1alpha1.SecretKeySecretAccessKey] = []byte(key.SecretAccessKey)
+	}
+	return data
+}
