@@ -1,5 +1,5 @@
 // Package bucketsettings holds each part of a bucket's configuration that a Bucket's spec manages
-// (its ACL, policy, versioning, object lock, lifecycle rules, CORS rules) as a small type of
+// (its ACL, policy, versioning, object lock, lifecycle rules, CORS rules, tags) as a small type of
 // its own behind one interface, Setting, and the one loop (Sync) that brings all of them to the
 // spec the same way: read, compare by meaning, write only what differs, read back, say so in an
 // event, and record what the server showed in status. Adding a setting is a file here, a field
@@ -28,11 +28,12 @@ type Input struct {
 	Applied bool
 
 	// What other resources add to the spec's: the statements of the Bucket's BucketAccesses, the
-	// lifecycle rules its users ask for (an Application's backup retention), and how policies
-	// are written on this endpoint.
+	// lifecycle rules its users ask for (an Application's backup retention), how policies are
+	// written on this endpoint, and the tags that say whose bucket it is.
 	Grants         []bucketpolicy.AccessGrant
 	LifecycleRules []storagev1alpha1.LifecycleRule
 	PolicyForm     *storagev1alpha1.BucketPolicyForm
+	OwnerTags      map[string]string
 }
 
 // Name is the bucket's name at the server.

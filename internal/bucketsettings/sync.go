@@ -19,6 +19,7 @@ var All = []Syncer{
 	Of[objectstore.ObjectLock](ObjectLock{}),
 	Of[[]objectstore.LifecycleRule](Lifecycle{}),
 	Of[[]objectstore.CORSRule](CORS{}),
+	Of[map[string]string](Tags{}),
 }
 
 // Emit records an event on the Bucket: its type (corev1.EventTypeNormal or Warning), reason and

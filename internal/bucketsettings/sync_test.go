@@ -42,8 +42,9 @@ func fixture(t *testing.T) (*Input, *fakes3.Store) {
 		CORS: &storagev1alpha1.BucketCORS{Rules: []storagev1alpha1.CORSRule{
 			{AllowedOrigins: []string{"https://app.example.com"}, AllowedMethods: []storagev1alpha1.CORSMethod{"GET"}}}},
 		ObjectLock: &storagev1alpha1.ObjectLock{DefaultRetention: &storagev1alpha1.DefaultRetention{Mode: storagev1alpha1.RetentionGovernance, Days: 7}},
+		Tags:       map[string]string{"team": "data"},
 	}}
-	return &Input{Bucket: b, Store: store}, store
+	return &Input{Bucket: b, Store: store, OwnerTags: map[string]string{"storage.osm.dev/bucket": "ns/b"}}, store
 }
 
 func writes(calls []string) []string {
@@ -64,13 +65,16 @@ func TestEverySettingIsWrittenOnceThenOnlyRead(t *testing.T) {
 	if failed := Sync(context.Background(), in, ev.emit, All); len(failed) > 0 {
 		t.Fatalf("Sync failed: %+v", failed)
 	}
-	want := []string{"PutACL", "PutCORS", "PutLifecycle", "PutObjectLock"} // versioning came with the lock
+	want := []string{"PutACL", "PutBucketTags", "PutCORS", "PutLifecycle", "PutObjectLock"} // versioning came with the lock
 	if got := writes(store.Calls()[made:]); !slices.Equal(got, want) {
 		t.Errorf("writes %v, want %v", got, want)
 	}
 	st := in.Bucket.Status
-	if st.ACL == nil || st.Versioning != "Enabled" || st.ObjectLock == nil || st.Lifecycle == nil || st.CORS == nil {
+	if st.ACL == nil || st.Versioning != "Enabled" || st.ObjectLock == nil || st.Lifecycle == nil || st.CORS == nil || st.Tags["team"] != "data" {
 		t.Errorf("status does not show every setting observed: %+v", st)
+	}
+	if _, owner := st.Tags["storage.osm.dev/bucket"]; owner {
+		t.Errorf("status shows the operator's own tag: %v", st.Tags)
 	}
 	for _, e := range ev.got {
 		if !strings.HasPrefix(e, "Normal ") || !strings.HasSuffix(e, "Updated") {
@@ -97,38 +101,39 @@ func TestDriftIsRestoredWithAWarning(t *testing.T) {
 	in.Applied = true
 	ctx := context.Background()
 	_ = store.PutACL(ctx, "b", objectstore.DesiredACL("AK", "private", nil))
+	_ = store.PutBucketTags(ctx, "b", map[string]string{"storage.osm.dev/bucket": "ns/b", "team": "other", "extra": "1"})
 	ev := &events{}
 	if failed := Sync(ctx, in, ev.emit, All); len(failed) > 0 {
 		t.Fatalf("Sync failed: %+v", failed)
 	}
 	slices.Sort(ev.got)
-	if want := []string{"Warning ACLDriftCorrected"}; !slices.Equal(ev.got, want) {
+	if want := []string{"Warning ACLDriftCorrected", "Warning TagsDriftCorrected"}; !slices.Equal(ev.got, want) {
 		t.Errorf("events %v, want %v", ev.got, want)
 	}
-	if got := store.Bucket("b").ACL; !got.Equal(objectstore.DesiredACL("AK", "public-read", nil)) {
-		t.Errorf("the ACL after the drift was restored: %+v", got)
+	if got := store.Bucket("b").Tags; len(got) != 2 || got["team"] != "data" || got["storage.osm.dev/bucket"] != "ns/b" {
+		t.Errorf("tags after the drift was restored: %v", got)
 	}
 }
 
 func TestASettingTheServerLacksFailsAloneAndTheRestIsApplied(t *testing.T) {
 	in, store := fixture(t)
 	store.Fail("Lifecycle", fakes3.Failure{Err: fakes3.NotImplemented})
-	store.Fail("CORS", fakes3.Failure{Err: errors.New("the network went")})
+	store.Fail("BucketTags", fakes3.Failure{Err: errors.New("the network went")})
 	failed := Sync(context.Background(), in, func(string, string, string) {}, All)
 	var fields []string
 	for _, f := range failed {
 		fields = append(fields, f.Info.Field)
 	}
-	if want := []string{"lifecycle", "cors"}; !slices.Equal(fields, want) {
+	if want := []string{"lifecycle", "tags"}; !slices.Equal(fields, want) {
 		t.Fatalf("failed settings %v, want %v in the order All lists them", fields, want)
 	}
 	if !objectstore.IsNotImplemented(failed[0].Err) || failed[0].Info.Unsupported != storagev1alpha1.ReasonLifecycleUnsupported {
 		t.Errorf("lifecycle failure %+v, want NotImplemented with its reason", failed[0])
 	}
-	if in.Bucket.Status.Lifecycle != nil || in.Bucket.Status.CORS != nil {
-		t.Errorf("status shows what the server never answered: lifecycle %+v, CORS %+v", in.Bucket.Status.Lifecycle, in.Bucket.Status.CORS)
+	if in.Bucket.Status.Lifecycle != nil || in.Bucket.Status.Tags != nil {
+		t.Errorf("status shows what the server never answered: lifecycle %+v, tags %v", in.Bucket.Status.Lifecycle, in.Bucket.Status.Tags)
 	}
-	if got := store.Bucket("b"); got.Versioning != "Enabled" || got.ObjectLock.Days != 7 {
+	if got := store.Bucket("b"); len(got.CORS) != 1 || got.ObjectLock.Days != 7 {
 		t.Errorf("the settings the server has were not applied: %+v", got)
 	}
 }
@@ -152,7 +157,7 @@ func TestWhatTheSpecDropsIsRemovedAndWhatItNeverHadIsLeftAlone(t *testing.T) {
 	in, store := fixture(t)
 	Sync(context.Background(), in, func(string, string, string) {}, All)
 	spec := &in.Bucket.Spec
-	spec.Lifecycle, spec.CORS, spec.Versioning = nil, nil, ""
+	spec.Lifecycle, spec.CORS, spec.Versioning, spec.Tags = nil, nil, "", nil
 	ev := &events{}
 	Sync(context.Background(), in, ev.emit, All)
 	got := store.Bucket("b")
@@ -162,8 +167,11 @@ func TestWhatTheSpecDropsIsRemovedAndWhatItNeverHadIsLeftAlone(t *testing.T) {
 	if got.Versioning != "Enabled" {
 		t.Errorf("versioning the spec stopped naming became %q; it is left as the server has it", got.Versioning)
 	}
+	if len(got.Tags) != 1 || got.Tags["storage.osm.dev/bucket"] != "ns/b" {
+		t.Errorf("tags after the spec dropped its own: %v, want the owner tag alone", got.Tags)
+	}
 	st := in.Bucket.Status
-	if st.Lifecycle != nil || st.CORS != nil || st.Versioning != "" {
+	if st.Lifecycle != nil || st.CORS != nil || st.Versioning != "" || st.Tags != nil {
 		t.Errorf("status still shows dropped settings: %+v", st)
 	}
 

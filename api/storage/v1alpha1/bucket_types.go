@@ -134,6 +134,18 @@ type BucketSpec struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="objectLock cannot change: S3 sets object lock only when the bucket is created"
 	ObjectLock *ObjectLock `json:"objectLock,omitempty"`
+
+	// tags are the bucket's own tags (S3 bucket tagging), for cost allocation and inventory.
+	// The operator keeps two of its own beside them, storage.osm.dev/bucket and
+	// storage.osm.dev/bucket-uid, which say whose bucket it is: keys under storage.osm.dev/, and
+	// under aws:, which S3 reserves, are refused. Where the server keeps tags given at creation,
+	// the bucket is made with them. Tags changed on the server are restored; removing this
+	// field removes them.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=48
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('storage.osm.dev/') && !k.startsWith('aws:'))",message="tag keys under storage.osm.dev/ are the operator's own, and aws: is reserved by S3"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 128 && size(self[k]) <= 256)",message="a tag key has at most 128 characters, and its value at most 256"
+	Tags map[string]string `json:"tags,omitempty"`
 }
 
 // VersioningStatus is a bucket's versioning state.
@@ -379,6 +391,11 @@ type BucketStatus struct {
 	// objectLock is the bucket's object lock as observed, when the spec has one.
 	// +optional
 	ObjectLock *ObjectLock `json:"objectLock,omitempty"`
+
+	// tags are the bucket's tags as observed while the spec has some, apart from the
+	// operator's own.
+	// +optional
+	Tags map[string]string `json:"tags,omitempty"`
 
 	// observedGeneration is the generation of the spec this status describes.
 	// +optional

@@ -69,13 +69,15 @@ const (
 	// bucket this resource owns: a bucket policy locks the owner out.
 	ReasonAccessDeniedByPolicy = "AccessDeniedByPolicy"
 	// ReasonVersioningUnsupported, ReasonLifecycleUnsupported, ReasonCORSUnsupported,
-	// ReasonObjectLockUnsupported, ReasonACLUnsupported and ReasonPolicyUnsupported: the S3
-	// server does not implement what the spec asks for (it answered 501); the rest of the spec
-	// is applied, and the server is asked again once a resync period.
+	// ReasonObjectLockUnsupported, ReasonTagsUnsupported, ReasonACLUnsupported and
+	// ReasonPolicyUnsupported: the S3 server does not implement what the spec asks for (it
+	// answered 501); the rest of the spec is applied, and the server is asked again once a
+	// resync period.
 	ReasonVersioningUnsupported = "VersioningUnsupported"
 	ReasonLifecycleUnsupported  = "LifecycleUnsupported"
 	ReasonCORSUnsupported       = "CORSUnsupported"
 	ReasonObjectLockUnsupported = "ObjectLockUnsupported"
+	ReasonTagsUnsupported       = "TagsUnsupported"
 	ReasonACLUnsupported        = "ACLUnsupported"
 	ReasonPolicyUnsupported     = "PolicyUnsupported"
 	// ReasonObjectLockNotEnabled: the spec asks for object lock, but the bucket was created

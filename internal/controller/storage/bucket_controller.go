@@ -158,7 +158,7 @@ func (k bucketKind) emitter(b *storagev1alpha1.Bucket) bucketsettings.Emit {
 // its Contract's endpoint add.
 func (k bucketKind) settingsInput(b *storagev1alpha1.Bucket, acct *account, users *bucketUsers, applied bool) *bucketsettings.Input {
 	return &bucketsettings.Input{Bucket: b, Store: acct.store, Applied: applied, Grants: users.policyGrants(),
-		LifecycleRules: users.lifecycleRules(), PolicyForm: acct.contract.Status.BucketPolicy}
+		LifecycleRules: users.lifecycleRules(), PolicyForm: acct.contract.Status.BucketPolicy, OwnerTags: ownerTags(b)}
 }
 
 // specApplied reports whether the current spec was applied by an earlier pass that ended Ready.

@@ -133,7 +133,7 @@ func (k bucketKind) createBucket(ctx context.Context, b *storagev1alpha1.Bucket,
 		}
 	}
 	logf.FromContext(ctx).V(1).Info("Creating bucket", "bucket", name)
-	tags := ownerTags(b)
+	tags := bucketsettings.WithOwnerTags(b.Spec.Tags, ownerTags(b))
 	tagged, err := store.CreateBucket(ctx, name, objectstore.CreateOptions{ObjectLock: b.Spec.ObjectLock != nil, Tags: tags})
 	switch {
 	case b.Spec.ObjectLock != nil && objectstore.IsNotImplemented(err):
