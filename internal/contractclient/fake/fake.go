@@ -10,7 +10,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 )
 
@@ -130,7 +129,7 @@ func (a *API) Buy(_ context.Context, key string, req contractclient.Request) (co
 		id = fmt.Sprintf("c%d", len(a.contracts)+1)
 		a.byKey[key] = id
 		a.contracts[id] = &contractclient.Contract{ID: id, State: "active", Endpoint: a.Endpoint,
-			Region: a.Region, Plan: req.Plan, AccessKeyIDs: []string{"AK" + id}, KeyRotation: a.keyRotation(),
+			Region: a.Region, Plan: req.Plan, AccessKeyIDs: []string{"AK" + id}, OneKeyOnly: a.SingleKey, OneKeyOnlyReason: a.singleKeyReason(),
 			Credentials: &contractclient.Credentials{AccessKeyID: "AK" + id, SecretAccessKey: "SK" + id}}
 	}
 	if failing {
@@ -256,13 +255,12 @@ func (a *API) Works(id string, creds contractclient.Credentials) bool {
 	return false
 }
 
-// keyRotation is what a bought contract reports about its keys.
-func (a *API) keyRotation() *contractapi.KeyRotationSupport {
+// singleKeyReason is what a bought contract says about its keys.
+func (a *API) singleKeyReason() string {
 	if a.SingleKey {
-		detail := singleKeyDetail
-		return &contractapi.KeyRotationSupport{Supported: false, Detail: &detail}
+		return singleKeyDetail
 	}
-	return &contractapi.KeyRotationSupport{Supported: true}
+	return ""
 }
 
 // singleKeyDetail is why a SingleKey fake cannot rotate keys, as versitygw says it.
