@@ -117,7 +117,7 @@ func (c *Client) Buy(ctx context.Context, idempotencyKey string, req Request) (C
 	}
 	got := cmp.Or(resp.JSON201, resp.JSON200)
 	if got == nil {
-		return Contract{}, false, &Error{Op: op, Status: resp.StatusCode(), Cause: fmt.Errorf("HTTP %d without a contract in the body", resp.StatusCode())}
+		return Contract{}, false, noBody(op, resp.StatusCode(), "a contract")
 	}
 	out := fromContract(contractapi.Contract{Id: got.Id, State: got.State, Endpoint: got.Endpoint, Region: got.Region, Plan: got.Plan,
 		AccessKeys: got.AccessKeys, BucketPolicy: got.BucketPolicy, KeyRotation: got.KeyRotation})
@@ -137,7 +137,7 @@ func (c *Client) Get(ctx context.Context, id string) (Contract, error) {
 	}
 	got := resp.JSON200
 	if got == nil {
-		return Contract{}, &Error{Op: op, Status: resp.StatusCode(), Cause: fmt.Errorf("HTTP %d without a contract in the body", resp.StatusCode())}
+		return Contract{}, noBody(op, resp.StatusCode(), "a contract")
 	}
 	return fromContract(*got), nil
 }

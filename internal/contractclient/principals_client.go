@@ -96,7 +96,7 @@ func gone(err error) error {
 }
 
 func noBody(op string, status int, what string) error {
-	return &Error{Op: op, Status: status, Cause: fmt.Errorf("HTTP %d without %s in the body", status, what)}
+	return &Error{Op: op, status: status, Cause: fmt.Errorf("HTTP %d without %s in the body", status, what)}
 }
 
 func fromPrincipalWithCredentials(got *contractapi.PrincipalWithCredentials) (Principal, Credentials) {

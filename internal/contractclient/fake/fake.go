@@ -7,6 +7,7 @@ package fake
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"sync"
 
@@ -147,7 +148,7 @@ func (a *API) Get(_ context.Context, id string) (contractclient.Contract, error)
 	}
 	c, ok := a.contracts[id]
 	if !ok {
-		return contractclient.Contract{}, contractclient.ErrNotFound
+		return contractclient.Contract{}, contractclient.NewRefusal("reading contract "+id, contractclient.ErrNotFound, "no contract "+id)
 	}
 	out := copyOf(c)
 	out.Credentials = nil
@@ -165,9 +166,9 @@ func (a *API) Cancel(_ context.Context, id string) error {
 	c, ok := a.contracts[id]
 	switch {
 	case !ok:
-		return contractclient.ErrNotFound
+		return contractclient.NewRefusal("cancelling contract "+id, contractclient.ErrNotFound, "no contract "+id)
 	case a.buckets[id] > 0:
-		return contractclient.ErrHasBuckets
+		return contractclient.NewRefusal("cancelling contract "+id, contractclient.ErrHasBuckets, "the contract's account still owns buckets")
 	}
 	c.State, c.AccessKeyIDs = "cancelled", nil
 	if failing {
@@ -179,6 +180,7 @@ func (a *API) Cancel(_ context.Context, id string) error {
 // AddKey implements contractclient.API, with the reference server's rules: one key pair per
 // idempotency key, a revoked one never issued again for its key.
 func (a *API) AddKey(_ context.Context, id, key string) (contractclient.Credentials, error) {
+	op := "adding a key to contract " + id
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	f, failing := a.next(OpAddKey)
@@ -188,11 +190,11 @@ func (a *API) AddKey(_ context.Context, id, key string) (contractclient.Credenti
 	c, ok := a.contracts[id]
 	switch {
 	case !ok:
-		return contractclient.Credentials{}, contractclient.ErrNotFound
+		return contractclient.Credentials{}, contractclient.NewRefusal(op, contractclient.ErrNotFound, "no contract "+id)
 	case c.Cancelled():
-		return contractclient.Credentials{}, &contractclient.Error{Op: "adding a key", Status: 409}
+		return contractclient.Credentials{}, contractclient.NewError(op, http.StatusConflict)
 	case a.SingleKey:
-		return contractclient.Credentials{}, fmt.Errorf("%s: %w", singleKeyDetail, contractclient.ErrNotSupported)
+		return contractclient.Credentials{}, contractclient.NewRefusal(op, contractclient.ErrNotSupported, singleKeyDetail)
 	}
 	if a.keys == nil {
 		a.keys = map[string]contractclient.Credentials{}
@@ -208,7 +210,7 @@ func (a *API) AddKey(_ context.Context, id, key string) (contractclient.Credenti
 		return contractclient.Credentials{}, f.Err
 	}
 	if !c.HasKey(creds.AccessKeyID) {
-		return contractclient.Credentials{}, contractclient.ErrKeyRevoked
+		return contractclient.Credentials{}, contractclient.NewRefusal(op, contractclient.ErrKeyRevoked, "key "+creds.AccessKeyID+" was revoked")
 	}
 	return creds, nil
 }
@@ -225,7 +227,7 @@ func (a *API) RemoveKey(_ context.Context, id, accessKeyID string) error {
 	switch {
 	case !ok || !c.HasKey(accessKeyID):
 	case len(c.AccessKeyIDs) == 1:
-		return contractclient.ErrLastKey
+		return contractclient.NewRefusal("revoking key "+accessKeyID+" of contract "+id, contractclient.ErrLastKey, "key "+accessKeyID+" is the only key of contract "+id)
 	default:
 		c.AccessKeyIDs = slices.DeleteFunc(c.AccessKeyIDs, func(k string) bool { return k == accessKeyID })
 	}

@@ -1,8 +1,8 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,7 +71,7 @@ func accessConditions(a *storagev1alpha1.BucketAccess, p *accessPass) (ready, ve
 		if p.apiErr.Retryable() {
 			reason = storagev1alpha1.ReasonContractAPIUnavailable
 		}
-		if p.apiErr.Status == http.StatusNotImplemented {
+		if errors.Is(p.apiErr, contractclient.ErrNotSupported) {
 			reason = storagev1alpha1.ReasonPrincipalsUnsupported
 		}
 		return falseCondition(reason, "The contract API: "+p.apiErr.Summary()), nil

@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"net/http"
 	"strings"
 	"testing"
 
@@ -17,7 +16,7 @@ func TestBucketAccessConditionsFollowWhatTheKeyWasFoundToDo(t *testing.T) {
 	readOnly := objectstore.AccessCheck{List: true, Read: true}
 	writeOnly := objectstore.AccessCheck{Write: true}
 	nothing := objectstore.AccessCheck{}
-	unsupported := &contractclient.Error{Op: "creating a principal", Status: http.StatusNotImplemented}
+	unsupported := contractclient.NewRefusal("creating a principal", contractclient.ErrNotSupported, "")
 
 	tests := []struct {
 		name            string

@@ -511,8 +511,8 @@ func (r *BucketAccessReconciler) principalFailed(p *accessPass, err error) (ctrl
 	if !e.Retryable() {
 		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
-	if e.RetryAfter > 0 {
-		return ctrl.Result{RequeueAfter: e.RetryAfter}, nil
+	if e.RetryAfter() > 0 {
+		return ctrl.Result{RequeueAfter: e.RetryAfter()}, nil
 	}
 	return ctrl.Result{}, err
 }

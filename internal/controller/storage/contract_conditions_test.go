@@ -13,8 +13,8 @@ import (
 )
 
 func TestContractConditionsFollowWhatThePassFound(t *testing.T) {
-	unavailable := &contractclient.Error{Op: "creating the contract", Status: http.StatusServiceUnavailable, RetryAfter: time.Second}
-	refusedPlan := &contractclient.Error{Op: "creating the contract", Status: http.StatusBadRequest}
+	unavailable := contractclient.NewError("creating the contract", http.StatusServiceUnavailable).WithRetryAfter(time.Second)
+	refusedPlan := contractclient.NewError("creating the contract", http.StatusBadRequest)
 
 	tests := []struct {
 		name     string
@@ -97,12 +97,12 @@ func TestContractConditionsFollowWhatThePassFound(t *testing.T) {
 			pass: contractPass{keys: keysS3Failed, keysNew: "OSMKNEXT", keysErr: s3Answer(503, "ServiceUnavailable")},
 			keys: &want{metav1.ConditionFalse, storagev1alpha1.ReasonS3Unavailable, "could not be reached to try new key OSMKNEXT"}},
 		{name: "a rotation the API fails is retried, and Ready stays",
-			pass:  contractPass{found: contractAvailable, keys: keysAPIFailed, keysAPIErr: &contractclient.Error{Op: "adding a key to contract c-1", Status: 503}},
+			pass:  contractPass{found: contractAvailable, keys: keysAPIFailed, keysAPIErr: contractclient.NewError("adding a key to contract c-1", 503)},
 			ready: &want{metav1.ConditionTrue, storagev1alpha1.ReasonAvailable, ""},
 			keys: &want{metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIUnavailable,
 				"The contract API failed while adding a key to contract c-1: HTTP 503; Secret acme-credentials keeps key OSMKNEW; retrying"}},
 		{name: "a rotation the API refuses says so",
-			pass: contractPass{keys: keysAPIFailed, keysAPIErr: &contractclient.Error{Op: "revoking key OSMKOLD of contract c-1", Status: 409}},
+			pass: contractPass{keys: keysAPIFailed, keysAPIErr: contractclient.NewError("revoking key OSMKOLD of contract c-1", 409)},
 			keys: &want{metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIRejected, "The contract API refused revoking key OSMKOLD of contract c-1: HTTP 409"}},
 		{name: "a rotation under way says the Secret keeps its key",
 			pass: contractPass{keys: keysRotating},

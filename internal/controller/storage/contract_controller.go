@@ -414,8 +414,8 @@ func apiFailed(p *contractPass, err error) (ctrl.Result, error) {
 	if !e.Retryable() {
 		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
-	if e.RetryAfter > 0 {
-		return ctrl.Result{RequeueAfter: e.RetryAfter}, nil
+	if e.RetryAfter() > 0 {
+		return ctrl.Result{RequeueAfter: e.RetryAfter()}, nil
 	}
 	return ctrl.Result{}, err
 }

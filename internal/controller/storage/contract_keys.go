@@ -167,8 +167,8 @@ func (r *ContractReconciler) finishRotation(ctx context.Context, c *storagev1alp
 	case errors.Is(err, contractclient.ErrNotSupported):
 		// Nothing was made: the rotation is over before it began.
 		why := err.Error()
-		if e, ok := contractclient.AsError(err); ok && e.Problem != nil && e.Problem.Detail != nil {
-			why = *e.Problem.Detail
+		if e, ok := contractclient.AsError(err); ok && e.Detail() != "" {
+			why = e.Detail()
 		}
 		r.unsupported.Store(c.UID, unsupportedKeys{why: why, at: time.Now()})
 		p.keys, p.keysWhy = keysUnsupported, why
@@ -370,8 +370,8 @@ func (r *ContractReconciler) keysAPIFailed(p *contractPass, err error) (ctrl.Res
 	if !e.Retryable() {
 		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
-	if e.RetryAfter > 0 {
-		return ctrl.Result{RequeueAfter: e.RetryAfter}, nil
+	if e.RetryAfter() > 0 {
+		return ctrl.Result{RequeueAfter: e.RetryAfter()}, nil
 	}
 	return ctrl.Result{}, err
 }
