@@ -149,8 +149,12 @@ func (s *Server) routes() http.Handler {
 		ResponseErrorHandlerFunc: writeErr,
 	})
 	mux := http.NewServeMux()
+	// Not not-found: that is the API's word that a contract, principal or key is gone, and a
+	// client whose URL has a wrong prefix (an ingress that does not strip /api) would otherwise
+	// read every contract as gone, and delete what it keeps for it.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeErr(w, r, newProblem(contractapi.ProblemNotFound, http.StatusNotFound, "no such resource: %s %s", r.Method, r.URL.Path))
+		writeErr(w, r, newProblem(contractapi.ProblemNoSuchRoute, http.StatusNotFound,
+			"this API has no route %s %s; is the client's URL (its path prefix) right?", r.Method, r.URL.Path))
 	})
 	api := contractapi.HandlerWithOptions(strict, contractapi.StdHTTPServerOptions{
 		BaseRouter:       mux,
