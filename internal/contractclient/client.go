@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 )
@@ -112,7 +113,7 @@ func (c *Client) Buy(ctx context.Context, idempotencyKey string, req Request) (C
 	if err != nil {
 		return Contract{}, false, &Error{Op: op, Cause: err}
 	}
-	if err := check(op, resp.HTTPResponse, resp.Body); err != nil {
+	if err := check(op, "", resp.HTTPResponse, resp.Body); err != nil {
 		return Contract{}, false, err
 	}
 	got := cmp.Or(resp.JSON201, resp.JSON200)
@@ -132,7 +133,7 @@ func (c *Client) Get(ctx context.Context, id string) (Contract, error) {
 	if err != nil {
 		return Contract{}, &Error{Op: op, Cause: err}
 	}
-	if err := check(op, resp.HTTPResponse, resp.Body); err != nil {
+	if err := check(op, contractPath(id), resp.HTTPResponse, resp.Body); err != nil {
 		return Contract{}, err
 	}
 	got := resp.JSON200
@@ -173,7 +174,7 @@ func (c *Client) Cancel(ctx context.Context, id string) error {
 	if err != nil {
 		return &Error{Op: op, Cause: err}
 	}
-	return check(op, resp.HTTPResponse, resp.Body)
+	return check(op, contractPath(id), resp.HTTPResponse, resp.Body)
 }
 
 // AddKey implements API.
@@ -183,7 +184,7 @@ func (c *Client) AddKey(ctx context.Context, id, idempotencyKey string) (Credent
 	if err != nil {
 		return Credentials{}, &Error{Op: op, Cause: err}
 	}
-	if err := check(op, resp.HTTPResponse, resp.Body); err != nil {
+	if err := check(op, contractPath(id, "keys"), resp.HTTPResponse, resp.Body); err != nil {
 		return Credentials{}, err
 	}
 	got := cmp.Or(resp.JSON201, resp.JSON200)
@@ -200,7 +201,14 @@ func (c *Client) RemoveKey(ctx context.Context, id, accessKeyID string) error {
 	if err != nil {
 		return &Error{Op: op, Cause: err}
 	}
-	return gone(check(op, resp.HTTPResponse, resp.Body))
+	return gone(check(op, contractPath(id, "keys", accessKeyID), resp.HTTPResponse, resp.Body))
+}
+
+// contractPath is the API path of a contract or of something in it, as the server routes it
+// and names it in a not-found's instance: contractPath("c1", "keys", "AK1") is
+// "/v1/contracts/c1/keys/AK1". Nothing is cleaned away, so an odd id never matches another path.
+func contractPath(id string, more ...string) string {
+	return "/v1/contracts/" + strings.Join(append([]string{id}, more...), "/")
 }
 
 func optional(s string) *string {

@@ -181,8 +181,10 @@ func AsError(err error) (*Error, bool) {
 }
 
 // check turns the answer to a generated client call into nil (2xx) or an *Error. It reads the
-// problem body itself, so it works the same for every operation.
-func check(op string, resp *http.Response, body []byte) error {
+// problem body itself, so it works the same for every operation. asked is the API path of what
+// the call is about, as the server routes it (contractPath), which the API's not-found must name
+// to prove it gone; "" when nothing the call asks about can be gone.
+func check(op, asked string, resp *http.Response, body []byte) error {
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return nil
 	}
@@ -194,17 +196,23 @@ func check(op string, resp *http.Response, body []byte) error {
 	if secs, convErr := strconv.Atoi(resp.Header.Get("Retry-After")); convErr == nil && secs > 0 {
 		e.retryAfter = time.Duration(secs) * time.Second
 	}
-	e.reason = reasonOf(e.status, e.problem)
+	e.reason = reasonOf(e.status, e.problem, asked)
 	return e
 }
 
-// reasonOf is the sentinel error an answer stands for; nil for none. A bare 404 is not the API's
-// not-found: it comes from a wrong URL or from something in front of the API.
-func reasonOf(status int, p *contractapi.Problem) error {
+// reasonOf is the sentinel error an answer stands for; nil for none. The API's not-found proves
+// something gone only when its instance is the path asked about. A bare 404, a 404 of another
+// type (no-such-route: a wrong URL prefix), or a not-found about another path comes from a wrong
+// URL or from something in front of the API, and must never make a caller forget a contract, a
+// key or a principal that still exists.
+func reasonOf(status int, p *contractapi.Problem, asked string) error {
 	if p == nil {
 		return nil
 	}
-	if p.Type == contractapi.ProblemNotFound && status != http.StatusNotFound {
+	if p.Type == contractapi.ProblemNotFound {
+		if status == http.StatusNotFound && asked != "" && p.Instance != nil && *p.Instance == asked {
+			return ErrNotFound
+		}
 		return nil
 	}
 	for _, r := range refusals {

@@ -16,6 +16,11 @@ func TestCheckClassifiesTheAPIsAnswers(t *testing.T) {
 	problem := func(status, typ, title, detail string) []byte {
 		return []byte(`{"type":"https://osm.dev/problems/` + typ + `","title":"` + title + `","status":` + status + `,"detail":"` + detail + `"}`)
 	}
+	// notFound is a not-found problem about instance; the test asks about /v1/contracts/x.
+	notFound := func(instance string) []byte {
+		return []byte(`{"type":"https://osm.dev/problems/not-found","title":"Not found","status":404,"detail":"no contract x","instance":"` + instance + `"}`)
+	}
+	const hint = "; is the contract API URL right?"
 	tests := []struct {
 		name   string
 		status int
@@ -27,14 +32,30 @@ func TestCheckClassifiesTheAPIsAnswers(t *testing.T) {
 		{name: "a refusal with a problem body is not retried", status: 422,
 			body: problem("422", "unknown-plan", "Unknown plan.", "plan 'gold' is not offered."),
 			want: &classification{Summary: "Unknown plan: plan 'gold' is not offered (HTTP 422)", Detail: "plan 'gold' is not offered."}},
-		{name: "the API's own not-found means the contract is unknown", status: 404,
-			body: problem("404", "not-found", "Not found.", "no contract has id x."),
-			want: &classification{NotFound: true, Summary: "Not found: no contract has id x (HTTP 404)", Detail: "no contract has id x."}},
-		{name: "a bare 404 (a proxy, a wrong URL prefix) is not the API's word, and is retried", status: 404,
-			want: &classification{Retryable: true, Summary: "HTTP 404 without the contract API's problem document; is the contract API URL right?"}},
+		{name: "the API's own not-found about the path asked for proves the contract gone", status: 404,
+			body: notFound("/v1/contracts/x"),
+			want: &classification{NotFound: true, Summary: "Not found: no contract x (HTTP 404)", Detail: "no contract x"}},
+		{name: "a not-found about another path proves nothing, and is retried", status: 404,
+			body: notFound("/v1/contracts/y"),
+			want: &classification{Retryable: true, Summary: "Not found: no contract x (HTTP 404" + hint + ")", Detail: "no contract x"}},
+		{name: "a not-found about the path under a prefix the API does not serve proves nothing", status: 404,
+			body: notFound("/api/v1/contracts/x"),
+			want: &classification{Retryable: true, Summary: "Not found: no contract x (HTTP 404" + hint + ")", Detail: "no contract x"}},
+		{name: "a not-found that names no path proves nothing", status: 404,
+			body: problem("404", "not-found", "Not found", "no contract x"),
+			want: &classification{Retryable: true, Summary: "Not found: no contract x (HTTP 404" + hint + ")", Detail: "no contract x"}},
+		{name: "no-such-route (a wrong URL prefix) is not a missing contract, and is retried", status: 404,
+			body: problem("404", "no-such-route", "No such route", "this API has no route GET /api/v1/contracts/x"),
+			want: &classification{Retryable: true, Summary: "No such route: this API has no route GET /api/v1/contracts/x (HTTP 404" + hint + ")",
+				Detail: "this API has no route GET /api/v1/contracts/x"}},
+		{name: "a bare 404 (a proxy, a wrong URL) is not the API's word, and is retried", status: 404,
+			want: &classification{Retryable: true, Summary: "HTTP 404 without the contract API's problem document" + hint}},
 		{name: "a 404 whose problem is of another type is not a missing contract", status: 404,
 			body: problem("404", "internal", "Oops.", ""),
-			want: &classification{Retryable: true, Summary: "Oops (HTTP 404; is the contract API URL right?)"}},
+			want: &classification{Retryable: true, Summary: "Oops (HTTP 404" + hint + ")"}},
+		{name: "a not-found with another status is not the API's not-found", status: 400,
+			body: notFound("/v1/contracts/x"),
+			want: &classification{Summary: "Not found: no contract x (HTTP 400)", Detail: "no contract x"}},
 		{name: "an account with buckets is told apart", status: 409,
 			body: problem("409", "contract-has-buckets", "Contract has buckets.", "2 buckets."),
 			want: &classification{HasBuckets: true, Summary: "Contract has buckets: 2 buckets (HTTP 409)", Detail: "2 buckets."}},
@@ -65,7 +86,7 @@ func TestCheckClassifiesTheAPIsAnswers(t *testing.T) {
 			if resp.Header == nil {
 				resp.Header = http.Header{}
 			}
-			err := check("creating the contract", resp, tt.body)
+			err := check("reading contract x", "/v1/contracts/x", resp, tt.body)
 			if (err != nil) != (tt.want != nil) {
 				t.Fatalf("error = %v, want error %v", err, tt.want != nil)
 			}
@@ -76,6 +97,10 @@ func TestCheckClassifiesTheAPIsAnswers(t *testing.T) {
 				t.Errorf("classification (-want +got):\n%s", diff)
 			}
 		})
+	}
+	resp := &http.Response{StatusCode: http.StatusNotFound, Header: http.Header{}}
+	if err := check("creating the contract", "", resp, notFound("/v1/contracts")); errors.Is(err, ErrNotFound) {
+		t.Errorf("a not-found for a call about nothing that can be gone is ErrNotFound: %v", err)
 	}
 }
 
@@ -107,7 +132,7 @@ func TestFakesBuildTheErrorsTheClientReturns(t *testing.T) {
 		if retryAfter != "" {
 			resp.Header.Set("Retry-After", retryAfter)
 		}
-		return check(op, resp, []byte(body))
+		return check(op, "/v1/contracts/c1/keys/K", resp, []byte(body))
 	}
 	refusal := func(status int, typ contractapi.ProblemType) error {
 		return answer(status, "", `{"type":"`+string(typ)+`","status":`+strconv.Itoa(status)+`,"detail":"why.","instance":"/v1/contracts/c1/keys/K"}`)
