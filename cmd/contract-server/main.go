@@ -8,7 +8,9 @@
 // Hardening (README "Contract server hardening"):
 //   - --tls-cert-file and --tls-private-key-file serve HTTPS, re-reading renewed files;
 //   - --token-file is re-read when it changes, keeping the last good token;
-//   - --rate-limit applies before authentication;
+//   - --rate-limit limits each client holding the token on a budget of its own, after
+//     authentication; requests that fail it share a small budget of their own, so a flood
+//     without the token starves nobody;
 //   - --max-request-bytes caps request bodies (413);
 //   - --encryption-key-file (required, 64 hex characters, outside --data-dir) encrypts the
 //     stored first secret keys; records written before it are encrypted at start.
@@ -181,7 +183,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.adminAccessKey, "admin-access-key", "", "backend admin access key (required)")
 	fs.StringVar(&o.adminSecretKey, "admin-secret-key", "", "backend admin secret key (required; prefer CONTRACT_SERVER_ADMIN_SECRET_KEY)")
 	fs.StringVar(&o.plans, "plans", "standard", "plans offered, comma-separated, each NAME or NAME=QUOTA (e.g. standard,small=1Gi)")
-	fs.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second before answering 429; 0 for no limit")
+	fs.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second each client holding the token may make, with a burst of one second's worth, before it is answered 429; 0 for no limit (requests with a wrong token are limited apart, always)")
 	fs.StringVar(&o.tlsCertFile, "tls-cert-file", "", "serve HTTPS with this PEM certificate (chain), re-read when it changes; needs --tls-private-key-file")
 	fs.StringVar(&o.tlsKeyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file")
 	fs.Int64Var(&o.maxRequestBytes, "max-request-bytes", contractserver.DefaultMaxRequestBytes, "largest request body accepted; larger ones are answered 413")

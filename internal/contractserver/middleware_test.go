@@ -4,29 +4,71 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 )
 
-// An unauthenticated flood meets the rate limiter first: past the burst it gets 429, so it costs
-// no token compare, and it never reaches the backend.
-func TestRateLimitComesBeforeAuthentication(t *testing.T) {
+// A flood without the token cannot starve the clients that hold it: authentication comes
+// first, failed requests share a small budget of their own (429 past it), and each
+// authenticated client is limited on its own budget. Nothing of the flood reaches the backend.
+func TestAFloodWithoutTheTokenDoesNotStarveTheClient(t *testing.T) {
 	backend := &fakeBackend{}
 	ts := startServer(t, Config{Backend: backend, RequestsPerSecond: 0.1, Burst: 2})
 	anonymous := newClient(t, ts.http.URL, "wrong-token")
-	statuses := map[int]int{}
-	for range 20 {
-		resp, err := anonymous.CreateContractWithResponse(t.Context(), &contractapi.CreateContractParams{IdempotencyKey: "flood"}, contractapi.ContractRequest{Plan: "standard"})
+	get := func(c contractapi.ClientWithResponsesInterface) *contractapi.GetContractResponse {
+		t.Helper()
+		resp, err := c.GetContractWithResponse(t.Context(), "none")
 		if err != nil {
-			t.Fatalf("CreateContract: %v", err)
+			t.Fatalf("GetContract: %v", err)
 		}
-		statuses[resp.StatusCode()]++
+		return resp
 	}
-	if statuses[http.StatusUnauthorized] != 2 || statuses[http.StatusTooManyRequests] != 18 {
-		t.Errorf("20 unauthenticated requests with a burst of 2 got %v, want 2 answered 401 and 18 answered 429", statuses)
+	statuses := map[int]int{}
+	for range 3 * failedAuthBurst {
+		statuses[get(anonymous).StatusCode()]++
+	}
+	// The failures' budget may refill by one while the loop runs.
+	if n := statuses[http.StatusUnauthorized]; n < failedAuthBurst || n > failedAuthBurst+1 || n+statuses[http.StatusTooManyRequests] != 3*failedAuthBurst {
+		t.Errorf("%d requests with a wrong token got %v, want %d answered 401 and the rest 429", 3*failedAuthBurst, statuses, failedAuthBurst)
+	}
+
+	for i := range 2 {
+		if resp := get(ts.client); resp.StatusCode() != http.StatusNotFound {
+			t.Fatalf("request %d of the client with the token after the flood: %s, want the 404 of an unknown contract (its own burst of 2)", i+1, resp.Status())
+		}
+	}
+	resp := get(ts.client)
+	wantProblem(t, "the client's third request", resp.HTTPResponse, resp.ApplicationproblemJSON429, http.StatusTooManyRequests, contractapi.ProblemRateLimited)
+	if ra := resp.HTTPResponse.Header.Get("Retry-After"); ra == "" || ra == "0" {
+		t.Errorf("429 without a Retry-After: %q", ra)
 	}
 	if n := backend.callCount(); n != 0 {
 		t.Errorf("the backend was called %d times, want 0", n)
+	}
+}
+
+// Each client has a budget of its own, and a client gone long enough to have its whole burst
+// back is forgotten, which changes nothing for it.
+func TestEachClientHasItsOwnBudget(t *testing.T) {
+	l := newClientLimiters(1, 2)
+	now := time.Now()
+	for i, want := range []time.Duration{0, 0, time.Second} {
+		if got := l.delay("a", now); got != want {
+			t.Errorf("request %d of a: delay %s, want %s", i+1, got, want)
+		}
+	}
+	if got := l.delay("b", now); got != 0 {
+		t.Errorf("b after a spent its budget: delay %s, want 0", got)
+	}
+	later := now.Add(2 * time.Second)
+	if got := l.delay("c", later); got != 0 || len(l.byClient) != 1 {
+		t.Errorf("c two seconds later: delay %s and %d clients remembered, want 0 and only c (a and b have their burst back)", got, len(l.byClient))
+	}
+	for i := range 2 {
+		if got := l.delay("a", later); got != 0 {
+			t.Errorf("request %d of a after two idle seconds: delay %s, want its whole burst back", i+1, got)
+		}
 	}
 }
 

@@ -40,7 +40,10 @@ type Config struct {
 	Backend Backend
 	// Plans offered; DefaultPlans when empty.
 	Plans []Plan
-	// RequestsPerSecond and Burst limit the request rate (429 beyond); 0 means no limit.
+	// RequestsPerSecond and Burst limit the request rate of each authenticated client (429 with
+	// Retry-After beyond); 0 means no limit. A client is a bearer token: every holder of the
+	// token shares one budget, and a rotated token starts a new one. Requests that fail
+	// authentication never take from it: they share a small budget of their own, always on.
 	RequestsPerSecond float64
 	Burst             int
 	// MaxRequestBytes caps a request body; a larger one is answered 413. 0 means
@@ -57,11 +60,14 @@ type Server struct {
 	secrets *secretBox
 	backend Backend
 	plans   map[string]Plan
-	limiter *rate.Limiter
-	maxBody int64
-	log     *slog.Logger
-	locks   keylock.Map
-	handler http.Handler
+	// limiters limit each authenticated client (nil: no limit); failedAuth every request
+	// that fails authentication.
+	limiters   *clientLimiters
+	failedAuth *rate.Limiter
+	maxBody    int64
+	log        *slog.Logger
+	locks      keylock.Map
+	handler    http.Handler
 }
 
 // New opens the record store in cfg.DataDir and returns a server ready to serve.
@@ -117,12 +123,14 @@ func New(cfg Config) (*Server, error) {
 		backend: cfg.Backend,
 		plans:   plans,
 		log:     cfg.Logger,
+
+		failedAuth: rate.NewLimiter(failedAuthRate, failedAuthBurst),
 	}
 	if s.maxBody = cfg.MaxRequestBytes; s.maxBody <= 0 {
 		s.maxBody = DefaultMaxRequestBytes
 	}
 	if cfg.RequestsPerSecond > 0 {
-		s.limiter = rate.NewLimiter(rate.Limit(cfg.RequestsPerSecond), max(cfg.Burst, 1))
+		s.limiters = newClientLimiters(cfg.RequestsPerSecond, cfg.Burst)
 	}
 	s.handler = s.routes()
 	return s, nil
@@ -160,8 +168,9 @@ func (s *Server) routes() http.Handler {
 		BaseRouter:       mux,
 		ErrorHandlerFunc: badRequest,
 	})
-	// The limiter comes first, so a flood of unauthenticated requests costs no token compare.
-	return s.rateLimit(s.authenticate(s.limitBody(api)))
+	// Authentication comes first, so each client is limited on its own budget and a flood
+	// without the token uses up nobody's.
+	return s.authenticate(s.rateLimit(s.limitBody(api)))
 }
 
 // drain lets a client reuse its connection after an early error answer.
