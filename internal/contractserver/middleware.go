@@ -25,7 +25,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				tooManyRequests(w, r, s.log, delay)
 				return
 			}
-			drain(r)
+			drain(w, r)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="contract-api"`)
 			detail := "the bearer token is wrong"
 			if !strings.HasPrefix(string(got), "Bearer ") {
@@ -59,7 +59,7 @@ func (s *Server) rateLimit(next http.Handler) http.Handler {
 
 // tooManyRequests answers 429 with the delay, in whole seconds, in Retry-After.
 func tooManyRequests(w http.ResponseWriter, r *http.Request, log *slog.Logger, delay time.Duration) {
-	drain(r)
+	drain(w, r)
 	p := newProblem(contractapi.ProblemRateLimited, http.StatusTooManyRequests, "too many requests; retry after the delay in Retry-After")
 	p.RetryAfter = int(math.Ceil(delay.Seconds()))
 	writeProblem(w, r, log, p)

@@ -1,7 +1,12 @@
 package contractserver
 
 import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -107,4 +112,86 @@ func TestDefaultRequestBodyLimit(t *testing.T) {
 		t.Fatalf("CreateContract: %v", err)
 	}
 	wantProblem(t, "a 64 KiB display name", resp.HTTPResponse, resp.ApplicationproblemJSON413, http.StatusRequestEntityTooLarge, contractapi.ProblemInvalidRequest)
+}
+
+// A client that sends its headers and then trickles its body holds nothing past drainTimeout
+// when it is refused before the handler: the refusal reads the body for drainTimeout at most,
+// answers, and the connection is closed, over a real listener on 127.0.0.1.
+func TestASlowBodyIsCutOffWhenRefused(t *testing.T) {
+	ts := startServer(t, Config{Backend: &fakeBackend{}, RequestsPerSecond: 0.001, Burst: 1})
+	returned := make(chan time.Time, 8)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ts.srv.Handler().ServeHTTP(w, r)
+		select {
+		case returned <- time.Now():
+		default:
+		}
+	}))
+	t.Cleanup(hs.Close)
+	// The client with the token spends its one request, so its next one is refused too.
+	if resp, err := ts.client.GetContractWithResponse(t.Context(), "none"); err != nil || resp.StatusCode() != http.StatusNotFound {
+		t.Fatalf("spending the budget: %v %v", resp, err)
+	}
+
+	for _, tc := range []struct {
+		name, token string
+		status      int
+	}{
+		{"a wrong token", "wrong-token", http.StatusUnauthorized},
+		{"a client past its budget", testToken, http.StatusTooManyRequests},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = conn.Close() }()
+			start := time.Now()
+			_, err = fmt.Fprintf(conn, "POST /v1/contracts HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nIdempotency-Key: slow\r\n"+
+				"Content-Type: application/json\r\nContent-Length: 60000\r\n\r\n{", hs.Listener.Addr(), tc.token)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop := make(chan struct{})
+			defer close(stop)
+			go func() { // one byte every 50 ms: 60,000 bytes would take 50 minutes
+				for {
+					select {
+					case <-stop:
+						return
+					case <-time.After(50 * time.Millisecond):
+					}
+					if _, err := conn.Write([]byte(" ")); err != nil {
+						return
+					}
+				}
+			}()
+
+			bound := drainTimeout + time.Second
+			if err := conn.SetReadDeadline(start.Add(bound + time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(conn)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("no answer %s after the request began, while its body trickles: %v", time.Since(start).Round(time.Millisecond), err)
+			}
+			if resp.StatusCode != tc.status || !resp.Close {
+				t.Errorf("answer %s, close %v; want %d and the connection closed", resp.Status, resp.Close, tc.status)
+			}
+			select {
+			case at := <-returned:
+				if d := at.Sub(start); d > bound {
+					t.Errorf("the handler returned after %s, want at most %s", d, bound)
+				}
+			case <-time.After(bound):
+				t.Fatalf("the handler still runs %s after the request began", bound)
+			}
+			if _, err := io.Copy(io.Discard, br); err != nil {
+				if ne, ok := err.(net.Error); ok && ne.Timeout() {
+					t.Errorf("the server kept the connection open past %s", bound+time.Second)
+				}
+			}
+		})
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"golang.org/x/time/rate"
 
@@ -173,5 +174,29 @@ func (s *Server) routes() http.Handler {
 	return s.authenticate(s.rateLimit(s.limitBody(api)))
 }
 
-// drain lets a client reuse its connection after an early error answer.
-func drain(r *http.Request) { _, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 1<<16)) }
+// drainLimit and drainTimeout bound what is read of the body of a request refused before its
+// handler (a wrong token, too many requests): any valid request is read whole in that time, so
+// its client keeps its connection; a client that sends more, or trickles its body, is cut off.
+const (
+	drainLimit   = DefaultMaxRequestBytes
+	drainTimeout = time.Second
+)
+
+// drain reads what is left of a refused request's body, so that its client can reuse the
+// connection, at most drainLimit bytes for at most drainTimeout. The deadline is set on the
+// connection, so it also bounds what net/http reads after the handler, and a body it did not
+// finish closes the connection after the answer. Without a deadline (a ResponseWriter that
+// cannot set one), nothing is read and the connection is closed.
+func drain(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	if err := http.NewResponseController(w).SetReadDeadline(time.Now().Add(drainTimeout)); err != nil {
+		w.Header().Set("Connection", "close")
+		return
+	}
+	n, err := io.Copy(io.Discard, io.LimitReader(r.Body, drainLimit+1))
+	if err != nil || n > drainLimit {
+		w.Header().Set("Connection", "close")
+	}
+}
