@@ -140,17 +140,14 @@ func (e *Error) Detail() string {
 }
 
 // Summary is the failure in one phrase for a condition message: the API's title and detail,
-// with the HTTP status; for a 404 that does not prove the resource gone, a hint that the
-// contract API URL is probably wrong.
+// with the HTTP status; for a 404 that does not prove the resource gone, the question whether
+// the contract API URL is right (it probably is not).
 func (e *Error) Summary() string {
-	if e.status == 0 {
-		if e.Cause != nil {
-			return e.Cause.Error()
-		}
-		return "no answer"
-	}
-	if e.problem == nil && e.Cause != nil {
+	switch {
+	case e.problem == nil && e.Cause != nil:
 		return e.Cause.Error()
+	case e.status == 0:
+		return "no answer"
 	}
 	status := fmt.Sprintf("HTTP %d", e.status)
 	if e.status == http.StatusNotFound && e.reason != ErrNotFound {
