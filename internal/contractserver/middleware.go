@@ -22,7 +22,8 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		got := []byte(r.Header.Get("Authorization"))
 		if subtle.ConstantTimeCompare(got, want) != 1 {
 			if delay := take(s.failedAuth, time.Now()); delay > 0 {
-				tooManyRequests(w, r, s.log, delay)
+				// Said, so that a client with a wrong token learns it from this answer too.
+				tooManyRequests(w, r, s.log, delay, "too many requests without the right bearer token")
 				return
 			}
 			drain(w, r)
@@ -50,7 +51,7 @@ func (s *Server) rateLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		client, _ := r.Context().Value(clientKey{}).(string)
 		if delay := s.limiters.delay(client, time.Now()); delay > 0 {
-			tooManyRequests(w, r, s.log, delay)
+			tooManyRequests(w, r, s.log, delay, "too many requests")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -58,9 +59,9 @@ func (s *Server) rateLimit(next http.Handler) http.Handler {
 }
 
 // tooManyRequests answers 429 with the delay, in whole seconds, in Retry-After.
-func tooManyRequests(w http.ResponseWriter, r *http.Request, log *slog.Logger, delay time.Duration) {
+func tooManyRequests(w http.ResponseWriter, r *http.Request, log *slog.Logger, delay time.Duration, what string) {
 	drain(w, r)
-	p := newProblem(contractapi.ProblemRateLimited, http.StatusTooManyRequests, "too many requests; retry after the delay in Retry-After")
+	p := newProblem(contractapi.ProblemRateLimited, http.StatusTooManyRequests, "%s; retry after the delay in Retry-After", what)
 	p.RetryAfter = int(math.Ceil(delay.Seconds()))
 	writeProblem(w, r, log, p)
 }

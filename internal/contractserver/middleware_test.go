@@ -31,7 +31,11 @@ func TestAFloodWithoutTheTokenDoesNotStarveTheClient(t *testing.T) {
 	}
 	statuses := map[int]int{}
 	for range 3 * failedAuthBurst {
-		statuses[get(anonymous).StatusCode()]++
+		resp := get(anonymous)
+		statuses[resp.StatusCode()]++
+		if p := resp.ApplicationproblemJSON429; p != nil && !strings.Contains(ptrValue(p.Detail), "bearer token") {
+			t.Errorf("429 to a wrong token says %q, want it to say the token is the trouble", ptrValue(p.Detail))
+		}
 	}
 	// The failures' budget may refill by one while the loop runs.
 	if n := statuses[http.StatusUnauthorized]; n < failedAuthBurst || n > failedAuthBurst+1 || n+statuses[http.StatusTooManyRequests] != 3*failedAuthBurst {
