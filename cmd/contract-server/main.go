@@ -8,8 +8,11 @@
 // Hardening (README "Contract server hardening"):
 //   - --tls-cert-file and --tls-private-key-file serve HTTPS, re-reading renewed files;
 //   - --token-file is re-read when it changes, keeping the last good token;
-//   - --rate-limit applies before authentication;
-//   - --max-request-bytes caps request bodies (413);
+//   - --rate-limit limits each client holding the token on a budget of its own, after
+//     authentication; requests that fail it share a small budget of their own, so a flood
+//     without the token starves nobody;
+//   - --max-request-bytes caps request bodies (413), and a request must be read within 30 s
+//     (headers 10 s); a refused request's body is read for at most a second;
 //   - --encryption-key-file (required, 64 hex characters, outside --data-dir) encrypts the
 //     stored first secret keys; records written before it are encrypted at start.
 package main
@@ -35,6 +38,25 @@ import (
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractserver"
 	"github.com/object-storage-manager/object-storage-manager/internal/version"
+)
+
+// The HTTP server's limits, so a client that is slow on purpose holds a connection for a
+// bounded time; the operator sends a few hundred bytes and reads as much.
+const (
+	// readHeaderTimeout: headers are one packet; ten seconds forgive any network.
+	readHeaderTimeout = 10 * time.Second
+	// readTimeout bounds reading a whole request: a body of --max-request-bytes (64 KiB by
+	// default) at 2 KiB/s; a client that trickles its body is cut off.
+	readTimeout = 30 * time.Second
+	// writeTimeout runs from the end of the headers to the end of the answer, so it includes
+	// the handler: a backend call (up to contractserver.BackendTimeout) and a minute of
+	// waiting for the contract's lock. An answer cut off is safe: every call is idempotent.
+	writeTimeout = contractserver.BackendTimeout + time.Minute
+	// idleTimeout closes a keep-alive connection unused for longer than the operator's
+	// usual gap between calls, so idle clients do not pile up connections.
+	idleTimeout = 2 * time.Minute
+	// maxHeaderBytes: the API's headers (a token, an idempotency key) are under 1 KiB.
+	maxHeaderBytes = 64 << 10
 )
 
 type options struct {
@@ -96,12 +118,7 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 	}
 	defer func() { _ = srv.Close() }()
 
-	hs := &http.Server{
-		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-	}
+	hs := newHTTPServer(srv.Handler())
 	scheme := "http"
 	if opts.tlsCertFile != "" {
 		certs, err := newCertReloader(opts.tlsCertFile, opts.tlsKeyFile, log)
@@ -138,6 +155,18 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 		return fmt.Errorf("shutting down: %w", err)
 	}
 	return nil
+}
+
+// newHTTPServer serves h with the limits above.
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+	}
 }
 
 func newBackend(opts options) (contractserver.Backend, error) {
@@ -181,7 +210,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.adminAccessKey, "admin-access-key", "", "backend admin access key (required)")
 	fs.StringVar(&o.adminSecretKey, "admin-secret-key", "", "backend admin secret key (required; prefer CONTRACT_SERVER_ADMIN_SECRET_KEY)")
 	fs.StringVar(&o.plans, "plans", "standard", "plans offered, comma-separated, each NAME or NAME=QUOTA (e.g. standard,small=1Gi)")
-	fs.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second before answering 429; 0 for no limit")
+	fs.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second each client holding the token may make, with a burst of one second's worth, before it is answered 429; 0 for no limit (requests with a wrong token are limited apart, always)")
 	fs.StringVar(&o.tlsCertFile, "tls-cert-file", "", "serve HTTPS with this PEM certificate (chain), re-read when it changes; needs --tls-private-key-file")
 	fs.StringVar(&o.tlsKeyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file")
 	fs.Int64Var(&o.maxRequestBytes, "max-request-bytes", contractserver.DefaultMaxRequestBytes, "largest request body accepted; larger ones are answered 413")

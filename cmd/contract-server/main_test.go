@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/object-storage-manager/object-storage-manager/internal/contractserver"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
@@ -226,5 +227,29 @@ func TestVersionNeedsNoOtherFlag(t *testing.T) {
 	o, err := parseFlags([]string{"--version"})
 	if err != nil || !o.version {
 		t.Fatalf("parseFlags(--version) = version %t, error %v; want version and no error", o.version, err)
+	}
+}
+
+// Every phase of a connection has a bound, so a client that is slow on purpose (headers,
+// body, reading the answer, idling) holds it for a bounded time; and the write bound leaves
+// room for the longest backend call, so no answer of a single call is cut off.
+func TestTheServerBoundsEveryPhaseOfAConnection(t *testing.T) {
+	hs := newHTTPServer(http.NotFoundHandler())
+	for name, d := range map[string]time.Duration{
+		"ReadHeaderTimeout": hs.ReadHeaderTimeout, "ReadTimeout": hs.ReadTimeout,
+		"WriteTimeout": hs.WriteTimeout, "IdleTimeout": hs.IdleTimeout,
+	} {
+		if d <= 0 {
+			t.Errorf("%s is not set", name)
+		}
+	}
+	if hs.ReadHeaderTimeout > hs.ReadTimeout {
+		t.Errorf("ReadHeaderTimeout %s is longer than ReadTimeout %s", hs.ReadHeaderTimeout, hs.ReadTimeout)
+	}
+	if hs.WriteTimeout <= contractserver.BackendTimeout {
+		t.Errorf("WriteTimeout %s would cut off the answer of a backend call of up to %s", hs.WriteTimeout, contractserver.BackendTimeout)
+	}
+	if hs.MaxHeaderBytes <= 0 {
+		t.Error("MaxHeaderBytes is not set")
 	}
 }

@@ -27,6 +27,8 @@ func main() {
 		"File holding the contract API's bearer token; read on every request, so it can be rotated in place.")
 	flag.DurationVar(&opts.ContractAPITimeout, "contract-api-timeout", 30*time.Second,
 		"Timeout of one contract API request.")
+	flag.BoolVar(&opts.ContractAPIAllowInsecureHTTP, operator.AllowInsecureHTTPFlag, false,
+		"Accept a plain http --contract-api-url to another machine, over which the bearer token and the secret keys cross the network unencrypted; without it only https, or http to a loopback address, is accepted.")
 	flag.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", tuning.Workers,
 		"How many resources of one kind are reconciled at once (32 did best of 16, 32 and 64 with 1,000 Buckets: docs/performance.md).")
 	flag.DurationVar(&opts.ResyncPeriod, "resync-period", 10*time.Minute,

@@ -48,6 +48,7 @@ const (
 	ProblemInvalidRequest      ProblemType = "https://osm.dev/problems/invalid-request"
 	ProblemKeyRevoked          ProblemType = "https://osm.dev/problems/key-revoked"
 	ProblemLastKey             ProblemType = "https://osm.dev/problems/last-key"
+	ProblemNoSuchRoute         ProblemType = "https://osm.dev/problems/no-such-route"
 	ProblemNotFound            ProblemType = "https://osm.dev/problems/not-found"
 	ProblemNotSupported        ProblemType = "https://osm.dev/problems/not-supported"
 	ProblemPrincipalDeleted    ProblemType = "https://osm.dev/problems/principal-deleted"
@@ -75,6 +76,8 @@ func (e ProblemType) Valid() bool {
 	case ProblemKeyRevoked:
 		return true
 	case ProblemLastKey:
+		return true
+	case ProblemNoSuchRoute:
 		return true
 	case ProblemNotFound:
 		return true
@@ -336,7 +339,9 @@ type Problem struct {
 	// Detail What went wrong in this occurrence, for people; never parsed by clients.
 	Detail *string `json:"detail,omitempty"`
 
-	// Instance The request path the problem occurred on.
+	// Instance The request path the problem occurred on, as the server received it. For `not-found`
+	// it names the contract (and principal, key) that does not exist: `/v1/contracts/{id}`,
+	// `/v1/contracts/{id}/keys/{accessKeyId}`, ...
 	Instance *string `json:"instance,omitempty"`
 
 	// Status The HTTP status code, repeated for convenience.
@@ -350,7 +355,10 @@ type Problem struct {
 	// - `unauthorized` (401): the bearer token is missing or wrong.
 	// - `invalid-request` (400): malformed JSON, a missing or invalid field or header; (413) a body
 	//   larger than the server accepts.
-	// - `not-found` (404): no such contract, or no such key or principal on it.
+	// - `not-found` (404): no such contract, or no such key or principal on it; `instance` is the
+	//   path of what was asked for.
+	// - `no-such-route` (404): the API has no such path, or not with this method: the client's URL
+	//   (its prefix) is wrong. Says nothing about any contract.
 	// - `unknown-plan` (422): the plan is not offered.
 	// - `unsupported-region` (422): the region is not served.
 	// - `idempotency-key-reuse` (422): the Idempotency-Key was used before with another plan or region.
@@ -371,7 +379,10 @@ type Problem struct {
 //   - `unauthorized` (401): the bearer token is missing or wrong.
 //   - `invalid-request` (400): malformed JSON, a missing or invalid field or header; (413) a body
 //     larger than the server accepts.
-//   - `not-found` (404): no such contract, or no such key or principal on it.
+//   - `not-found` (404): no such contract, or no such key or principal on it; `instance` is the
+//     path of what was asked for.
+//   - `no-such-route` (404): the API has no such path, or not with this method: the client's URL
+//     (its prefix) is wrong. Says nothing about any contract.
 //   - `unknown-plan` (422): the plan is not offered.
 //   - `unsupported-region` (422): the region is not served.
 //   - `idempotency-key-reuse` (422): the Idempotency-Key was used before with another plan or region.

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 )
@@ -43,25 +44,39 @@ type Request struct {
 type Contract struct {
 	ID, State, Endpoint, Region, Plan string
 	// PolicyForm is how bucket policies name things on the endpoint; nil for the AWS forms.
-	PolicyForm *contractapi.BucketPolicyForm
+	PolicyForm *PolicyForm
 	// AccessKeyIDs are the account's key pairs that work now, oldest first.
 	AccessKeyIDs []string
-	// KeyRotation says whether the account can hold more than one key pair; nil when the
-	// provider does not say.
-	KeyRotation *contractapi.KeyRotationSupport
+	// OneKeyOnly: the provider says the account holds one key pair only, so its keys cannot
+	// rotate. False also when the provider does not say; AddKey then answers.
+	OneKeyOnly bool
+	// OneKeyOnlyReason is the provider's reason for OneKeyOnly, for people; "" when it gave none.
+	OneKeyOnlyReason string
 	// Credentials are set only by Buy: the API returns the secret nowhere else.
 	Credentials *Credentials
 }
 
-// SingleKey reports whether the provider says the account holds one key pair only, and why.
+// PolicyForm is how bucket policies on a contract's endpoint name things, so the operator
+// writes and checks policies the provider understands.
+type PolicyForm struct {
+	// ResourcePrefix is what a policy's Resource starts with before <bucket> or <bucket>/<key>,
+	// for example "arn:aws:s3:::".
+	ResourcePrefix string
+	// OwnerPrincipal is the Principal element that names the contract's account in a policy,
+	// for example {"AWS": "arn:aws:iam:::user/contract-7h2kq9x4"}.
+	OwnerPrincipal map[string]string
+	// OwnerNeedsAllow: once a bucket has a policy, the account keeps access only if the policy
+	// allows OwnerPrincipal (the provider judges the owner by the policy alone).
+	OwnerNeedsAllow bool
+}
+
+// SingleKey reports whether the provider says the account holds one key pair only, and why
+// ("" when it did not say why).
 func (c Contract) SingleKey() (bool, string) {
-	if c.KeyRotation == nil || c.KeyRotation.Supported {
+	if !c.OneKeyOnly {
 		return false, ""
 	}
-	if c.KeyRotation.Detail == nil {
-		return true, ""
-	}
-	return true, *c.KeyRotation.Detail
+	return true, c.OneKeyOnlyReason
 }
 
 // HasKey reports whether the provider lists accessKeyID among the account's working keys.
@@ -98,16 +113,16 @@ func (c *Client) Buy(ctx context.Context, idempotencyKey string, req Request) (C
 	if err != nil {
 		return Contract{}, false, &Error{Op: op, Cause: err}
 	}
-	if err := check(op, resp.HTTPResponse, resp.Body); err != nil {
+	if err := check(op, "", resp.HTTPResponse, resp.Body); err != nil {
 		return Contract{}, false, err
 	}
 	got := cmp.Or(resp.JSON201, resp.JSON200)
 	if got == nil {
-		return Contract{}, false, &Error{Op: op, Status: resp.StatusCode(), Cause: fmt.Errorf("HTTP %d without a contract in the body", resp.StatusCode())}
+		return Contract{}, false, noBody(op, resp.StatusCode(), "a contract")
 	}
-	out := Contract{ID: got.Id, State: string(got.State), Endpoint: got.Endpoint, Region: got.Region, Plan: got.Plan,
-		PolicyForm: got.BucketPolicy, AccessKeyIDs: keyIDs(got.AccessKeys), KeyRotation: got.KeyRotation,
-		Credentials: &Credentials{AccessKeyID: got.Credentials.AccessKeyId, SecretAccessKey: got.Credentials.SecretAccessKey}}
+	out := fromContract(contractapi.Contract{Id: got.Id, State: got.State, Endpoint: got.Endpoint, Region: got.Region, Plan: got.Plan,
+		AccessKeys: got.AccessKeys, BucketPolicy: got.BucketPolicy, KeyRotation: got.KeyRotation})
+	out.Credentials = &Credentials{AccessKeyID: got.Credentials.AccessKeyId, SecretAccessKey: got.Credentials.SecretAccessKey}
 	return out, resp.JSON201 != nil, nil
 }
 
@@ -118,15 +133,30 @@ func (c *Client) Get(ctx context.Context, id string) (Contract, error) {
 	if err != nil {
 		return Contract{}, &Error{Op: op, Cause: err}
 	}
-	if err := check(op, resp.HTTPResponse, resp.Body); err != nil {
+	if err := check(op, contractPath(id), resp.HTTPResponse, resp.Body); err != nil {
 		return Contract{}, err
 	}
 	got := resp.JSON200
 	if got == nil {
-		return Contract{}, &Error{Op: op, Status: resp.StatusCode(), Cause: fmt.Errorf("HTTP %d without a contract in the body", resp.StatusCode())}
+		return Contract{}, noBody(op, resp.StatusCode(), "a contract")
 	}
-	return Contract{ID: got.Id, State: string(got.State), Endpoint: got.Endpoint, Region: got.Region, Plan: got.Plan,
-		PolicyForm: got.BucketPolicy, AccessKeyIDs: keyIDs(got.AccessKeys), KeyRotation: got.KeyRotation}, nil
+	return fromContract(*got), nil
+}
+
+// fromContract is the Contract the API describes, without credentials.
+func fromContract(got contractapi.Contract) Contract {
+	c := Contract{ID: got.Id, State: string(got.State), Endpoint: got.Endpoint, Region: got.Region, Plan: got.Plan,
+		AccessKeyIDs: keyIDs(got.AccessKeys)}
+	if f := got.BucketPolicy; f != nil {
+		c.PolicyForm = &PolicyForm{ResourcePrefix: f.ResourcePrefix, OwnerPrincipal: f.OwnerPrincipal, OwnerNeedsAllow: f.OwnerNeedsAllow}
+	}
+	if k := got.KeyRotation; k != nil && !k.Supported {
+		c.OneKeyOnly = true
+		if k.Detail != nil {
+			c.OneKeyOnlyReason = *k.Detail
+		}
+	}
+	return c
 }
 
 func keyIDs(keys []contractapi.AccessKey) []string {
@@ -144,7 +174,7 @@ func (c *Client) Cancel(ctx context.Context, id string) error {
 	if err != nil {
 		return &Error{Op: op, Cause: err}
 	}
-	return check(op, resp.HTTPResponse, resp.Body)
+	return check(op, contractPath(id), resp.HTTPResponse, resp.Body)
 }
 
 // AddKey implements API.
@@ -154,7 +184,7 @@ func (c *Client) AddKey(ctx context.Context, id, idempotencyKey string) (Credent
 	if err != nil {
 		return Credentials{}, &Error{Op: op, Cause: err}
 	}
-	if err := check(op, resp.HTTPResponse, resp.Body); err != nil {
+	if err := check(op, contractPath(id, "keys"), resp.HTTPResponse, resp.Body); err != nil {
 		return Credentials{}, err
 	}
 	got := cmp.Or(resp.JSON201, resp.JSON200)
@@ -171,7 +201,14 @@ func (c *Client) RemoveKey(ctx context.Context, id, accessKeyID string) error {
 	if err != nil {
 		return &Error{Op: op, Cause: err}
 	}
-	return gone(check(op, resp.HTTPResponse, resp.Body))
+	return gone(check(op, contractPath(id, "keys", accessKeyID), resp.HTTPResponse, resp.Body))
+}
+
+// contractPath is the API path of a contract or of something in it, as the server routes it
+// and names it in a not-found's instance: contractPath("c1", "keys", "AK1") is
+// "/v1/contracts/c1/keys/AK1". Nothing is cleaned away, so an odd id never matches another path.
+func contractPath(id string, more ...string) string {
+	return "/v1/contracts/" + strings.Join(append([]string{id}, more...), "/")
 }
 
 func optional(s string) *string {

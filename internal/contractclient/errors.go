@@ -34,19 +34,54 @@ var (
 	ErrNotSupported = errors.New("the provider cannot do this")
 )
 
-// Error is a call that did not succeed, classified so the reconciler knows whether to retry (the
-// API was down or busy) or to wait for the user (the API said no).
+// Error is a call that did not succeed, classified so the caller knows whether to retry (the
+// API was down or busy, or what answered was not the API) or to wait for the user (the API said
+// no). What the API answered, its HTTP status and problem document, stays in this package:
+// callers ask errors.Is with the sentinel errors above, or Retryable, RetryAfter, Detail and
+// Summary, or hand the error to Classify.
+//
+// An Error with only Op and Cause is a call that got no answer (a lost connection, a timeout),
+// which is retried: tests build it that way, and NewError and NewRefusal build the others.
 type Error struct {
 	// Op says what was attempted, for messages: "creating the contract".
 	Op string
-	// Status is the HTTP status; 0 when the request never got an answer.
-	Status int
-	// Problem is the RFC 7807 body, when the API sent one.
-	Problem *contractapi.Problem
-	// RetryAfter is the API's Retry-After, when it sent one.
-	RetryAfter time.Duration
-	// Cause is the transport error when there was no answer.
+	// Cause is the transport error when there was no answer, or what was wrong with an answer
+	// that could not be read.
 	Cause error
+
+	status     int                  // the HTTP status; 0 when the request got no answer
+	problem    *contractapi.Problem // the RFC 7807 body, when the API sent one
+	retryAfter time.Duration        // the API's Retry-After, when it sent one
+	reason     error                // the sentinel the answer stands for (ErrNotFound, ...), nil when none
+}
+
+// NewError is a call that the API, or something in its place, answered with an HTTP status and
+// no problem document of the API's own, for fakes and tests: NewError(op, 503) is an outage
+// (retried), NewError(op, 409) a refusal (not retried), NewError(op, 404) a 404 that is not
+// the API's (a wrong URL, a proxy: retried, never ErrNotFound). Status 0 is no answer at all.
+func NewError(op string, status int) *Error { return &Error{Op: op, status: status} }
+
+// NewRefusal is the API's own refusal of a call, for fakes and tests: reason is one of ErrNotFound,
+// ErrHasBuckets, ErrLastKey, ErrPrincipalDeleted, ErrKeyRevoked or ErrNotSupported, which the
+// error then Is, with the status the API answers it with; detail is the API's explanation (see
+// Detail), "" for none. Any other reason is a programming error and panics.
+func NewRefusal(op string, reason error, detail string) *Error {
+	for _, r := range refusals {
+		if r.err == reason {
+			p := &contractapi.Problem{Type: r.problem, Status: r.status}
+			if detail != "" {
+				p.Detail = &detail
+			}
+			return &Error{Op: op, status: r.status, problem: p, reason: reason}
+		}
+	}
+	panic(fmt.Sprintf("contractclient.NewRefusal: %v is not one of the API's refusals", reason))
+}
+
+// WithRetryAfter sets the wait the API asked for, as its Retry-After header does, and returns e.
+func (e *Error) WithRetryAfter(d time.Duration) *Error {
+	e.retryAfter = d
+	return e
 }
 
 func (e *Error) Error() string {
@@ -57,69 +92,82 @@ func (e *Error) Error() string {
 }
 
 // Unwrap lets errors.Is find the cause, and ErrNotFound, ErrHasBuckets, ErrLastKey,
-// ErrPrincipalDeleted, ErrKeyRevoked or ErrNotSupported when the API's problem type says so.
+// ErrPrincipalDeleted, ErrKeyRevoked or ErrNotSupported when the API's answer says so.
 func (e *Error) Unwrap() []error {
 	var out []error
 	if e.Cause != nil {
 		out = append(out, e.Cause)
 	}
-	switch {
-	case e.hasType(contractapi.ProblemNotFound) && e.Status == http.StatusNotFound:
-		out = append(out, ErrNotFound)
-	case e.hasType(contractapi.ProblemContractHasBuckets):
-		out = append(out, ErrHasBuckets)
-	case e.hasType(contractapi.ProblemLastKey):
-		out = append(out, ErrLastKey)
-	case e.hasType(contractapi.ProblemPrincipalDeleted):
-		out = append(out, ErrPrincipalDeleted)
-	case e.hasType(contractapi.ProblemKeyRevoked):
-		out = append(out, ErrKeyRevoked)
-	case e.hasType(contractapi.ProblemNotSupported):
-		out = append(out, ErrNotSupported)
+	if e.reason != nil {
+		out = append(out, e.reason)
 	}
 	return out
 }
 
 // Retryable reports whether the same request may succeed later: the API was unreachable, busy
-// or failing, answered a success without a readable body, or it did not accept the operator's token (a fix to the operator's configuration,
-// not to the resource's spec), or a 404 that is not the API's own (a proxy, a wrong prefix).
-// The API's own not-supported (501) is not: the provider cannot do it, however often asked.
+// or failing, answered a success without a readable body, or it did not accept the operator's
+// token (a fix to the operator's configuration, not to the resource's spec), or a 404 that is
+// not the API's word on what was asked (a proxy, a wrong URL prefix). The API's own
+// not-supported (501) is not: the provider cannot do it, however often asked.
 func (e *Error) Retryable() bool {
 	switch {
-	case e.hasType(contractapi.ProblemNotSupported):
+	case e.reason == ErrNotSupported:
 		return false
-	case e.Status == 0, e.Status >= 500:
+	case e.status == 0, e.status >= 500:
 		return true
-	case e.Status >= 200 && e.Status < 300:
+	case e.status >= 200 && e.status < 300:
 		return true // a success whose body could not be read (a gateway in the way): ask again
-	case e.Status == http.StatusTooManyRequests, e.Status == http.StatusUnauthorized, e.Status == http.StatusForbidden:
+	case e.status == http.StatusTooManyRequests, e.status == http.StatusUnauthorized, e.status == http.StatusForbidden:
 		return true
-	case e.Status == http.StatusNotFound && !e.hasType(contractapi.ProblemNotFound):
+	case e.status == http.StatusNotFound && e.reason != ErrNotFound:
 		return true
 	}
 	return false
 }
 
-func (e *Error) hasType(t contractapi.ProblemType) bool {
-	return e.Problem != nil && e.Problem.Type == t
+// RetryAfter is how long the API asked the caller to wait before asking again (its
+// Retry-After); 0 when it did not say.
+func (e *Error) RetryAfter() time.Duration { return e.retryAfter }
+
+// Detail is the API's own account of this failure (its problem document's detail), for people:
+// why a second key pair is not supported, which plan is unknown. "" when the API gave none, or
+// when what answered was not the API.
+func (e *Error) Detail() string {
+	if e.problem == nil || e.problem.Detail == nil {
+		return ""
+	}
+	return *e.problem.Detail
 }
 
-// Summary is the API's own account of the failure, for a condition message.
+// Summary is the failure in one phrase for a condition message: the API's title and detail,
+// with the HTTP status; for a 404 that does not prove the resource gone, the question whether
+// the contract API URL is right (it probably is not).
 func (e *Error) Summary() string {
-	if e.Problem == nil {
-		if e.Status == http.StatusNotFound {
-			return "HTTP 404 without the contract API's problem document (is the contract API URL right?)"
-		}
-		if e.Status == 0 && e.Cause != nil {
-			return e.Cause.Error()
-		}
-		return fmt.Sprintf("HTTP %d", e.Status)
+	switch {
+	case e.problem == nil && e.Cause != nil:
+		return e.Cause.Error()
+	case e.status == 0:
+		return "no answer"
 	}
-	msg := strings.TrimSuffix(e.Problem.Title, ".")
-	if e.Problem.Detail != nil && *e.Problem.Detail != "" {
-		msg += ": " + strings.TrimSuffix(*e.Problem.Detail, ".")
+	status := fmt.Sprintf("HTTP %d", e.status)
+	if e.status == http.StatusNotFound && e.reason != ErrNotFound {
+		if e.problem == nil {
+			status += " without the contract API's problem document"
+		}
+		status += "; is the contract API URL right?"
 	}
-	return fmt.Sprintf("%s (HTTP %d)", msg, e.Status)
+	var said []string
+	if e.problem != nil {
+		for _, s := range []string{e.problem.Title, e.Detail()} {
+			if s = strings.TrimSuffix(s, "."); s != "" {
+				said = append(said, s)
+			}
+		}
+	}
+	if len(said) == 0 {
+		return status
+	}
+	return fmt.Sprintf("%s (%s)", strings.Join(said, ": "), status)
 }
 
 // AsError unwraps an *Error from err.
@@ -130,20 +178,61 @@ func AsError(err error) (*Error, bool) {
 }
 
 // check turns the answer to a generated client call into nil (2xx) or an *Error. It reads the
-// problem body itself, so it works the same for every operation.
-func check(op string, resp *http.Response, body []byte) error {
+// problem body itself, so it works the same for every operation. asked is the API path of what
+// the call is about, as the server routes it (contractPath), which the API's not-found must name
+// to prove it gone; "" when nothing the call asks about can be gone.
+func check(op, asked string, resp *http.Response, body []byte) error {
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return nil
 	}
-	e := &Error{Op: op, Status: resp.StatusCode}
+	e := &Error{Op: op, status: resp.StatusCode}
 	var p contractapi.Problem
 	if json.Unmarshal(body, &p) == nil && p.Type != "" {
-		e.Problem = &p
+		e.problem = &p
 	}
 	if secs, convErr := strconv.Atoi(resp.Header.Get("Retry-After")); convErr == nil && secs > 0 {
-		e.RetryAfter = time.Duration(secs) * time.Second
+		e.retryAfter = time.Duration(secs) * time.Second
 	}
+	e.reason = reasonOf(e.status, e.problem, asked)
 	return e
+}
+
+// reasonOf is the sentinel error an answer stands for; nil for none. The API's not-found proves
+// something gone only when its instance is the path asked about. A bare 404, a 404 of another
+// type (no-such-route: a wrong URL prefix), or a not-found about another path comes from a wrong
+// URL or from something in front of the API, and must never make a caller forget a contract, a
+// key or a principal that still exists.
+func reasonOf(status int, p *contractapi.Problem, asked string) error {
+	if p == nil {
+		return nil
+	}
+	if p.Type == contractapi.ProblemNotFound {
+		if status == http.StatusNotFound && asked != "" && p.Instance != nil && *p.Instance == asked {
+			return ErrNotFound
+		}
+		return nil
+	}
+	for _, r := range refusals {
+		if r.problem == p.Type {
+			return r.err
+		}
+	}
+	return nil
+}
+
+// refusals are the API's problem types the sentinel errors stand for, with the status the API
+// answers each with.
+var refusals = []struct {
+	err     error
+	problem contractapi.ProblemType
+	status  int
+}{
+	{ErrNotFound, contractapi.ProblemNotFound, http.StatusNotFound},
+	{ErrHasBuckets, contractapi.ProblemContractHasBuckets, http.StatusConflict},
+	{ErrLastKey, contractapi.ProblemLastKey, http.StatusConflict},
+	{ErrPrincipalDeleted, contractapi.ProblemPrincipalDeleted, http.StatusGone},
+	{ErrKeyRevoked, contractapi.ProblemKeyRevoked, http.StatusGone},
+	{ErrNotSupported, contractapi.ProblemNotSupported, http.StatusNotImplemented},
 }
 
 // NothingStored reports whether err proves that the API stored nothing for a create request:
@@ -151,10 +240,10 @@ func check(op string, resp *http.Response, body []byte) error {
 // refusal, may come after a contract was made.
 func NothingStored(err error) bool {
 	e, ok := AsError(err)
-	if !ok || e.Problem == nil {
+	if !ok || e.problem == nil {
 		return false
 	}
-	switch e.Problem.Type {
+	switch e.problem.Type {
 	case contractapi.ProblemInvalidRequest, contractapi.ProblemUnknownPlan, contractapi.ProblemUnsupportedRegion:
 		return true
 	}

@@ -18,7 +18,7 @@ func (c *Client) CreatePrincipal(ctx context.Context, contractID, idempotencyKey
 	if err != nil {
 		return Principal{}, false, &Error{Op: op, Cause: err}
 	}
-	if err := check(op, resp.HTTPResponse, resp.Body); err != nil {
+	if err := check(op, contractPath(contractID, "principals"), resp.HTTPResponse, resp.Body); err != nil {
 		return Principal{}, false, err
 	}
 	got := cmp.Or(resp.JSON201, resp.JSON200)
@@ -37,7 +37,7 @@ func (c *Client) GetPrincipal(ctx context.Context, contractID, principalID strin
 	if err != nil {
 		return Principal{}, &Error{Op: op, Cause: err}
 	}
-	if err := check(op, resp.HTTPResponse, resp.Body); err != nil {
+	if err := check(op, contractPath(contractID, "principals", principalID), resp.HTTPResponse, resp.Body); err != nil {
 		return Principal{}, err
 	}
 	got := resp.JSON200
@@ -55,7 +55,7 @@ func (c *Client) DeletePrincipal(ctx context.Context, contractID, principalID st
 	if err != nil {
 		return &Error{Op: op, Cause: err}
 	}
-	return gone(check(op, resp.HTTPResponse, resp.Body))
+	return gone(check(op, contractPath(contractID, "principals", principalID), resp.HTTPResponse, resp.Body))
 }
 
 // AddPrincipalKey implements Principals.
@@ -65,7 +65,7 @@ func (c *Client) AddPrincipalKey(ctx context.Context, contractID, principalID, i
 	if err != nil {
 		return Principal{}, Credentials{}, &Error{Op: op, Cause: err}
 	}
-	if err := check(op, resp.HTTPResponse, resp.Body); err != nil {
+	if err := check(op, contractPath(contractID, "principals", principalID, "keys"), resp.HTTPResponse, resp.Body); err != nil {
 		return Principal{}, Credentials{}, err
 	}
 	got := cmp.Or(resp.JSON201, resp.JSON200)
@@ -84,7 +84,7 @@ func (c *Client) RemovePrincipalKey(ctx context.Context, contractID, principalID
 	if err != nil {
 		return &Error{Op: op, Cause: err}
 	}
-	return gone(check(op, resp.HTTPResponse, resp.Body))
+	return gone(check(op, contractPath(contractID, "principals", principalID, "keys", accessKeyID), resp.HTTPResponse, resp.Body))
 }
 
 // gone turns ErrNotFound into success, for calls whose aim is that something not exist.
@@ -96,7 +96,7 @@ func gone(err error) error {
 }
 
 func noBody(op string, status int, what string) error {
-	return &Error{Op: op, Status: status, Cause: fmt.Errorf("HTTP %d without %s in the body", status, what)}
+	return &Error{Op: op, status: status, Cause: fmt.Errorf("HTTP %d without %s in the body", status, what)}
 }
 
 func fromPrincipalWithCredentials(got *contractapi.PrincipalWithCredentials) (Principal, Credentials) {

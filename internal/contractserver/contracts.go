@@ -11,9 +11,10 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 )
 
-// backendTimeout bounds one backend call. Calls run detached from the request's context, so a
-// client that hangs up does not leave an account half made.
-const backendTimeout = 2 * time.Minute
+// BackendTimeout bounds one backend call. Calls run detached from the request's context, so a
+// client that hangs up does not leave an account half made. An HTTP server's WriteTimeout
+// longer than this cuts off no answer of a single call.
+const BackendTimeout = 2 * time.Minute
 
 var _ contractapi.StrictServerInterface = (*Server)(nil)
 
@@ -122,7 +123,7 @@ func (s *Server) newRecord(key string, req storedRequest) (*record, error) {
 
 // provision makes the account of a recorded contract and marks the contract active.
 func (s *Server) provision(ctx context.Context, rec *record) (*record, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), backendTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
 	defer cancel()
 	first, err := s.firstKey(rec)
 	if err != nil {
@@ -168,7 +169,7 @@ func (s *Server) CancelContract(ctx context.Context, req contractapi.CancelContr
 		return contractapi.CancelContract204Response{}, nil
 	}
 	force := req.Params.Force != nil && *req.Params.Force
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), backendTimeout)
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
 	defer cancel()
 	if err := s.backend.DeleteAccount(bctx, rec.ID, force); err != nil {
 		return nil, backendProblem("deleting the account", fmt.Errorf("deleting account of contract %s: %w", rec.ID, err))

@@ -51,7 +51,7 @@ func (s *Server) AddKey(ctx context.Context, req contractapi.AddKeyRequestObject
 	if err != nil {
 		return nil, err
 	}
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), backendTimeout)
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
 	defer cancel()
 	if err := s.backend.AddKey(bctx, rec.ID, creds); err != nil {
 		if errors.Is(err, ErrNotSupported) {
@@ -97,7 +97,7 @@ func (s *Server) RemoveKey(ctx context.Context, req contractapi.RemoveKeyRequest
 		return nil, newProblem(contractapi.ProblemLastKey, http.StatusConflict,
 			"key %q is the only key of contract %s; add another first, or cancel the contract", req.AccessKeyId, rec.ID)
 	}
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), backendTimeout)
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
 	defer cancel()
 	if err := s.backend.RemoveKey(bctx, rec.ID, req.AccessKeyId); err != nil {
 		return nil, backendProblem("revoking a key", fmt.Errorf("removing key %q of contract %s: %w", req.AccessKeyId, rec.ID, err))

@@ -50,7 +50,7 @@ func (s *Server) CreatePrincipal(ctx context.Context, req contractapi.CreatePrin
 	if err != nil {
 		return nil, err
 	}
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), backendTimeout)
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
 	defer cancel()
 	if err := pb.CreatePrincipal(bctx, rec.ID, p.ID, first); err != nil {
 		return nil, backendProblem("creating the principal", fmt.Errorf("creating principal %s of contract %s: %w", p.ID, rec.ID, err))
@@ -132,7 +132,7 @@ func (s *Server) DeletePrincipal(ctx context.Context, req contractapi.DeletePrin
 	case p.State == principalDeleted:
 		return contractapi.DeletePrincipal204Response{}, nil
 	}
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), backendTimeout)
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
 	defer cancel()
 	if err := pb.DeletePrincipal(bctx, rec.ID, p.ID, p.liveKeyIDs()); err != nil {
 		return nil, backendProblem("deleting the principal", fmt.Errorf("deleting principal %s of contract %s: %w", p.ID, rec.ID, err))
@@ -199,7 +199,7 @@ func (s *Server) AddPrincipalKey(ctx context.Context, req contractapi.AddPrincip
 	if err != nil {
 		return nil, err
 	}
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), backendTimeout)
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
 	defer cancel()
 	if err := pb.AddPrincipalKey(bctx, rec.ID, p.ID, creds); err != nil {
 		// The key stays pending: the backend may have made it, and a replay or the principal's
@@ -249,7 +249,7 @@ func (s *Server) RemovePrincipalKey(ctx context.Context, req contractapi.RemoveP
 		return nil, newProblem(contractapi.ProblemLastKey, http.StatusConflict,
 			"key %q is the only key of principal %s; add another first, or delete the principal", req.AccessKeyId, p.ID)
 	}
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), backendTimeout)
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
 	defer cancel()
 	if err := pb.RemovePrincipalKey(bctx, rec.ID, p.ID, req.AccessKeyId); err != nil {
 		return nil, backendProblem("revoking a key", fmt.Errorf("removing key %q of principal %s of contract %s: %w", req.AccessKeyId, p.ID, rec.ID, err))

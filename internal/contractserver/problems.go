@@ -39,6 +39,7 @@ var problemTitles = map[contractapi.ProblemType]string{
 	contractapi.ProblemUnauthorized:        "Unauthorized",
 	contractapi.ProblemInvalidRequest:      "Invalid request",
 	contractapi.ProblemNotFound:            "Not found",
+	contractapi.ProblemNoSuchRoute:         "No such route",
 	contractapi.ProblemUnknownPlan:         "Unknown plan",
 	contractapi.ProblemUnsupportedRegion:   "Unsupported region",
 	contractapi.ProblemIdempotencyKeyReuse: "Idempotency key reused with a different request",

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"golang.org/x/time/rate"
 
@@ -40,7 +41,10 @@ type Config struct {
 	Backend Backend
 	// Plans offered; DefaultPlans when empty.
 	Plans []Plan
-	// RequestsPerSecond and Burst limit the request rate (429 beyond); 0 means no limit.
+	// RequestsPerSecond and Burst limit the request rate of each authenticated client (429 with
+	// Retry-After beyond); 0 means no limit. A client is a bearer token: every holder of the
+	// token shares one budget, and a rotated token starts a new one. Requests that fail
+	// authentication never take from it: they share a small budget of their own, always on.
 	RequestsPerSecond float64
 	Burst             int
 	// MaxRequestBytes caps a request body; a larger one is answered 413. 0 means
@@ -57,11 +61,14 @@ type Server struct {
 	secrets *secretBox
 	backend Backend
 	plans   map[string]Plan
-	limiter *rate.Limiter
-	maxBody int64
-	log     *slog.Logger
-	locks   keylock.Map
-	handler http.Handler
+	// limiters limit each authenticated client (nil: no limit); failedAuth every request
+	// that fails authentication.
+	limiters   *clientLimiters
+	failedAuth *rate.Limiter
+	maxBody    int64
+	log        *slog.Logger
+	locks      keylock.Map
+	handler    http.Handler
 }
 
 // New opens the record store in cfg.DataDir and returns a server ready to serve.
@@ -117,12 +124,14 @@ func New(cfg Config) (*Server, error) {
 		backend: cfg.Backend,
 		plans:   plans,
 		log:     cfg.Logger,
+
+		failedAuth: rate.NewLimiter(failedAuthRate, failedAuthBurst),
 	}
 	if s.maxBody = cfg.MaxRequestBytes; s.maxBody <= 0 {
 		s.maxBody = DefaultMaxRequestBytes
 	}
 	if cfg.RequestsPerSecond > 0 {
-		s.limiter = rate.NewLimiter(rate.Limit(cfg.RequestsPerSecond), max(cfg.Burst, 1))
+		s.limiters = newClientLimiters(cfg.RequestsPerSecond, cfg.Burst)
 	}
 	s.handler = s.routes()
 	return s, nil
@@ -149,16 +158,45 @@ func (s *Server) routes() http.Handler {
 		ResponseErrorHandlerFunc: writeErr,
 	})
 	mux := http.NewServeMux()
+	// Not not-found: that is the API's word that a contract, principal or key is gone, and a
+	// client whose URL has a wrong prefix (an ingress that does not strip /api) would otherwise
+	// read every contract as gone, and delete what it keeps for it.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeErr(w, r, newProblem(contractapi.ProblemNotFound, http.StatusNotFound, "no such resource: %s %s", r.Method, r.URL.Path))
+		writeErr(w, r, newProblem(contractapi.ProblemNoSuchRoute, http.StatusNotFound,
+			"this API has no route %s %s; is the client's URL (its path prefix) right?", r.Method, r.URL.Path))
 	})
 	api := contractapi.HandlerWithOptions(strict, contractapi.StdHTTPServerOptions{
 		BaseRouter:       mux,
 		ErrorHandlerFunc: badRequest,
 	})
-	// The limiter comes first, so a flood of unauthenticated requests costs no token compare.
-	return s.rateLimit(s.authenticate(s.limitBody(api)))
+	// Authentication comes first, so each client is limited on its own budget and a flood
+	// without the token uses up nobody's.
+	return s.authenticate(s.rateLimit(s.limitBody(api)))
 }
 
-// drain lets a client reuse its connection after an early error answer.
-func drain(r *http.Request) { _, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 1<<16)) }
+// drainLimit and drainTimeout bound what is read of the body of a request refused before its
+// handler (a wrong token, too many requests): any valid request is read whole in that time, so
+// its client keeps its connection; a client that sends more, or trickles its body, is cut off.
+const (
+	drainLimit   = DefaultMaxRequestBytes
+	drainTimeout = time.Second
+)
+
+// drain reads what is left of a refused request's body, so that its client can reuse the
+// connection, at most drainLimit bytes for at most drainTimeout. The deadline is set on the
+// connection, so it also bounds what net/http reads after the handler, and a body it did not
+// finish closes the connection after the answer. Without a deadline (a ResponseWriter that
+// cannot set one), nothing is read and the connection is closed.
+func drain(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	if err := http.NewResponseController(w).SetReadDeadline(time.Now().Add(drainTimeout)); err != nil {
+		w.Header().Set("Connection", "close")
+		return
+	}
+	n, err := io.Copy(io.Discard, io.LimitReader(r.Body, drainLimit+1))
+	if err != nil || n > drainLimit {
+		w.Header().Set("Connection", "close")
+	}
+}

@@ -1,6 +1,8 @@
 package contractserver
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,6 +26,7 @@ type bearerToken struct {
 
 	mu      sync.Mutex
 	want    []byte // "Bearer <token>"
+	client  string // the name of the clients holding it, for their rate limiter; never the token
 	checked time.Time
 	modTime time.Time
 	size    int64
@@ -35,7 +38,7 @@ func newBearerToken(token, path string, log *slog.Logger) (*bearerToken, error) 
 	case token != "" && path != "":
 		return nil, errors.New("give a bearer token or a token file, not both")
 	case token != "":
-		return &bearerToken{want: []byte("Bearer " + token)}, nil
+		return &bearerToken{want: []byte("Bearer " + token), client: clientName(token)}, nil
 	case path == "":
 		return nil, errors.New("a bearer token or a token file is required")
 	}
@@ -47,10 +50,11 @@ func newBearerToken(token, path string, log *slog.Logger) (*bearerToken, error) 
 	return t, nil
 }
 
-// header returns the Authorization header to expect, re-reading the file when it changed.
-func (t *bearerToken) header() []byte {
+// current returns the Authorization header to expect and the name of the clients that send it,
+// re-reading the file when it changed.
+func (t *bearerToken) current() (want []byte, client string) {
 	if t.path == "" {
-		return t.want
+		return t.want, t.client
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -61,7 +65,13 @@ func (t *bearerToken) header() []byte {
 			t.log.Error("Keeping the last bearer token", "error", err)
 		}
 	}
-	return t.want
+	return t.want, t.client
+}
+
+// clientName names the holders of token without revealing it: a hash, safe in a log.
+func clientName(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return "token-" + hex.EncodeToString(sum[:6])
 }
 
 // reload reads the file if its size or modification time changed. Its errors never hold the
@@ -85,6 +95,6 @@ func (t *bearerToken) reload() error {
 	if t.want != nil {
 		t.log.Info("Bearer token re-read", "file", t.path)
 	}
-	t.want, t.modTime, t.size, t.lastErr = []byte("Bearer "+token), fi.ModTime(), fi.Size(), ""
+	t.want, t.client, t.modTime, t.size, t.lastErr = []byte("Bearer "+token), clientName(token), fi.ModTime(), fi.Size(), ""
 	return nil
 }

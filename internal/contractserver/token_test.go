@@ -98,11 +98,11 @@ func TestTokenFileIsLookedAtOnceASecond(t *testing.T) {
 	if err := os.WriteFile(file, []byte("second-token"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got := string(tok.header()); got != "Bearer first-token" {
+	if got, _ := tok.current(); string(got) != "Bearer first-token" {
 		t.Errorf("right after a change: %q, want the first token until the second is up", got)
 	}
 	tok.checked = tok.checked.Add(-tokenRecheck)
-	if got := string(tok.header()); got != "Bearer second-token" {
+	if got, _ := tok.current(); string(got) != "Bearer second-token" {
 		t.Errorf("a second later: %q, want the second token", got)
 	}
 }

@@ -294,8 +294,8 @@ func (k *Keys) rotated(ctx context.Context, key, trigger string) Result {
 // resync period. A Secret that lost its key gets it back instead.
 func (k *Keys) refusedSecondKey(ctx context.Context, err error) Result {
 	why := err.Error()
-	if e, ok := contractclient.AsError(err); ok && e.Problem != nil && e.Problem.Detail != nil {
-		why = *e.Problem.Detail
+	if e, ok := contractclient.AsError(err); ok && e.Detail() != "" {
+		why = e.Detail()
 	}
 	k.Refusals.Put(k.UID, why)
 	if err := k.Record(ctx, func(s *storagev1alpha1.KeyStatus) { s.PendingKey = nil }); err != nil {

@@ -66,6 +66,10 @@ type Options struct {
 	ContractAPITokenFile string
 	// ContractAPITimeout bounds one contract API request.
 	ContractAPITimeout time.Duration
+	// ContractAPIAllowInsecureHTTP accepts a plain http ContractAPIURL to a host that is not a
+	// loopback address, over which the bearer token and the secret keys the API returns cross
+	// the network in the clear. Off: such a URL is refused (checkContractAPIURL).
+	ContractAPIAllowInsecureHTTP bool
 
 	// MaxConcurrentReconciles bounds parallel reconciles per controller.
 	MaxConcurrentReconciles int
@@ -123,7 +127,7 @@ type Options struct {
 
 // NewManager builds a manager with every controller of the operator registered.
 func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
-	api, err := NewContractAPIClient(opts.ContractAPIURL, opts.ContractAPITokenFile, opts.ContractAPITimeout)
+	api, err := NewContractAPIClient(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -392,11 +396,13 @@ func (c *storeCache) get(key storeKey, build func() objectstore.Store) objectsto
 	return s
 }
 
-// NewContractAPIClient builds the generated client with a bearer token read from tokenFile on
-// every request, and a per-request timeout.
-func NewContractAPIClient(url, tokenFile string, timeout time.Duration) (contractapi.ClientWithResponsesInterface, error) {
-	if url == "" {
-		return nil, fmt.Errorf("the contract API URL is not set (--contract-api-url)")
+// NewContractAPIClient builds the generated client for opts.ContractAPIURL, which must be https
+// unless it is local or opts.ContractAPIAllowInsecureHTTP, with a bearer token read from
+// opts.ContractAPITokenFile on every request and a per-request timeout.
+func NewContractAPIClient(opts Options) (contractapi.ClientWithResponsesInterface, error) {
+	url, tokenFile, timeout := opts.ContractAPIURL, opts.ContractAPITokenFile, opts.ContractAPITimeout
+	if err := checkContractAPIURL(url, opts.ContractAPIAllowInsecureHTTP); err != nil {
+		return nil, err
 	}
 	if tokenFile == "" {
 		return nil, fmt.Errorf("the contract API token file is not set (--contract-api-token-file)")

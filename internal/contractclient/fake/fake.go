@@ -7,10 +7,10 @@ package fake
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"sync"
 
-	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 )
 
@@ -130,7 +130,7 @@ func (a *API) Buy(_ context.Context, key string, req contractclient.Request) (co
 		id = fmt.Sprintf("c%d", len(a.contracts)+1)
 		a.byKey[key] = id
 		a.contracts[id] = &contractclient.Contract{ID: id, State: "active", Endpoint: a.Endpoint,
-			Region: a.Region, Plan: req.Plan, AccessKeyIDs: []string{"AK" + id}, KeyRotation: a.keyRotation(),
+			Region: a.Region, Plan: req.Plan, AccessKeyIDs: []string{"AK" + id}, OneKeyOnly: a.SingleKey, OneKeyOnlyReason: a.singleKeyReason(),
 			Credentials: &contractclient.Credentials{AccessKeyID: "AK" + id, SecretAccessKey: "SK" + id}}
 	}
 	if failing {
@@ -148,7 +148,7 @@ func (a *API) Get(_ context.Context, id string) (contractclient.Contract, error)
 	}
 	c, ok := a.contracts[id]
 	if !ok {
-		return contractclient.Contract{}, contractclient.ErrNotFound
+		return contractclient.Contract{}, contractclient.NewRefusal("reading contract "+id, contractclient.ErrNotFound, "no contract "+id)
 	}
 	out := copyOf(c)
 	out.Credentials = nil
@@ -166,9 +166,9 @@ func (a *API) Cancel(_ context.Context, id string) error {
 	c, ok := a.contracts[id]
 	switch {
 	case !ok:
-		return contractclient.ErrNotFound
+		return contractclient.NewRefusal("cancelling contract "+id, contractclient.ErrNotFound, "no contract "+id)
 	case a.buckets[id] > 0:
-		return contractclient.ErrHasBuckets
+		return contractclient.NewRefusal("cancelling contract "+id, contractclient.ErrHasBuckets, "the contract's account still owns buckets")
 	}
 	c.State, c.AccessKeyIDs = "cancelled", nil
 	if failing {
@@ -180,6 +180,7 @@ func (a *API) Cancel(_ context.Context, id string) error {
 // AddKey implements contractclient.API, with the reference server's rules: one key pair per
 // idempotency key, a revoked one never issued again for its key.
 func (a *API) AddKey(_ context.Context, id, key string) (contractclient.Credentials, error) {
+	op := "adding a key to contract " + id
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	f, failing := a.next(OpAddKey)
@@ -189,11 +190,11 @@ func (a *API) AddKey(_ context.Context, id, key string) (contractclient.Credenti
 	c, ok := a.contracts[id]
 	switch {
 	case !ok:
-		return contractclient.Credentials{}, contractclient.ErrNotFound
+		return contractclient.Credentials{}, contractclient.NewRefusal(op, contractclient.ErrNotFound, "no contract "+id)
 	case c.Cancelled():
-		return contractclient.Credentials{}, &contractclient.Error{Op: "adding a key", Status: 409}
+		return contractclient.Credentials{}, contractclient.NewError(op, http.StatusConflict)
 	case a.SingleKey:
-		return contractclient.Credentials{}, fmt.Errorf("%s: %w", singleKeyDetail, contractclient.ErrNotSupported)
+		return contractclient.Credentials{}, contractclient.NewRefusal(op, contractclient.ErrNotSupported, singleKeyDetail)
 	}
 	if a.keys == nil {
 		a.keys = map[string]contractclient.Credentials{}
@@ -209,7 +210,7 @@ func (a *API) AddKey(_ context.Context, id, key string) (contractclient.Credenti
 		return contractclient.Credentials{}, f.Err
 	}
 	if !c.HasKey(creds.AccessKeyID) {
-		return contractclient.Credentials{}, contractclient.ErrKeyRevoked
+		return contractclient.Credentials{}, contractclient.NewRefusal(op, contractclient.ErrKeyRevoked, "key "+creds.AccessKeyID+" was revoked")
 	}
 	return creds, nil
 }
@@ -226,7 +227,7 @@ func (a *API) RemoveKey(_ context.Context, id, accessKeyID string) error {
 	switch {
 	case !ok || !c.HasKey(accessKeyID):
 	case len(c.AccessKeyIDs) == 1:
-		return contractclient.ErrLastKey
+		return contractclient.NewRefusal("revoking key "+accessKeyID+" of contract "+id, contractclient.ErrLastKey, "key "+accessKeyID+" is the only key of contract "+id)
 	default:
 		c.AccessKeyIDs = slices.DeleteFunc(c.AccessKeyIDs, func(k string) bool { return k == accessKeyID })
 	}
@@ -256,13 +257,12 @@ func (a *API) Works(id string, creds contractclient.Credentials) bool {
 	return false
 }
 
-// keyRotation is what a bought contract reports about its keys.
-func (a *API) keyRotation() *contractapi.KeyRotationSupport {
+// singleKeyReason is what a bought contract says about its keys.
+func (a *API) singleKeyReason() string {
 	if a.SingleKey {
-		detail := singleKeyDetail
-		return &contractapi.KeyRotationSupport{Supported: false, Detail: &detail}
+		return singleKeyDetail
 	}
-	return &contractapi.KeyRotationSupport{Supported: true}
+	return ""
 }
 
 // singleKeyDetail is why a SingleKey fake cannot rotate keys, as versitygw says it.

@@ -55,7 +55,7 @@ func (a *API) CreatePrincipal(_ context.Context, contractID, key string) (contra
 		return contractclient.Principal{}, false, f.Err
 	}
 	if c, ok := a.contracts[contractID]; !ok || c.Cancelled() {
-		return contractclient.Principal{}, false, contractclient.ErrNotFound
+		return contractclient.Principal{}, false, contractclient.NewRefusal("creating a principal in contract "+contractID, contractclient.ErrNotFound, "no contract "+contractID)
 	}
 	if a.principals == nil {
 		a.principals, a.principalByKey = map[string]*principal{}, map[string]string{}
@@ -73,7 +73,7 @@ func (a *API) CreatePrincipal(_ context.Context, contractID, key string) (contra
 		return contractclient.Principal{}, false, f.Err
 	}
 	if p.deleted {
-		return contractclient.Principal{}, false, contractclient.ErrPrincipalDeleted
+		return contractclient.Principal{}, false, contractclient.NewRefusal("creating a principal in contract "+contractID, contractclient.ErrPrincipalDeleted, "principal "+id+" was deleted")
 	}
 	out := p.view()
 	out.Credentials = &p.first
@@ -89,7 +89,7 @@ func (a *API) GetPrincipal(_ context.Context, contractID, id string) (contractcl
 	}
 	p, ok := a.principals[contractID+"/"+id]
 	if !ok || p.deleted {
-		return contractclient.Principal{}, contractclient.ErrNotFound
+		return contractclient.Principal{}, contractclient.NewRefusal("reading principal "+id+" of contract "+contractID, contractclient.ErrNotFound, "no principal "+id)
 	}
 	return p.view(), nil
 }
@@ -121,7 +121,7 @@ func (a *API) AddPrincipalKey(_ context.Context, contractID, id, key string) (co
 	}
 	p, ok := a.principals[contractID+"/"+id]
 	if !ok || p.deleted {
-		return contractclient.Principal{}, contractclient.Credentials{}, contractclient.ErrNotFound
+		return contractclient.Principal{}, contractclient.Credentials{}, contractclient.NewRefusal("adding a key to principal "+id+" of contract "+contractID, contractclient.ErrNotFound, "no principal "+id)
 	}
 	creds, replay := p.issued[key]
 	if !replay {
@@ -149,7 +149,7 @@ func (a *API) RemovePrincipalKey(_ context.Context, contractID, id, accessKeyID 
 	case !ok || p.deleted || !slices.Contains(p.keys, accessKeyID):
 		// Already gone: not an error, as the interface promises.
 	case len(p.keys) == 1:
-		return contractclient.ErrLastKey
+		return contractclient.NewRefusal("revoking key "+accessKeyID+" of principal "+id+" of contract "+contractID, contractclient.ErrLastKey, "key "+accessKeyID+" is the only key of principal "+id)
 	default:
 		p.keys = slices.DeleteFunc(p.keys, func(k string) bool { return k == accessKeyID })
 	}

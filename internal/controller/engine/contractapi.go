@@ -15,14 +15,12 @@ import (
 // looked at again after the resync period; a wait the API asked for (Retry-After) is honoured;
 // anything else (unreachable, 5xx, a lost answer) is retried with backoff.
 func APIFailure(err error) (apiErr *contractclient.Error, after time.Duration, out error) {
-	e, ok := contractclient.AsError(err)
-	switch {
-	case !ok:
-		return nil, 0, err
-	case !e.Retryable():
-		return e, 0, reconcile.TerminalError(err)
-	case e.RetryAfter > 0:
-		return e, e.RetryAfter, nil
+	v := contractclient.Classify(err)
+	switch v.Action {
+	case contractclient.Terminal:
+		return v.Err, 0, reconcile.TerminalError(err)
+	case contractclient.Requeue:
+		return v.Err, v.After, nil
 	}
-	return e, 0, err
+	return v.Err, 0, err
 }

@@ -1,14 +1,12 @@
 package storage
 
 import (
-	"net/http"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
-	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
@@ -19,8 +17,7 @@ func TestBucketAccessConditionsFollowWhatTheKeyWasFoundToDo(t *testing.T) {
 	readOnly := objectstore.AccessCheck{List: true, Read: true}
 	writeOnly := objectstore.AccessCheck{Write: true}
 	nothing := objectstore.AccessCheck{}
-	unsupported := &contractclient.Error{Op: "creating a principal", Status: http.StatusNotImplemented,
-		Problem: &contractapi.Problem{Type: contractapi.ProblemNotSupported, Title: "Not supported", Status: http.StatusNotImplemented}}
+	unsupported := contractclient.NewRefusal("creating a principal", contractclient.ErrNotSupported, "")
 
 	tests := []struct {
 		name            string

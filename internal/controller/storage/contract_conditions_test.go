@@ -14,8 +14,8 @@ import (
 )
 
 func TestContractConditionsFollowWhatThePassFound(t *testing.T) {
-	unavailable := &contractclient.Error{Op: "creating the contract", Status: http.StatusServiceUnavailable, RetryAfter: time.Second}
-	refusedPlan := &contractclient.Error{Op: "creating the contract", Status: http.StatusBadRequest}
+	unavailable := contractclient.NewError("creating the contract", http.StatusServiceUnavailable).WithRetryAfter(time.Second)
+	refusedPlan := contractclient.NewError("creating the contract", http.StatusBadRequest)
 
 	tests := []struct {
 		name     string
@@ -99,12 +99,12 @@ func TestContractConditionsFollowWhatThePassFound(t *testing.T) {
 			pass: contractFound{keys: credentials.Finding{State: credentials.S3Failed, NewKey: "OSMKNEXT", Err: s3Answer(503, "ServiceUnavailable")}},
 			keys: &want{metav1.ConditionFalse, storagev1alpha1.ReasonS3Unavailable, "could not be reached to try new key OSMKNEXT"}},
 		{name: "a rotation the API fails is retried, and Ready stays",
-			pass:  contractFound{ready: available{}, keys: credentials.Finding{State: credentials.APIFailed, APIErr: &contractclient.Error{Op: "adding a key to contract c-1", Status: 503}}},
+			pass:  contractFound{ready: available{}, keys: credentials.Finding{State: credentials.APIFailed, APIErr: contractclient.NewError("adding a key to contract c-1", 503)}},
 			ready: &want{metav1.ConditionTrue, storagev1alpha1.ReasonAvailable, ""},
 			keys: &want{metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIUnavailable,
 				"The contract API failed while adding a key to contract c-1: HTTP 503; Secret acme-credentials keeps key OSMKNEW; retrying"}},
 		{name: "a rotation the API refuses says so",
-			pass: contractFound{keys: credentials.Finding{State: credentials.APIFailed, APIErr: &contractclient.Error{Op: "revoking key OSMKOLD of contract c-1", Status: 409}}},
+			pass: contractFound{keys: credentials.Finding{State: credentials.APIFailed, APIErr: contractclient.NewError("revoking key OSMKOLD of contract c-1", 409)}},
 			keys: &want{metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIRejected, "The contract API refused revoking key OSMKOLD of contract c-1: HTTP 409"}},
 		{name: "a rotation under way says the Secret keeps its key",
 			pass: contractFound{keys: credentials.Finding{State: credentials.Rotating}},

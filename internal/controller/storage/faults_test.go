@@ -153,7 +153,7 @@ func TestABare404IsNotACancelledContract(t *testing.T) {
 	c := activeContract("acc")
 	cluster := fakeCluster(t, c, contractSecret("acc"))
 	api := &fakeapi.API{}
-	api.Fail(fakeapi.OpGet, fakeapi.Failure{Err: &contractclient.Error{Op: "reading contract c1", Status: 404}})
+	api.Fail(fakeapi.OpGet, fakeapi.Failure{Err: contractclient.NewError("reading contract c1", 404)})
 	r := contractReconciler(cluster, api)
 
 	_ = reconcileOnce(t, r, c)
