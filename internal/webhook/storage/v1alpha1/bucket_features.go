@@ -13,11 +13,14 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
 
-// validateBucketFeatures checks versioning, lifecycle, CORS and object lock. With old set (an
-// update) it refuses any change to objectLock and checks only what changed.
+// validateBucketFeatures checks versioning, lifecycle, CORS, object lock and tags. With old set
+// (an update) it refuses any change to objectLock and checks only what changed.
 func validateBucketFeatures(spec, old *storagev1alpha1.BucketSpec) field.ErrorList {
 	var errs field.ErrorList
 	specPath := field.NewPath("spec")
+	if old == nil || !apiequality.Semantic.DeepEqual(spec.Tags, old.Tags) {
+		errs = append(errs, validateTags(specPath.Child("tags"), spec.Tags)...)
+	}
 
 	lockPath := specPath.Child("objectLock")
 	if old != nil && !apiequality.Semantic.DeepEqual(spec.ObjectLock, old.ObjectLock) {
