@@ -31,7 +31,7 @@ func (s *store) CheckAccess(ctx context.Context, bucket string) (AccessCheck, er
 	var c AccessCheck
 	var err error
 	_, lerr := s.s3.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), MaxKeys: aws.Int32(1)})
-	if c.List, err = allowed("listing", lerr, ""); err != nil {
+	if c.List, err = allowed("listing", lerr); err != nil {
 		return c, err
 	}
 	_, gerr := s.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(probeKey)})
