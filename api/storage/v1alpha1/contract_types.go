@@ -99,6 +99,13 @@ type ContractStatus struct {
 	// +optional
 	PurchaseRequested bool `json:"purchaseRequested,omitempty"`
 
+	// boughtAtDeletion is set when a deletion, asking again for a purchase whose answer was
+	// lost, bought the contract itself: the first request had never reached the provider, so no
+	// one ever held its keys, and it is cancelled whatever the reclaim policy. It is recorded
+	// before the cancellation, so a failed one is tried again.
+	// +optional
+	BoughtAtDeletion bool `json:"boughtAtDeletion,omitempty"`
+
 	// The key in the Secret, a rotation under way, and the replaced keys still working.
 	KeyStatus `json:",inline"`
 

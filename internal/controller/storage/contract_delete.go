@@ -32,12 +32,11 @@ func (k contractKind) Delete(ctx context.Context, c *storagev1alpha1.Contract, p
 	}
 	// Whatever the policy, first learn a contract whose purchase answer was lost: Delete must
 	// cancel it, and Retain must leave its keys somewhere.
-	learned, out, done := k.learnContract(ctx, c, found)
+	learned, out, done := k.learnContract(ctx, c, p, found)
 	if done {
 		return out
 	}
-	retained := c.Spec.ReclaimPolicy != storagev1alpha1.ReclaimPolicyDelete
-	if retained && c.Status.ContractID != "" && c.Status.State != string(contractapi.Cancelled) {
+	if !cancels(c) && c.Status.ContractID != "" && c.Status.State != string(contractapi.Cancelled) {
 		if out, done := k.settleKeys(ctx, c, p, found); done {
 			return out
 		}
@@ -51,21 +50,37 @@ func (k contractKind) Delete(ctx context.Context, c *storagev1alpha1.Contract, p
 
 // learnContract finds the contract a deletion must cancel or keep when none was recorded: a
 // purchase whose answer was lost. Asking again returns it, with its keys; a refusal means
-// nothing was bought. done says the pass ends with out.
-func (k contractKind) learnContract(ctx context.Context, c *storagev1alpha1.Contract, found contractFound) (
-	learned *contractclient.Contract, out contractOutcome, done bool) {
+// nothing was bought. Asking again can also buy it, when the first request never reached the
+// provider: such a contract is recorded as boughtAtDeletion, and cancelled whatever the reclaim
+// policy, since no one ever held its keys. done says the pass ends with out.
+func (k contractKind) learnContract(ctx context.Context, c *storagev1alpha1.Contract, p *engine.Pass[*storagev1alpha1.Contract],
+	found contractFound) (learned *contractclient.Contract, out contractOutcome, done bool) {
 	if c.Status.ContractID != "" || !c.Status.PurchaseRequested {
 		return nil, contractOutcome{}, false
 	}
-	got, _, err := k.API.Buy(ctx, string(c.UID), purchaseRequest(c))
+	got, created, err := k.API.Buy(ctx, string(c.UID), purchaseRequest(c))
 	if err != nil {
 		if contractclient.NothingStored(err) {
 			return nil, contractOutcome{}, false // the request itself was refused: nothing was bought
 		}
 		return nil, k.apiFailed(found, err), true
 	}
-	c.Status.ContractID = got.ID
-	return &got, contractOutcome{}, false
+	if !created {
+		c.Status.ContractID = got.ID
+		return &got, contractOutcome{}, false
+	}
+	if err := p.Record(ctx, func(o *storagev1alpha1.Contract) { o.Status.ContractID, o.Status.BoughtAtDeletion = got.ID, true }); err != nil {
+		return nil, found.end(nil, 0, fmt.Errorf("recording the contract the deletion bought: %w", err)), true
+	}
+	k.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "ContractBoughtAtDeletion", "Delete",
+		"Asking again for a purchase whose answer was lost bought contract %s only now: the first request never reached the provider; it is cancelled", got.ID)
+	return nil, contractOutcome{}, false
+}
+
+// cancels reports whether the Contract's deletion cancels its contract: its reclaim policy
+// says so, or the deletion bought it.
+func cancels(c *storagev1alpha1.Contract) bool {
+	return c.Spec.ReclaimPolicy == storagev1alpha1.ReclaimPolicyDelete || c.Status.BoughtAtDeletion
 }
 
 // settleKeys, before a Contract whose contract stays goes, finishes a rotation under way and
@@ -110,7 +125,7 @@ func (k contractKind) settleAtProvider(ctx context.Context, c *storagev1alpha1.C
 		return found.end(nil, 0, err), true
 	}
 	switch {
-	case c.Spec.ReclaimPolicy == storagev1alpha1.ReclaimPolicyDelete && c.Status.ContractID != "":
+	case cancels(c) && c.Status.ContractID != "":
 		if out, done := k.cancelAtProvider(ctx, c, found); done {
 			return out, true
 		}
@@ -156,8 +171,12 @@ func (k contractKind) cancelAtProvider(ctx context.Context, c *storagev1alpha1.C
 	err := k.API.Cancel(ctx, c.Status.ContractID)
 	switch {
 	case err == nil:
+		why := "reclaimPolicy Delete"
+		if c.Status.BoughtAtDeletion {
+			why = "bought by the deletion itself"
+		}
 		k.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "ContractCancelled", "Delete",
-			"Cancelled contract %s at the provider (reclaimPolicy Delete)", c.Status.ContractID)
+			"Cancelled contract %s at the provider (%s)", c.Status.ContractID, why)
 		return contractOutcome{}, false
 	case errors.Is(err, contractclient.ErrNotFound):
 		return contractOutcome{}, false // already gone at the provider: nothing left to cancel

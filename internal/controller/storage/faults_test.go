@@ -224,6 +224,39 @@ func TestRetainWithALostPurchaseAnswerKeepsTheKeys(t *testing.T) {
 	}
 }
 
+// A purchase whose first request never reached the provider: the deletion's question for its
+// answer buys it. No one ever held its keys, so it is cancelled, whatever the reclaim policy,
+// and a cancellation that fails is tried again rather than forgotten.
+func TestAContractTheDeletionItselfBoughtIsCancelledEvenUnderRetain(t *testing.T) {
+	c := activeContract("acc")
+	c.Spec.ReclaimPolicy = storagev1alpha1.ReclaimPolicyRetain
+	c.Status = storagev1alpha1.ContractStatus{PurchaseRequested: true}
+	cluster := fakeCluster(t, c)
+	api := &fakeapi.API{Endpoint: "http://s3.test", Region: "us-east-1"}
+	api.Fail(fakeapi.OpCancel, fakeapi.Failure{Err: &contractclient.Error{Op: "cancelling contract c1", Cause: errLost}})
+	r := contractReconciler(cluster, api)
+	deleting(t, cluster, c)
+
+	if err := reconcileOnce(t, r, c); err == nil {
+		t.Fatal("the pass whose cancellation failed succeeded")
+	}
+	if err := cluster.Get(context.Background(), client.ObjectKeyFromObject(c), c); err != nil || !c.Status.BoughtAtDeletion || c.Status.ContractID != "c1" {
+		t.Fatalf("after the failed cancellation: %v, status %+v; want the contract the deletion bought recorded", err, c.Status)
+	}
+	if err := reconcileOnce(t, r, c); err != nil {
+		t.Fatalf("deleting again: %v", err)
+	}
+	if got, _ := api.Contract("c1"); !got.Cancelled() || api.Bought() != 1 {
+		t.Errorf("contract state %q, %d bought; want the one the deletion bought cancelled", got.State, api.Bought())
+	}
+	if err := cluster.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "acc-credentials"}, &corev1.Secret{}); err == nil {
+		t.Error("a Secret was written for keys no one ever held")
+	}
+	if err := cluster.Get(context.Background(), client.ObjectKeyFromObject(c), c); err == nil {
+		t.Errorf("the Contract is still there: finalizers %v", c.Finalizers)
+	}
+}
+
 func TestNoBucketIsMadeForAContractBeingDeleted(t *testing.T) {
 	c := activeContract("acc")
 	b := newTestBucket("late", "ns-late", storagev1alpha1.ReclaimPolicyDelete)
