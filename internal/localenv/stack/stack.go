@@ -247,6 +247,11 @@ func (a *ContractAPI) Contracts() ([]contractserver.ContractSummary, error) {
 	return a.server.Contracts()
 }
 
+// Principals lists every principal the server has recorded, deleted ones included.
+func (a *ContractAPI) Principals() ([]contractserver.PrincipalSummary, error) {
+	return a.server.Principals()
+}
+
 // Calls returns the requests answered so far that match keep (all when keep is nil).
 func (a *ContractAPI) Calls(keep func(Call) bool) []Call {
 	a.mu.Lock()
