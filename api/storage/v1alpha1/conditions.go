@@ -1,5 +1,13 @@
 package v1alpha1
 
+// AbandonAnnotation, set to "true" on a Contract, Bucket or BucketAccess being deleted, tells
+// its controller to let it go without touching the provider: for when the provider is gone for
+// good, or its contract API cannot be reached any more. What stays behind at the provider (a
+// contract, a bucket, a principal and its keys) is named in an Abandoned event. The webhooks let
+// every change to a resource being deleted through, so this, and removing a finalizer by hand,
+// work while the manager is down.
+const AbandonAnnotation = "storage.osm.dev/abandon"
+
 // Condition types shared by Contract and Bucket.
 const (
 	// ReadyCondition summarises a resource: True once what it asks for exists at the provider and

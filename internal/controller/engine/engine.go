@@ -22,15 +22,18 @@ import (
 	"reflect"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
 	"github.com/object-storage-manager/object-storage-manager/internal/ttlcache"
 	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
@@ -72,6 +75,16 @@ type Reconciler[T client.Object, F any] struct {
 	ResyncPeriod time.Duration
 	// Written is the controller's record of its own last writes.
 	Written *Writes
+	// Recorder emits the events the skeleton itself has to say (Abandoned).
+	Recorder events.EventRecorder
+}
+
+// Abandoner is a Kind that can let a resource go without touching the provider, when a
+// cluster admin says so (storagev1alpha1.AbandonAnnotation on a resource being deleted):
+// Abandon lets go of what the resource holds in the cluster, and says what stays behind at the
+// provider.
+type Abandoner[T client.Object] interface {
+	Abandon(ctx context.Context, obj T) (left string, err error)
 }
 
 // Writes is the resource version of a controller's last write of each resource, by UID: a
@@ -107,6 +120,11 @@ func (r Reconciler[T, F]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 
 	p := &Pass[T]{client: r.Client, obj: obj, stored: obj.DeepCopyObject().(T), finalizer: r.Finalizer}
+	if deleting && obj.GetAnnotations()[storagev1alpha1.AbandonAnnotation] == "true" {
+		if a, ok := r.Kind.(Abandoner[T]); ok {
+			return status.IgnoreConflict(ctrl.Result{}, r.abandon(ctx, a, obj, p))
+		}
+	}
 	var out Outcome[F]
 	if deleting {
 		out = r.Kind.Delete(ctx, obj, p)
@@ -121,6 +139,18 @@ func (r Reconciler[T, F]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		r.Written.versions.Put(obj.GetUID(), rv)
 	}
 	return status.IgnoreConflict(r.result(ctx, out))
+}
+
+// abandon lets obj go without touching the provider, and says in an event what stays there.
+func (r Reconciler[T, F]) abandon(ctx context.Context, a Abandoner[T], obj T, p *Pass[T]) error {
+	left, err := a.Abandon(ctx, obj)
+	if err != nil {
+		return err
+	}
+	logf.FromContext(ctx).Info("Abandoned at the provider", "left", left)
+	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "Abandoned", "Delete",
+		"Let go without touching the provider (annotation %s): %s", storagev1alpha1.AbandonAnnotation, left)
+	return p.Release(ctx)
 }
 
 // behind reports whether obj, as the cache shows it, is older than this process's last write

@@ -68,7 +68,7 @@ type BucketReconciler struct {
 // Reconcile makes the bucket at the provider match the Bucket.
 func (r *BucketReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	return engine.Reconciler[*storagev1alpha1.Bucket, bucketFound]{Client: r.Client, Kind: bucketKind{r}, Finalizer: Finalizer,
-		ResyncPeriod: r.ResyncPeriod, Written: &r.written}.Reconcile(ctx, req)
+		ResyncPeriod: r.ResyncPeriod, Written: &r.written, Recorder: r.Recorder}.Reconcile(ctx, req)
 }
 
 // bucketKind is the Bucket's part of the reconcile skeleton.

@@ -73,7 +73,7 @@ type BucketAccessReconciler struct {
 // Reconcile makes the principal, its key and the Secret match the BucketAccess.
 func (r *BucketAccessReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	return engine.Reconciler[*storagev1alpha1.BucketAccess, accessFound]{Client: r.Client, Kind: accessKind{r}, Finalizer: Finalizer,
-		ResyncPeriod: r.ResyncPeriod, Written: &r.written}.Reconcile(ctx, req)
+		ResyncPeriod: r.ResyncPeriod, Written: &r.written, Recorder: r.Recorder}.Reconcile(ctx, req)
 }
 
 func (r *BucketAccessReconciler) secrets() credentials.Secrets {

@@ -79,7 +79,7 @@ type ContractReconciler struct {
 // Reconcile makes the provider's contract and the credentials Secret match the Contract.
 func (r *ContractReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	return engine.Reconciler[*storagev1alpha1.Contract, contractFound]{Client: r.Client, Kind: contractKind{r}, Finalizer: Finalizer,
-		ResyncPeriod: r.ResyncPeriod, Written: &r.written}.Reconcile(ctx, req)
+		ResyncPeriod: r.ResyncPeriod, Written: &r.written, Recorder: r.Recorder}.Reconcile(ctx, req)
 }
 
 func (r *ContractReconciler) secrets() credentials.Secrets {

@@ -53,7 +53,7 @@ func SetupWebhooksWithManager(mgr ctrl.Manager, ingressDomains []string) error {
 		Complete()
 }
 
-// +kubebuilder:webhook:path=/mutate-paas-osm-dev-v1alpha1-application,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=paas.osm.dev,resources=applications,verbs=create;update,versions=v1alpha1,name=mapplication-v1alpha1.osm.dev,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-paas-osm-dev-v1alpha1-application,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=paas.osm.dev,resources=applications,verbs=create;update,versions=v1alpha1,name=mapplication-v1alpha1.osm.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"}]}`
 
 // ApplicationDefaulter fills in the defaults of an Application so that they are visible in the
 // stored object.
@@ -86,7 +86,7 @@ func (d *ApplicationDefaulter) Default(_ context.Context, app *paasv1alpha1.Appl
 	return nil
 }
 
-// +kubebuilder:webhook:path=/validate-paas-osm-dev-v1alpha1-application,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=paas.osm.dev,resources=applications,verbs=create;update,versions=v1alpha1,name=vapplication-v1alpha1.osm.dev,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-paas-osm-dev-v1alpha1-application,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=paas.osm.dev,resources=applications,verbs=create;update,versions=v1alpha1,name=vapplication-v1alpha1.osm.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"}]}`
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get
 
 // ApplicationValidator rejects Applications the controller could not run, with every problem

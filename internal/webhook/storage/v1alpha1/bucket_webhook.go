@@ -32,7 +32,7 @@ func SetupBucketWebhookWithManager(mgr ctrl.Manager) error {
 		Complete()
 }
 
-// +kubebuilder:webhook:path=/mutate-storage-osm-dev-v1alpha1-bucket,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=buckets,verbs=create;update,versions=v1alpha1,name=mbucket-v1alpha1.osm.dev,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-storage-osm-dev-v1alpha1-bucket,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=buckets,verbs=create;update,versions=v1alpha1,name=mbucket-v1alpha1.osm.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"}]}`
 
 // BucketDefaulter fills in the defaults of a Bucket so that they are visible in the stored
 // object.
@@ -50,7 +50,7 @@ func (d *BucketDefaulter) Default(_ context.Context, b *storagev1alpha1.Bucket) 
 	return nil
 }
 
-// +kubebuilder:webhook:path=/validate-storage-osm-dev-v1alpha1-bucket,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=buckets,verbs=create;update,versions=v1alpha1,name=vbucket-v1alpha1.osm.dev,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-storage-osm-dev-v1alpha1-bucket,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=buckets,verbs=create;update,versions=v1alpha1,name=vbucket-v1alpha1.osm.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"}]}`
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts,verbs=get
 
 // BucketValidator rejects Buckets whose spec S3 would refuse or that the operator cannot act on,

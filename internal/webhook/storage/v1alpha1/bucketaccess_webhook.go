@@ -31,7 +31,7 @@ func SetupBucketAccessWebhookWithManager(mgr ctrl.Manager) error {
 		Complete()
 }
 
-// +kubebuilder:webhook:path=/mutate-storage-osm-dev-v1alpha1-bucketaccess,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=bucketaccesses,verbs=create;update,versions=v1alpha1,name=mbucketaccess-v1alpha1.osm.dev,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-storage-osm-dev-v1alpha1-bucketaccess,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=bucketaccesses,verbs=create;update,versions=v1alpha1,name=mbucketaccess-v1alpha1.osm.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"}]}`
 
 // BucketAccessDefaulter fills in the defaults of a BucketAccess so that they are visible in the
 // stored object.
@@ -60,7 +60,7 @@ func (d *BucketAccessDefaulter) Default(ctx context.Context, a *storagev1alpha1.
 	return nil
 }
 
-// +kubebuilder:webhook:path=/validate-storage-osm-dev-v1alpha1-bucketaccess,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=bucketaccesses,verbs=create;update,versions=v1alpha1,name=vbucketaccess-v1alpha1.osm.dev,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-storage-osm-dev-v1alpha1-bucketaccess,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=bucketaccesses,verbs=create;update,versions=v1alpha1,name=vbucketaccess-v1alpha1.osm.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"}]}`
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts;bucketaccesses,verbs=list
 

@@ -21,7 +21,7 @@ func SetupContractWebhookWithManager(mgr ctrl.Manager) error {
 		Complete()
 }
 
-// +kubebuilder:webhook:path=/mutate-storage-osm-dev-v1alpha1-contract,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=contracts,verbs=create;update,versions=v1alpha1,name=mcontract-v1alpha1.osm.dev,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-storage-osm-dev-v1alpha1-contract,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=contracts,verbs=create;update,versions=v1alpha1,name=mcontract-v1alpha1.osm.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"}]}`
 
 // ContractDefaulter fills in the defaults of a Contract so that they are visible in the stored
 // object.
@@ -50,7 +50,7 @@ func (d *ContractDefaulter) Default(ctx context.Context, c *storagev1alpha1.Cont
 	return nil
 }
 
-// +kubebuilder:webhook:path=/validate-storage-osm-dev-v1alpha1-contract,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=contracts,verbs=create;update,versions=v1alpha1,name=vcontract-v1alpha1.osm.dev,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-storage-osm-dev-v1alpha1-contract,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=contracts,verbs=create;update,versions=v1alpha1,name=vcontract-v1alpha1.osm.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"}]}`
 
 // ContractValidator rejects Contracts without a plan, with a secretName no Secret can have, and
 // changes of plan or region, which the provider cannot make to a running contract.
