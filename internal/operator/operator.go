@@ -210,6 +210,8 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Recorder:                mgr.GetEventRecorder("bucketaccess-controller"),
 		ResyncPeriod:            opts.ResyncPeriod,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+		// An Application's BucketAccesses wait for it to go before they let go of its keys.
+		Owners: []client.Object{&paasv1alpha1.Application{}},
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the BucketAccess controller: %w", err)
 	}

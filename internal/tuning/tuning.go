@@ -57,11 +57,6 @@ const NewKeyRetry = 5 * time.Second
 // and nothing the BucketAccess watches says when a server starts honouring it.
 const PolicyWait = 2 * time.Second
 
-// OwnerWait is how often a BucketAccess deletion that waits for the resource it serves (an
-// Application) looks again; that resource is of a kind its controller does not watch, and
-// garbage collection removes it within seconds.
-const OwnerWait = 2 * time.Second
-
 // ForeignRetry is how often an Application whose child's name is taken by someone else's
 // object looks again: that object is not owned, so no watch reports when it goes.
 const ForeignRetry = time.Minute

@@ -10,13 +10,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -52,6 +55,9 @@ type BucketAccessReconciler struct {
 	APIReader client.Reader
 	// Now is the clock rotation follows; the wall clock when nil.
 	Now engine.Clock
+	// Owners are the kinds that make BucketAccesses for themselves (Applications): a
+	// BucketAccess of theirs being deleted waits for its owner to go, and is woken when it does.
+	Owners []client.Object
 
 	// written is this controller's record of its own last writes (engine.Writes).
 	written engine.Writes
@@ -63,7 +69,7 @@ type BucketAccessReconciler struct {
 }
 
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=bucketaccesses,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups=paas.osm.dev,resources=applications,verbs=get
+// +kubebuilder:rbac:groups=paas.osm.dev,resources=applications,verbs=get;list;watch
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=bucketaccesses/status,verbs=patch
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=bucketaccesses/finalizers,verbs=update
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get;list;watch
@@ -225,14 +231,37 @@ func (k accessKind) principal(ctx context.Context, a *storagev1alpha1.BucketAcce
 // rotate-key annotation changes, when its Secret changes, and when its Bucket's status changes
 // (the bucket is made, or its policy now carries the access).
 func (r *BucketAccessReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&storagev1alpha1.BucketAccess{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Owns(&corev1.Secret{}).
-		Watches(&storagev1alpha1.Bucket{}, handler.EnqueueRequestsFromMapFunc(r.accessesOfBucket)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
+		Watches(&storagev1alpha1.Bucket{}, handler.EnqueueRequestsFromMapFunc(r.accessesOfBucket))
+	for _, owner := range r.Owners {
+		b = b.Watches(owner, handler.EnqueueRequestsFromMapFunc(r.deletingAccessesOf),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+				return e.ObjectNew.GetDeletionTimestamp() != nil && e.ObjectOld.GetDeletionTimestamp() == nil
+			}}))
+	}
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
 		Named("bucketaccess").
 		Complete(r)
+}
+
+// deletingAccessesOf maps an owner that goes (deleted, or starting deletion) to its
+// BucketAccesses that wait for it to go.
+func (r *BucketAccessReconciler) deletingAccessesOf(ctx context.Context, owner client.Object) []reconcile.Request {
+	var list storagev1alpha1.BucketAccessList
+	if err := r.List(ctx, &list, client.InNamespace(owner.GetNamespace())); err != nil {
+		logf.FromContext(ctx).Error(err, "Mapping an owner to its BucketAccesses", "owner", klog.KObj(owner))
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, a := range list.Items {
+		if ref := metav1.GetControllerOfNoCopy(&a); ref != nil && ref.UID == owner.GetUID() && !a.DeletionTimestamp.IsZero() {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&a)})
+		}
+	}
+	return reqs
 }
 
 func (r *BucketAccessReconciler) accessesOfBucket(ctx context.Context, obj client.Object) []reconcile.Request {

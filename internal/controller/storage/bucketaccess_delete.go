@@ -16,7 +16,6 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
 	"github.com/object-storage-manager/object-storage-manager/internal/credentials"
-	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
 )
 
 // Delete deletes the principal with all its keys, then the Secret. Credentials made for
@@ -29,7 +28,9 @@ func (k accessKind) Delete(ctx context.Context, a *storagev1alpha1.BucketAccess,
 	case err != nil:
 		return found.end(nil, 0, err)
 	case owner != "":
-		return found.end(waitingForUser{owner}, tuning.OwnerWait, nil)
+		// The owner's watch (Owners) wakes this BucketAccess when its owner goes; for an owner
+		// of a kind not watched, look again now and then.
+		return found.end(waitingForUser{owner}, engine.WaitingRetry(k.ResyncPeriod), nil)
 	}
 	if a.Status.PrincipalID == "" && a.Status.PrincipalRequested {
 		got, _, err := k.Principals.CreatePrincipal(ctx, a.Status.ContractID, string(a.UID))

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	fakeclient "sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -155,5 +156,40 @@ func TestABucketAccessGoesAfterTheResourceItWasMadeFor(t *testing.T) {
 	}
 	if err := cluster.Get(ctx, client.ObjectKeyFromObject(a), a); err == nil {
 		t.Errorf("the BucketAccess stays after the resource it served is gone: finalizers %v", a.Finalizers)
+	}
+}
+
+// A BucketAccess made for another resource, and deleted by hand while that resource lives,
+// waits for it without polling it every few seconds: the owner's watch wakes it when it goes.
+func TestABucketAccessWaitingForItsOwnerIsWokenByItsOwnersWatch(t *testing.T) {
+	api := &fakeapi.API{Endpoint: "http://s3.test", Region: "us-east-1"}
+	cluster, a, r := accessCluster(t, api)
+	ctx := context.Background()
+	owner := &storagev1alpha1.Bucket{}
+	if err := cluster.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "data"}, owner); err != nil {
+		t.Fatal(err)
+	}
+	if err := controllerutil.SetControllerReference(owner, a, cluster.Scheme()); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Update(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	other := &storagev1alpha1.BucketAccess{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "other", Finalizers: []string{Finalizer}},
+		Spec: storagev1alpha1.BucketAccessSpec{Bucket: "data", Access: storagev1alpha1.AccessReadOnly}}
+	if err := controllerutil.SetControllerReference(owner, other, cluster.Scheme()); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	deleting(t, cluster, a)
+	res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(a)})
+	if err != nil || res.RequeueAfter < time.Minute {
+		t.Errorf("waiting for its owner: %+v, %v; want no poll sooner than a minute", res, err)
+	}
+	reqs := r.deletingAccessesOf(ctx, owner)
+	if len(reqs) != 1 || reqs[0].Name != "reader" {
+		t.Errorf("the owner's watch wakes %v, want the deleting BucketAccess it owns alone", reqs)
 	}
 }
