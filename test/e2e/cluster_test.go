@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // The cases below need the whole cluster osm-dev runs: kube-controller-manager (Deployments,
