@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/object-storage-manager/object-storage-manager/internal/consoledoc"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
@@ -32,112 +32,11 @@ const (
 	maxStartLines = 30
 )
 
-// docCommand is one "$ command" of a console block and the output the page shows under it.
-type docCommand struct {
-	// line is where the command starts in the page, 1-based.
-	line    int
-	command string
-	output  []string
-	// outputLines is where the output is in the page: [start, end) as 0-based line indexes.
-	outputStart, outputEnd int
-}
-
-// readConsoleCommands reads every command of the page's ```console blocks: a line that starts
-// with "$ ", its continuation lines (a trailing "\", or a here-document up to its delimiter),
-// and the lines after it up to the next command or the end of the block as its output.
-func readConsoleCommands(lines []string) ([]docCommand, error) {
-	var cmds []docCommand
-	inBlock := false
-	heredoc := regexp.MustCompile(`<<-?'?([A-Z]+)'?`)
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
-		switch {
-		case !inBlock && strings.HasPrefix(l, "```console"):
-			inBlock = true
-			continue
-		case inBlock && strings.HasPrefix(l, "```"):
-			inBlock = false
-			continue
-		case !inBlock:
-			continue
-		}
-		if !strings.HasPrefix(l, "$ ") {
-			if len(cmds) == 0 || cmds[len(cmds)-1].outputEnd != i {
-				return nil, fmt.Errorf("line %d: output with no command before it in its block: %q", i+1, l)
-			}
-			c := &cmds[len(cmds)-1]
-			c.output = append(c.output, l)
-			c.outputEnd = i + 1
-			continue
-		}
-		c := docCommand{line: i + 1, command: strings.TrimPrefix(l, "$ ")}
-		for strings.HasSuffix(lines[i], `\`) && i+1 < len(lines) {
-			i++
-			c.command += "\n" + lines[i]
-		}
-		if m := heredoc.FindStringSubmatch(c.command); m != nil {
-			for i+1 < len(lines) {
-				i++
-				c.command += "\n" + lines[i]
-				if lines[i] == m[1] {
-					break
-				}
-			}
-		}
-		c.outputStart, c.outputEnd = i+1, i+1
-		cmds = append(cmds, c)
-	}
-	if inBlock {
-		return nil, fmt.Errorf("a console block is not closed")
-	}
-	return cmds, nil
-}
-
-// skipped says why the page test does not run a command itself: the suite started osm-dev
+// skipped says which commands the page test does not run itself: the suite started osm-dev
 // (make dev) and built the plugin, and sets KUBECONFIG and PATH.
 func skipped(command string) bool {
 	return strings.HasPrefix(command, "make ") || strings.HasPrefix(command, "export KUBECONFIG=") ||
 		strings.HasPrefix(command, "export PATH=")
-}
-
-// Shapes: what changes from run to run, replaced by a name in both the page and the run.
-var (
-	timestamp  = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?Z?`)
-	hostPort   = regexp.MustCompile(`(127\.0\.0\.1|localhost):\d+`)
-	pid        = regexp.MustCompile(`pid \d+`)
-	accessKey  = regexp.MustCompile(`\bOSM[A-Z0-9]{17}\b`)
-	age        = regexp.MustCompile(`\b\d+(\.\d+)?[smhd](\d+[smh])?\b`)
-	absPath    = regexp.MustCompile(`(^|[\s=(])/[^\s,;)]+`)
-	idLike     = regexp.MustCompile(`\b[a-z0-9]{16}\b`)
-	whitespace = regexp.MustCompile(`\s+`)
-)
-
-// shape is an output reduced to what must match between the page and a run: no times, ages,
-// ports, pids, keys, contract ids or local paths, whitespace collapsed (columns are as wide as
-// their values), empty lines and admission warnings dropped (a warning depends on whether a
-// controller got there first).
-func shape(lines []string) []string {
-	var out []string
-	for _, l := range lines {
-		l = strings.TrimSpace(l)
-		if l == "" || strings.HasPrefix(l, "Warning:") {
-			continue
-		}
-		l = timestamp.ReplaceAllString(l, "TIME")
-		l = hostPort.ReplaceAllString(l, "$1:PORT")
-		l = pid.ReplaceAllString(l, "pid N")
-		l = accessKey.ReplaceAllString(l, "KEY")
-		l = absPath.ReplaceAllString(l, "${1}PATH")
-		l = idLike.ReplaceAllStringFunc(l, func(s string) string {
-			if strings.ContainsAny(s, "0123456789") {
-				return "ID"
-			}
-			return s
-		})
-		l = age.ReplaceAllString(l, "AGE")
-		out = append(out, whitespace.ReplaceAllString(l, " "))
-	}
-	return out
 }
 
 // TestGettingStarted re-runs the commands of docs/getting-started.md, in order, in one shell
@@ -156,7 +55,7 @@ func TestGettingStarted(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(string(raw), "\n")
-	cmds, err := readConsoleCommands(lines)
+	cmds, err := consoledoc.Commands(lines)
 	if err != nil {
 		t.Fatalf("%s: %v", gettingStarted, err)
 	}
@@ -165,7 +64,7 @@ func TestGettingStarted(t *testing.T) {
 	// --watch=false (the suite's) leaves out.
 	sawMakeDev := false
 	for _, c := range cmds {
-		if c.command != "make dev" {
+		if c.Text != "make dev" {
 			continue
 		}
 		sawMakeDev = true
@@ -173,13 +72,13 @@ func TestGettingStarted(t *testing.T) {
 			break // an environment of the user's: its output is not ours to read
 		}
 		var want []string
-		for _, l := range c.output {
+		for _, l := range c.Output {
 			if !strings.HasPrefix(l, "go run ") && !strings.HasPrefix(l, "Saving a file under") {
 				want = append(want, l)
 			}
 		}
-		if diff := cmp.Diff(shape(want), shape(startOutput(t))); diff != "" {
-			t.Errorf("%s:%d: make dev prints another shape than the page shows (-page +osm-dev):\n%s", gettingStarted, c.line, diff)
+		if diff := cmp.Diff(consoledoc.Shape(want), consoledoc.Shape(startOutput(t))); diff != "" {
+			t.Errorf("%s:%d: make dev prints another shape than the page shows (-page +osm-dev):\n%s", gettingStarted, c.Line, diff)
 		}
 	}
 	if !sawMakeDev {
@@ -190,19 +89,19 @@ func TestGettingStarted(t *testing.T) {
 	outputs := runPage(t, env, root, cmds)
 
 	for i, c := range cmds {
-		if skipped(c.command) {
+		if skipped(c.Text) {
 			continue
 		}
 		got, ok := outputs[i]
 		if !ok {
-			t.Errorf("%s:%d: %s: no output recorded: the page's run stopped before it", gettingStarted, c.line, c.command)
+			t.Errorf("%s:%d: %s: no output recorded: the page's run stopped before it", gettingStarted, c.Line, c.Text)
 			continue
 		}
 		if *updateDocs {
 			continue
 		}
-		if diff := cmp.Diff(shape(c.output), shape(got)); diff != "" {
-			t.Errorf("%s:%d: $ %s\nthe output has another shape than the page shows (-page +run):\n%s", gettingStarted, c.line, c.command, diff)
+		if diff := cmp.Diff(consoledoc.Shape(c.Output), consoledoc.Shape(got)); diff != "" {
+			t.Errorf("%s:%d: $ %s\nthe output has another shape than the page shows (-page +run):\n%s", gettingStarted, c.Line, c.Text, diff)
 		}
 	}
 	if *updateDocs {
@@ -231,7 +130,7 @@ func startOutput(t *testing.T) []string {
 // runPage runs the page's commands in one bash, in a folder of its own that sees the
 // module's config/ and hack/, and returns each command's output (stdout and stderr) by index.
 // The plugin is built into a folder put first on PATH, so `kubectl osm` runs this tree's.
-func runPage(t *testing.T, env *Env, root string, cmds []docCommand) map[int][]string {
+func runPage(t *testing.T, env *Env, root string, cmds []consoledoc.Command) map[int][]string {
 	t.Helper()
 	work := t.TempDir()
 	for _, dir := range []string{"config", "hack"} {
@@ -243,10 +142,10 @@ func runPage(t *testing.T, env *Env, root string, cmds []docCommand) map[int][]s
 	var script strings.Builder
 	const marker = "@@getting-started@@"
 	for i, c := range cmds {
-		if skipped(c.command) {
+		if skipped(c.Text) {
 			continue
 		}
-		fmt.Fprintf(&script, "printf '\\n%s %d\\n'\n{\n%s\n} 2>&1\n", marker, i, c.command)
+		fmt.Fprintf(&script, "printf '\\n%s %d\\n'\n{\n%s\n} 2>&1\n", marker, i, c.Text)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), pageTimeout)
 	defer cancel()
@@ -306,18 +205,18 @@ func withoutAWS(environ []string) []string {
 }
 
 // writeOutputs puts each command's output from this run under it in the page.
-func writeOutputs(t *testing.T, page string, lines []string, cmds []docCommand, outputs map[int][]string) {
+func writeOutputs(t *testing.T, page string, lines []string, cmds []consoledoc.Command, outputs map[int][]string) {
 	t.Helper()
 	var out []string
 	next := 0
 	for i, c := range cmds {
 		got, ok := outputs[i]
-		if skipped(c.command) || !ok {
+		if skipped(c.Text) || !ok {
 			continue
 		}
-		out = append(out, lines[next:c.outputStart]...)
+		out = append(out, lines[next:c.OutputStart]...)
 		out = append(out, got...)
-		next = c.outputEnd
+		next = c.OutputEnd
 	}
 	out = append(out, lines[next:]...)
 	if err := os.WriteFile(page, []byte(strings.Join(out, "\n")), 0o644); err != nil {
