@@ -97,7 +97,9 @@ func newRootCommand(streams genericiooptions.IOStreams, stdoutIsTerminal func() 
 				return explain(err)
 			}
 			if creds.warning != "" {
-				fmt.Fprintln(streams.ErrOut, "Warning:", creds.warning)
+				if _, err := fmt.Fprintln(streams.ErrOut, "Warning:", creds.warning); err != nil {
+					return err
+				}
 			}
 			return writeEnv(streams.Out, creds.vars)
 		},

@@ -72,30 +72,23 @@ func kindList(kinds []kind) string {
 	return strings.Join(names, ", ")
 }
 
-// table is a tabwriter whose lines lose the padding of an empty last cell when flushed to w.
-type table struct {
-	*tabwriter.Writer
-	buf bytes.Buffer
-	w   io.Writer
-}
+// table lays rows out in columns, as kubectl does, without the padding of an empty last cell.
+type table struct{ rows [][]string }
 
-func newTable(w io.Writer) *table {
-	t := &table{w: w}
-	t.Writer = tabwriter.NewWriter(&t.buf, 0, 0, 3, ' ', 0)
-	return t
-}
+func (t *table) row(cells ...string) { t.rows = append(t.rows, cells) }
 
-func (t *table) flush() error {
-	if err := t.Flush(); err != nil {
-		return err
+// writeTo writes the rows to b.
+func (t *table) writeTo(b *bytes.Buffer) {
+	var laid bytes.Buffer
+	tw := tabwriter.NewWriter(&laid, 0, 0, 3, ' ', 0)
+	for _, r := range t.rows {
+		// Writes to a bytes.Buffer do not fail, nor does the tabwriter over one.
+		_, _ = io.WriteString(tw, strings.Join(r, "\t")+"\n")
 	}
-	lines := strings.SplitAfter(t.buf.String(), "\n")
-	for i, l := range lines {
-		if strings.HasSuffix(l, "\n") {
-			lines[i] = strings.TrimRight(l[:len(l)-1], " ") + "\n"
+	_ = tw.Flush()
+	for _, l := range strings.SplitAfter(laid.String(), "\n") {
+		if l != "" {
+			b.WriteString(strings.TrimRight(strings.TrimSuffix(l, "\n"), " ") + "\n")
 		}
 	}
-	t.buf.Reset()
-	_, err := io.WriteString(t.w, strings.Join(lines, ""))
-	return err
 }

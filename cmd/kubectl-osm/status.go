@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -149,17 +151,17 @@ func (s statusReader) addDue(sum *summary, r ref, keys *storagev1alpha1.KeyStatu
 
 // renderStatus writes one block per namespace.
 func renderStatus(w io.Writer, sums []*summary, now time.Time, within time.Duration) error {
+	var out bytes.Buffer
 	if len(sums) == 0 {
-		_, err := fmt.Fprintln(w, "No Contracts, Buckets, BucketAccesses or Applications.")
-		return err
+		out.WriteString("No Contracts, Buckets, BucketAccesses or Applications.\n")
 	}
 	for i, sum := range sums {
 		if i > 0 {
-			fmt.Fprintln(w)
+			out.WriteString("\n")
 		}
-		fmt.Fprintf(w, "Namespace %s\n", sum.namespace)
-		tw := newTable(w)
-		fmt.Fprintln(tw, "  KIND\tTOTAL\tREADY\tNOT READY")
+		fmt.Fprintf(&out, "Namespace %s\n", sum.namespace)
+		t := &table{}
+		t.row("  KIND", "TOTAL", "READY", "NOT READY")
 		for _, k := range []kind{kindContract, kindBucket, kindBucketAccess, kindApplication} {
 			counts := sum.kinds[k]
 			if len(counts) == 0 {
@@ -174,40 +176,34 @@ func renderStatus(w io.Writer, sums []*summary, now time.Time, within time.Durat
 				}
 			}
 			sort.Strings(notReady)
-			fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\n", k, total, counts["Ready"], strings.Join(notReady, ", "))
+			t.row("  "+string(k), strconv.Itoa(total), strconv.Itoa(counts["Ready"]), strings.Join(notReady, ", "))
 		}
-		if err := tw.flush(); err != nil {
-			return err
-		}
+		t.writeTo(&out)
 		if len(sum.due) > 0 {
-			fmt.Fprintf(w, "  Keys due for rotation within %s:\n", duration.HumanDuration(within))
-			tw = newTable(w)
+			fmt.Fprintf(&out, "  Keys due for rotation within %s:\n", duration.HumanDuration(within))
+			t = &table{}
 			for _, d := range sum.due {
 				when := "due in " + duration.ShortHumanDuration(d.due.Sub(now))
 				if !d.due.After(now) {
 					when = "overdue by " + duration.ShortHumanDuration(now.Sub(d.due))
 				}
-				line := fmt.Sprintf("    %s\tkey %s, issued %s, %s (%s %s)", d.ref, d.key,
-					d.issued.UTC().Format(time.RFC3339), when, d.field, d.period)
+				line := fmt.Sprintf("key %s, issued %s, %s (%s %s)", d.key, d.issued.UTC().Format(time.RFC3339), when, d.field, d.period)
 				if d.rotation != "" {
 					line += ": " + d.rotation
 				}
-				fmt.Fprintln(tw, line)
+				t.row("    "+d.ref.String(), line)
 			}
-			if err := tw.flush(); err != nil {
-				return err
-			}
+			t.writeTo(&out)
 		}
 		if len(sum.blocked) > 0 {
-			fmt.Fprintln(w, "  Deletions blocked:")
-			tw = newTable(w)
+			out.WriteString("  Deletions blocked:\n")
+			t = &table{}
 			for _, b := range sum.blocked {
-				fmt.Fprintf(tw, "    %s\t%s: %s\n", b.ref, b.reason, b.message)
+				t.row("    "+b.ref.String(), b.reason+": "+b.message)
 			}
-			if err := tw.flush(); err != nil {
-				return err
-			}
+			t.writeTo(&out)
 		}
 	}
-	return nil
+	_, err := w.Write(out.Bytes())
+	return err
 }

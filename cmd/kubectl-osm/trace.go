@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -376,15 +377,15 @@ func secretName(status, byDefault string) string {
 // a line that says where to look next.
 func renderTrace(w io.Writer, root *node, namespace string) error {
 	first := firstNotReady(root)
-	tw := newTable(w)
-	fmt.Fprintln(tw, "  NAME\tREADY\tREASON\tMESSAGE")
+	t := &table{}
+	t.row("  NAME", "READY", "REASON", "MESSAGE")
 	var walk func(n *node, prefix, branch string)
 	walk = func(n *node, prefix, branch string) {
 		mark := "  "
 		if n == first {
 			mark = "> "
 		}
-		fmt.Fprintf(tw, "%s%s%s\t%s\t%s\t%s\n", mark, prefix+branch, n.ref, n.ready, n.reason, n.message)
+		t.row(mark+prefix+branch+n.ref.String(), n.ready, n.reason, n.message)
 		kids := n.children()
 		next := prefix
 		switch branch {
@@ -402,18 +403,18 @@ func renderTrace(w io.Writer, root *node, namespace string) error {
 		}
 	}
 	walk(root, "", "")
-	if err := tw.flush(); err != nil {
-		return err
-	}
+	var out bytes.Buffer
+	t.writeTo(&out)
 	if first == nil {
-		_, err := fmt.Fprintln(w, "\nEverything above is Ready.")
-		return err
+		out.WriteString("\nEverything above is Ready.\n")
+	} else {
+		more := fmt.Sprintf("kubectl -n %s describe %s %s", namespace, strings.ToLower(string(first.ref.Kind)), first.ref.Name)
+		if first.reason == reasonNotFound {
+			more = fmt.Sprintf("kubectl -n %s get %s", namespace, strings.ToLower(string(first.ref.Kind))+"s")
+		}
+		fmt.Fprintf(&out, "\n> %s is the first not Ready (%s). More: %s; what to do: %s#%s\n",
+			first.ref, first.reason, more, troubleshooting, strings.ToLower(first.reason))
 	}
-	more := fmt.Sprintf("kubectl -n %s describe %s %s", namespace, strings.ToLower(string(first.ref.Kind)), first.ref.Name)
-	if first.reason == reasonNotFound {
-		more = fmt.Sprintf("kubectl -n %s get %s", namespace, strings.ToLower(string(first.ref.Kind))+"s")
-	}
-	_, err := fmt.Fprintf(w, "\n> %s is the first not Ready (%s). More: %s; what to do: %s#%s\n",
-		first.ref, first.reason, more, troubleshooting, strings.ToLower(first.reason))
+	_, err := w.Write(out.Bytes())
 	return err
 }
