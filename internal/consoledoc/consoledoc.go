@@ -103,12 +103,8 @@ func Shape(lines []string) []string {
 		l = pid.ReplaceAllString(l, "pid N")
 		l = accessKey.ReplaceAllString(l, "KEY")
 		l = absPath.ReplaceAllString(l, "${1}PATH")
-		l = idLike.ReplaceAllStringFunc(l, func(s string) string {
-			if strings.ContainsAny(s, "0123456789") {
-				return "ID"
-			}
-			return s
-		})
+		// A contract id: 16 lower-case letters and digits, letters alone as often as not.
+		l = idLike.ReplaceAllString(l, "ID")
 		l = age.ReplaceAllString(l, "AGE")
 		out = append(out, whitespace.ReplaceAllString(l, " "))
 	}

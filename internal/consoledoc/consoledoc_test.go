@@ -55,7 +55,7 @@ func TestShape(t *testing.T) {
 		"2026-11-26 18:28:24          6 hello.txt",
 	}
 	b := []string{
-		"contract.storage.osm.dev/demo   standard   w52qdzlowjwqpzgt   demo-credentials   True   Available   2m3s",
+		"contract.storage.osm.dev/demo   standard   alkoccvychxfhzai   demo-credentials   True   Available   2m3s",
 		"http://127.0.0.1:40111 us-east-1",
 		"etcd             ready on http://127.0.0.1:41000 (pid 7)",
 		"  export KUBECONFIG=/tmp/osm-e2e-1/state/kubeconfig",

@@ -255,7 +255,7 @@ func pluginDir(t *testing.T) string {
 			pluginErr = err
 			return
 		}
-		dir, err := os.MkdirTemp("", "osm-e2e-plugin-")
+		dir, err := suiteBinDir()
 		if err != nil {
 			pluginErr = err
 			return
