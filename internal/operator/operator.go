@@ -330,11 +330,8 @@ func storeFactory(opts Options) storagecontroller.StoreFactory {
 	// Every worker of the Bucket controller may call the same endpoint at once.
 	httpClient := s3HTTPClient(opts, max(opts.MaxConcurrentReconciles, 1))
 	stores := &storeCache{}
-	return func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Store {
-		key := storeKey{endpoint, region, accessKeyID, secretAccessKey}
-		return stores.get(key, func() objectstore.Store {
-			return objectstore.New(countedS3Config(opts, httpClient, endpoint, region, accessKeyID, secretAccessKey))
-		})
+	return func(a objectstore.Account) objectstore.Store {
+		return stores.get(a, func() objectstore.Store { return objectstore.New(countedS3Config(opts, httpClient, a)) })
 	}
 }
 
@@ -342,8 +339,8 @@ func storeFactory(opts Options) storagecontroller.StoreFactory {
 // Unlike storeFactory it keeps nothing: keys rotate, and each is checked a few times at most.
 func keyCheckStores(opts Options) storagecontroller.StoreFactory {
 	httpClient := s3HTTPClient(opts, 2)
-	return func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Store {
-		return objectstore.New(countedS3Config(opts, httpClient, endpoint, region, accessKeyID, secretAccessKey))
+	return func(a objectstore.Account) objectstore.Store {
+		return objectstore.New(countedS3Config(opts, httpClient, a))
 	}
 }
 
@@ -359,9 +356,9 @@ func s3HTTPClient(opts Options, conns int) *http.Client {
 
 // countedS3Config is how a controller reaches an S3 endpoint with one key pair: its calls
 // counted in osm_s3_requests_total (and passed through opts.S3APIOptions), its retries bounded.
-func countedS3Config(opts Options, httpClient *http.Client, endpoint, region, accessKeyID, secretAccessKey string) objectstore.Config {
-	return objectstore.Config{Endpoint: endpoint, Region: region, AccessKeyID: accessKeyID, SecretAccessKey: secretAccessKey,
-		HTTPClient: httpClient, MaxAttempts: opts.S3MaxAttempts,
+func countedS3Config(opts Options, httpClient *http.Client, a objectstore.Account) objectstore.Config {
+	return objectstore.Config{Endpoint: a.Endpoint, Region: a.Region, AccessKeyID: a.AccessKeyID, SecretAccessKey: a.SecretAccessKey,
+		VirtualHosted: a.VirtualHosted, HTTPClient: httpClient, MaxAttempts: opts.S3MaxAttempts,
 		APIOptions: append([]func(*middleware.Stack) error{metrics.CountS3}, opts.S3APIOptions...)}
 }
 
@@ -374,24 +371,21 @@ func listerFactory(opts Options) func(endpoint, region, accessKeyID, secretAcces
 	}
 }
 
-// storeKey is what a Store is for: an endpoint and a key pair. It is kept in memory only, as the
-// cached Secret it comes from is.
-type storeKey struct{ endpoint, region, accessKeyID, secretAccessKey string }
-
-// storeCache keeps the Stores of storeFactory.
+// storeCache keeps the Stores of storeFactory, by account. It is kept in memory only, as the
+// informer cache keeps the Secrets the keys come from.
 type storeCache struct {
 	mu     sync.Mutex
-	stores map[storeKey]objectstore.Store
+	stores map[objectstore.Account]objectstore.Store
 }
 
-func (c *storeCache) get(key storeKey, build func() objectstore.Store) objectstore.Store {
+func (c *storeCache) get(key objectstore.Account, build func() objectstore.Store) objectstore.Store {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s, ok := c.stores[key]; ok {
 		return s
 	}
 	if c.stores == nil || len(c.stores) >= tuning.MaxStores {
-		c.stores = map[storeKey]objectstore.Store{}
+		c.stores = map[objectstore.Account]objectstore.Store{}
 	}
 	s := build()
 	c.stores[key] = s
