@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -68,9 +69,12 @@ func BackupEnvNames() []string {
 // webhook refuses what breaks them at admission, and the controller checks them again before it
 // writes anything, since webhooks can be off and objects admitted under older rules stay stored.
 
-// EnvProblems lists what spec.env may not hold: a reference to a Secret (the pod would read a
-// Secret its author may not read; credentials come only through linked Buckets), and a name a
-// link or the backup already sets.
+// EnvProblems lists what spec.env may not hold: a reference of any kind (valueFrom), and a name
+// a link or the backup already sets. The kubelet resolves a reference with the node's rights,
+// for a pod the operator wrote with its own: a secretKeyRef or configMapKeyRef would hand the
+// pods a Secret or ConfigMap their author may not read, and the downward API (fieldRef,
+// resourceFieldRef) and fileKeyRef are not offered either. Credentials come only through linked
+// Buckets, and every other value is written out in value.
 func EnvProblems(path *field.Path, spec *paasv1alpha1.ApplicationSpec) field.ErrorList {
 	reserved := map[string]string{}
 	for i, l := range spec.Buckets {
@@ -95,10 +99,37 @@ func EnvProblems(path *field.Path, spec *paasv1alpha1.ApplicationSpec) field.Err
 		if who, ok := reserved[e.Name]; ok {
 			errs = append(errs, field.Invalid(path.Index(i).Child("name"), e.Name, who+"; choose another name"))
 		}
-		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
-			errs = append(errs, field.Forbidden(path.Index(i).Child("valueFrom", "secretKeyRef"),
-				"an Application reads Secrets only through its linked Buckets (spec.buckets)"))
+		if e.ValueFrom != nil {
+			errs = append(errs, valueFromProblems(path.Index(i).Child("valueFrom"), e.ValueFrom)...)
 		}
+	}
+	return errs
+}
+
+// valueFromProblems refuses every source of a value, each at its own path; a source this
+// version does not know is refused as valueFrom.
+func valueFromProblems(path *field.Path, from *corev1.EnvVarSource) field.ErrorList {
+	const valuesOnly = "an Application's env holds plain values (value); "
+	var errs field.ErrorList
+	if from.SecretKeyRef != nil {
+		errs = append(errs, field.Forbidden(path.Child("secretKeyRef"),
+			"an Application reads Secrets only through its linked Buckets (spec.buckets)"))
+	}
+	if from.ConfigMapKeyRef != nil {
+		errs = append(errs, field.Forbidden(path.Child("configMapKeyRef"),
+			valuesOnly+"the operator writes the pods, which would read a ConfigMap the Application's author may not"))
+	}
+	if from.FieldRef != nil {
+		errs = append(errs, field.Forbidden(path.Child("fieldRef"), valuesOnly+"the pod's fields (the downward API) are not offered"))
+	}
+	if from.ResourceFieldRef != nil {
+		errs = append(errs, field.Forbidden(path.Child("resourceFieldRef"), valuesOnly+"the container's resources (the downward API) are not offered"))
+	}
+	if from.FileKeyRef != nil {
+		errs = append(errs, field.Forbidden(path.Child("fileKeyRef"), valuesOnly+"an Application's pods have no volumes to read a file from"))
+	}
+	if len(errs) == 0 {
+		errs = append(errs, field.Forbidden(path, valuesOnly+"references are not offered"))
 	}
 	return errs
 }

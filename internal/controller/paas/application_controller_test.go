@@ -350,7 +350,7 @@ var _ = Describe("Application", func() {
 		readyContract(ctx, ns, "team")
 		photos := readyBucket(ctx, ns, "photos", "team")
 		app := newApp(ns, "web", func(s *paasv1alpha1.ApplicationSpec) {
-			s.Env = []corev1.EnvVar{{Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}
+			s.Env = []corev1.EnvVar{{Name: "STORE", Value: "$(PHOTOS_BUCKET)"}}
 			s.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.5")}}
 			s.Host = "web.example.com"
 			s.Buckets = []paasv1alpha1.BucketLink{{Name: "photos"}}

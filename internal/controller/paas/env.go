@@ -79,15 +79,11 @@ func secretEnv(name, secret, key string) corev1.EnvVar {
 	}}}
 }
 
-// userEnv is spec.env with the defaults the API server would add, so that comparing it with
-// the stored Deployment finds no difference where there is none.
+// userEnv is a copy of spec.env, which holds plain values only (application.EnvProblems).
 func userEnv(env []corev1.EnvVar) []corev1.EnvVar {
 	out := make([]corev1.EnvVar, len(env))
 	for i, e := range env {
 		e.DeepCopyInto(&out[i])
-		if f := out[i].ValueFrom; f != nil && f.FieldRef != nil && f.FieldRef.APIVersion == "" {
-			f.FieldRef.APIVersion = "v1"
-		}
 	}
 	return out
 }

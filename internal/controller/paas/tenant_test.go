@@ -89,6 +89,26 @@ var _ = Describe("An Application written by a tenant", func() {
 		appCondition(ctx, app, paasv1alpha1.ReadyCondition, metav1.ConditionFalse, paasv1alpha1.ReasonDeploymentProgressing)
 	})
 
+	It("gets no pod that reads a ConfigMap or the downward API, even when admission let it through", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		app := newApp(ns, "web", func(s *paasv1alpha1.ApplicationSpec) {
+			s.Env = []corev1.EnvVar{
+				{Name: "CONFIG", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "someone-elses"}, Key: "settings"}}},
+				{Name: "NODE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
+			}
+		})
+		Expect(k8s.Create(ctx, app)).To(Succeed())
+
+		ready := appCondition(ctx, app, paasv1alpha1.ReadyCondition, metav1.ConditionFalse, paasv1alpha1.ReasonEnvNotAllowed)
+		Expect(ready.Message).To(Equal("The operator refuses to write this for the Application: " +
+			"spec.env[0].valueFrom.configMapKeyRef: Forbidden: an Application's env holds plain values (value); " +
+			"the operator writes the pods, which would read a ConfigMap the Application's author may not; " +
+			"spec.env[1].valueFrom.fieldRef: Forbidden: an Application's env holds plain values (value); the pod's fields (the downward API) are not offered"))
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(app), &appsv1.Deployment{})
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a Deployment was written: %v", err)
+	})
+
 	It("says what the API server refused in a child, instead of retrying it in silence", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
 		app := newApp(ns, "greedy", func(s *paasv1alpha1.ApplicationSpec) {

@@ -214,6 +214,22 @@ func TestApplicationValidateCreate(t *testing.T) {
 		}, want: []string{
 			`spec.env[0].valueFrom.secretKeyRef: Forbidden: an Application reads Secrets only through its linked Buckets (spec.buckets)`,
 		}},
+		{name: "env reading a ConfigMap or the downward API", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Env = []corev1.EnvVar{
+				{Name: "CONFIG", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}, Key: "mode"}}},
+				{Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+				{Name: "CPU", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.cpu"}}},
+				{Name: "FILE", ValueFrom: &corev1.EnvVarSource{FileKeyRef: &corev1.FileKeySelector{VolumeName: "v", Path: "p", Key: "k"}}},
+				{Name: "EMPTY", ValueFrom: &corev1.EnvVarSource{}},
+			}
+		}, want: []string{
+			`spec.env[0].valueFrom.configMapKeyRef: Forbidden: an Application's env holds plain values (value); the operator writes the pods, which would read a ConfigMap the Application's author may not`,
+			`spec.env[1].valueFrom.fieldRef: Forbidden: an Application's env holds plain values (value); the pod's fields (the downward API) are not offered`,
+			`spec.env[2].valueFrom.resourceFieldRef: Forbidden: an Application's env holds plain values (value); the container's resources (the downward API) are not offered`,
+			`spec.env[3].valueFrom.fileKeyRef: Forbidden: an Application's env holds plain values (value); an Application's pods have no volumes to read a file from`,
+			`spec.env[4].valueFrom: Forbidden: an Application's env holds plain values (value); references are not offered`,
+		}},
 		{name: "env name the backup defines", modify: func(a *paasv1alpha1.Application) {
 			a.Spec.Env = []corev1.EnvVar{{Name: "AWS_REGION", Value: "x"}}
 		}, want: []string{
