@@ -65,7 +65,7 @@ func main() {
 		"Address the webhook server binds; empty binds every address, 127.0.0.1 for local runs.")
 	flag.IntVar(&opts.WebhookPort, "webhook-port", 9443, "Port of the webhook server.")
 	flag.BoolVar(&opts.EnableHTTP2, "enable-http2", false,
-		"Let the webhook server speak HTTP/2 (off by default: HTTP/2 Rapid Reset).")
+		"Let the webhook and metrics servers speak HTTP/2 (off by default: HTTP/2 Rapid Reset).")
 	certMode := flag.String("webhook-cert-management", operator.WebhookCertsExternal,
 		"Where the webhook certificate comes from: external (tls.crt and tls.key in --webhook-cert-dir are written by cert-manager or by hand) or self (the manager issues and renews it in --webhook-cert-secret and injects its CA into the webhook configurations).")
 	selfCerts := operator.SelfManagedCerts{}

@@ -114,7 +114,8 @@ type Options struct {
 	WebhookCertDir string
 	WebhookHost    string
 	WebhookPort    int
-	// EnableHTTP2 lets the webhook server speak HTTP/2; off by default (Rapid Reset).
+	// EnableHTTP2 lets the webhook and metrics servers speak HTTP/2; off by default (Rapid
+	// Reset).
 	EnableHTTP2 bool
 	// SelfManagedCerts, when set, makes the manager issue and renew its webhook certificate
 	// itself (no cert-manager); nil: WebhookCertDir is filled by someone else.
@@ -256,7 +257,9 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 // metricsOptions serves /metrics behind the API server's authentication and authorization,
 // unless opts.MetricsInsecure. The filter is metricsauth's, not controller-runtime's
 // filters.WithAuthenticationAndAuthorization: that one links k8s.io/apiserver (cel-go, gRPC,
-// OpenTelemetry) into the manager, 34 of its 88 MB, for the same two reviews.
+// OpenTelemetry) into the manager, 34 of its 88 MB, for the same two reviews. HTTP/2 is off
+// unless opts.EnableHTTP2, as on the webhook server: a scraper needs no more than HTTP/1.1, and
+// whoever reaches the port may send requests before the filter has judged their token.
 func metricsOptions(opts Options) metricsserver.Options {
 	if opts.MetricsInsecure {
 		return metricsserver.Options{BindAddress: opts.MetricsBindAddress}
@@ -265,6 +268,7 @@ func metricsOptions(opts Options) metricsserver.Options {
 		BindAddress:    opts.MetricsBindAddress,
 		SecureServing:  true,
 		FilterProvider: metricsauth.FilterProvider,
+		TLSOpts:        osmwebhook.TLSOptions(opts.EnableHTTP2),
 	}
 }
 
