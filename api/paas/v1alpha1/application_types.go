@@ -78,7 +78,12 @@ type Backup struct {
 	Image string `json:"image,omitempty"`
 
 	// prefix is the object key prefix the backup writes under, given to the command as
-	// BACKUP_PREFIX. Defaults to "<application name>/".
+	// BACKUP_PREFIX; the retention rule expires and status.backups lists the same prefix.
+	// Defaults to "<application name>/". It is a folder of its own: segments of letters,
+	// digits, '.', '_' and '-' that start with a letter or digit, each followed by "/"
+	// ("team/web/"), so no "$", no leading "/", no "." or "..". No other Application of the
+	// namespace may back up into the same Bucket under a prefix that starts with this one or
+	// that this one starts with; of two that do, the one created first keeps its backup.
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Prefix string `json:"prefix,omitempty"`
@@ -89,7 +94,9 @@ type Backup struct {
 
 	// retention is how long each backup is kept, in days: "14d". The backup Bucket gets a
 	// lifecycle rule (id osm-backup-<name>) that expires the objects under the backup prefix
-	// after that long; a server without lifecycle rules says so in the Bucket's Ready.
+	// after that long; a server without lifecycle rules says so in the Bucket's Ready. Expiring
+	// is deleting, so the Application's link to the backup Bucket must be ReadWrite or
+	// WriteOnly, not ReadOnly.
 	// +optional
 	// +kubebuilder:validation:Pattern=`^[1-9][0-9]{0,4}d$`
 	Retention string `json:"retention,omitempty"`

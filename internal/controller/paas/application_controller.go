@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -140,6 +141,10 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 	if err := application.HostProblem(field.NewPath("spec", "host"), app.Spec.Host, r.IngressDomains); err != nil {
 		hostRefused = refusal(paasv1alpha1.ReasonHostNotAllowed, field.ErrorList{err})
 	}
+	backupRefused, err := r.backupRefusal(ctx, app)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 
 	if err := r.syncService(ctx, app); err != nil {
 		return r.childFailed(app, err)
@@ -152,7 +157,7 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 	if err != nil {
 		return r.childFailed(app, err)
 	}
-	if err := r.reconcileBackup(ctx, app, links, accesses, usable, buckets, envRefused); err != nil {
+	if err := r.reconcileBackup(ctx, app, links, accesses, usable, buckets, envRefused, backupRefused); err != nil {
 		return r.childFailed(app, err)
 	}
 	switch {
@@ -160,6 +165,8 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 		r.setReady(app, *envRefused)
 	case hostRefused != nil:
 		r.setReady(app, *hostRefused)
+	case backupRefused != nil:
+		r.setReady(app, *backupRefused)
 	default:
 		r.setReady(app, readyCondition(buckets, deploy, ptr.Deref(app.Spec.Replicas, 1)))
 	}
@@ -168,14 +175,25 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 
 // reconcileBackup keeps the backup CronJob, the restore and the list of backups, and says in
 // BackupScheduled where the backup stands. usable says the linked Buckets can be used (buckets
-// says why not); envRefused, when set, is why the operator may not write the env.
+// says why not); envRefused, when set, is why the operator may not write the env, and
+// backupRefused why it may not back up under the backup prefix.
 func (r *ApplicationReconciler) reconcileBackup(ctx context.Context, app *paasv1alpha1.Application, links []resolvedLink, accesses appAccesses,
-	usable bool, buckets condition, envRefused *condition) error {
+	usable bool, buckets condition, envRefused, backupRefused *condition) error {
 	var waiting *condition
 	if !usable {
 		waiting = &condition{metav1.ConditionFalse, waitingReason(buckets), "The backup waits for the linked Buckets (see BucketsReady)"}
 	}
-	cronJob, blocked, err := r.syncCronJob(ctx, app, links, accesses.backup, waiting, envRefused)
+	var cronJob *batchv1.CronJob
+	var blocked *condition
+	var err error
+	if backupRefused != nil {
+		// Nothing is written under a prefix that is not the Application's own, not even by a
+		// CronJob made before.
+		cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: application.BackupCronJobName(app.Name)}}
+		blocked, err = backupRefused, r.deleteOwned(ctx, app, cj, "CronJob", "the operator refuses the backup (see BackupScheduled)")
+	} else {
+		cronJob, blocked, err = r.syncCronJob(ctx, app, links, accesses.backup, waiting, envRefused)
+	}
 	if err != nil {
 		return err
 	}
@@ -189,10 +207,10 @@ func (r *ApplicationReconciler) reconcileBackup(ctx context.Context, app *paasv1
 	// Restores and the list of backups need the backup bucket's link, its ReadOnly
 	// BucketAccess, and an env the operator may write.
 	target := backupTarget(app, links)
-	if !usable || envRefused != nil {
+	if !usable || envRefused != nil || backupRefused != nil {
 		target = nil
 	}
-	if err := r.syncRestore(ctx, app, links, target, accesses.restore); err != nil {
+	if err := r.syncRestore(ctx, app, links, target, accesses.restore, backupRefused); err != nil {
 		return err
 	}
 	r.listBackups(ctx, app, target, accesses.restore)
@@ -380,7 +398,7 @@ func (r *ApplicationReconciler) syncCronJob(ctx context.Context, app *paasv1alph
 		return existing, &condition{metav1.ConditionFalse, paasv1alpha1.ReasonBucketAccessNotReady,
 			"The backup waits for its WriteOnly credentials: " + creds.Problem}, err
 	}
-	env := append(bucketEnv(links), backupEnv(*target, *creds, app.BackupPrefixOrDefault())...)
+	env := append(bucketEnv(links), backupEnv(*target, *creds, application.BackupPrefix(app))...)
 	env = append(env, backupRunEnv()...)
 	env = append(env, userEnv(app.Spec.Env)...)
 	keys := accessKeys(append(linkAccesses(links), *creds)...)
@@ -388,6 +406,25 @@ func (r *ApplicationReconciler) syncCronJob(ctx context.Context, app *paasv1alph
 		return nil, nil, err
 	}
 	return cj, nil, nil
+}
+
+// backupRefusal is the condition of an Application whose backup the operator refuses to run
+// (application.BackupProblems), nil when it may run. Of two Applications whose backup prefixes
+// overlap in one Bucket, the one created first keeps its backup: the other's is refused.
+func (r *ApplicationReconciler) backupRefusal(ctx context.Context, app *paasv1alpha1.Application) (*condition, error) {
+	if app.Spec.Backup == nil {
+		return nil, nil
+	}
+	var list paasv1alpha1.ApplicationList
+	if err := r.List(ctx, &list, client.InNamespace(app.Namespace),
+		client.MatchingFields{index.ApplicationBucketField: app.Spec.Backup.Bucket}); err != nil {
+		return nil, fmt.Errorf("listing the Applications that link Bucket %q: %w", app.Spec.Backup.Bucket, err)
+	}
+	problems := application.BackupProblems(app, list.Items, func(other *paasv1alpha1.Application) bool { return application.Precedes(other, app) })
+	if len(problems) == 0 {
+		return nil, nil
+	}
+	return refusal(problems[0].Reason, application.Errors(problems)), nil
 }
 
 // backupTarget is the resolved link of the backup's Bucket, nil without a backup or when that
@@ -546,6 +583,8 @@ func (r *ApplicationReconciler) setReady(app *paasv1alpha1.Application, c condit
 	if c.Reason == paasv1alpha1.ReasonResourceConflict || c.Reason == paasv1alpha1.ReasonEnvNotAllowed ||
 		c.Reason == paasv1alpha1.ReasonChildRejected ||
 		c.Reason == paasv1alpha1.ReasonHostNotAllowed ||
+		c.Reason == paasv1alpha1.ReasonBackupPrefixNotAllowed || c.Reason == paasv1alpha1.ReasonBackupPrefixConflict ||
+		c.Reason == paasv1alpha1.ReasonRetentionNotAllowed ||
 		(c.Status == metav1.ConditionFalse && wasReady && c.Reason != paasv1alpha1.ReasonDeploymentProgressing) {
 		eventType = corev1.EventTypeWarning
 	}
@@ -566,6 +605,9 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&batchv1.Job{}).
 		Owns(&storagev1alpha1.BucketAccess{}).
 		Watches(&storagev1alpha1.Bucket{}, handler.EnqueueRequestsFromMapFunc(r.applicationsOfBucket)).
+		// An Application whose backup prefix another one held gets it when that one goes.
+		Watches(&paasv1alpha1.Application{}, handler.EnqueueRequestsFromMapFunc(r.applicationsSharing),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
 		Named("application").
 		Complete(r)
@@ -573,6 +615,17 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 func (r *ApplicationReconciler) applicationsOfBucket(ctx context.Context, obj client.Object) []reconcile.Request {
 	return r.applicationsLinking(ctx, obj.GetNamespace(), obj.GetName())
+}
+
+// applicationsSharing maps an Application to the others whose claims it may decide: those that
+// back up into the same Bucket.
+func (r *ApplicationReconciler) applicationsSharing(ctx context.Context, obj client.Object) []reconcile.Request {
+	app, ok := obj.(*paasv1alpha1.Application)
+	if !ok || app.Spec.Backup == nil {
+		return nil
+	}
+	reqs := r.applicationsLinking(ctx, app.Namespace, app.Spec.Backup.Bucket)
+	return slices.DeleteFunc(reqs, func(req reconcile.Request) bool { return req.Name == app.Name })
 }
 
 func (r *ApplicationReconciler) applicationsLinking(ctx context.Context, namespace, bucket string) []reconcile.Request {

@@ -46,7 +46,9 @@ func restoreJobName(app *paasv1alpha1.Application, snapshot string) string {
 // status.restore keeps the outcome of the last restore. The Job gets the links' environment,
 // and the backup's with the keys of creds, the restore's ReadOnly BucketAccess: it reads the
 // snapshot and cannot change the backups.
-func (r *ApplicationReconciler) syncRestore(ctx context.Context, app *paasv1alpha1.Application, links []resolvedLink, target *resolvedLink, creds *accessState) error {
+
+func (r *ApplicationReconciler) syncRestore(ctx context.Context, app *paasv1alpha1.Application, links []resolvedLink, target *resolvedLink, creds *accessState,
+	backupRefused *condition) error {
 	snapshot, asked := app.Annotations[paasv1alpha1.RestoreAnnotation]
 	if !asked {
 		return nil
@@ -55,6 +57,10 @@ func (r *ApplicationReconciler) syncRestore(ctx context.Context, app *paasv1alph
 	defer func() { r.setRestore(app, st) }()
 	if errs := application.RestoreProblems(app); len(errs) > 0 {
 		st.Phase, st.Message = paasv1alpha1.RestoreFailed, "The restore cannot run: "+errs.ToAggregate().Error()
+		return nil
+	}
+	if backupRefused != nil {
+		st.Phase, st.Message = paasv1alpha1.RestoreFailed, "The restore cannot run: "+backupRefused.Message
 		return nil
 	}
 	if target == nil || creds == nil {
@@ -72,7 +78,7 @@ func (r *ApplicationReconciler) syncRestore(ctx context.Context, app *paasv1alph
 	switch {
 	case apierrors.IsNotFound(err):
 		job = &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: st.Job}}
-		env := append(append(bucketEnv(links), backupEnv(*target, *creds, app.BackupPrefixOrDefault())...), userEnv(app.Spec.Env)...)
+		env := append(append(bucketEnv(links), backupEnv(*target, *creds, application.BackupPrefix(app))...), userEnv(app.Spec.Env)...)
 		mutateRestoreJob(job, app, snapshot, env, accessKeys(append(linkAccesses(links), *creds)...))
 		if err := controllerutil.SetControllerReference(app, job, r.Scheme()); err != nil {
 			return err
@@ -140,7 +146,7 @@ func mutateRestoreJob(job *batchv1.Job, app *paasv1alpha1.Application, snapshot 
 	c.Command = app.Spec.Backup.RestoreCommand
 	c.Env = append(append([]corev1.EnvVar(nil), env...),
 		corev1.EnvVar{Name: application.EnvRestoreSnapshot, Value: snapshot},
-		corev1.EnvVar{Name: application.EnvRestorePrefix, Value: app.BackupPrefixOrDefault() + snapshot + "/"})
+		corev1.EnvVar{Name: application.EnvRestorePrefix, Value: application.BackupPrefix(app) + snapshot + "/"})
 	mutateJobRun(&job.ObjectMeta, &job.Spec, app, ComponentRestore, restoreBackoffLimit, accessKeys, c)
 }
 
@@ -183,7 +189,7 @@ func (r *ApplicationReconciler) listBackups(ctx context.Context, app *paasv1alph
 		return
 	}
 	lister := r.Listers(target.Endpoint, target.Region, keyID, secretKey)
-	sums, _, err := lister.SummarizePrefixes(ctx, target.BucketName, app.BackupPrefixOrDefault(), maxListedObjects)
+	sums, _, err := lister.SummarizePrefixes(ctx, target.BucketName, application.BackupPrefix(app), maxListedObjects)
 	if err != nil {
 		// Status keeps what it showed; the next pass tries again.
 		log.Info("Cannot list the backups", "bucket", target.BucketName, "error", objectstore.Describe(err))

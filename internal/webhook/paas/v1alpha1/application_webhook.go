@@ -115,7 +115,11 @@ func (v *ApplicationValidator) ValidateCreate(ctx context.Context, app *paasv1al
 	if err != nil {
 		return nil, err
 	}
-	return nil, invalid(app.Name, append(errs, missing...))
+	taken, err := v.checkBackupPrefix(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	return nil, invalid(app.Name, append(append(errs, taken...), missing...))
 }
 
 // ValidateUpdate checks the spec when it changed, and that Buckets linked by this update exist.
@@ -140,7 +144,11 @@ func (v *ApplicationValidator) ValidateUpdate(ctx context.Context, oldApp, newAp
 	if err != nil {
 		return nil, err
 	}
-	return nil, invalid(newApp.Name, append(append(errs, restoreErrs...), missing...))
+	taken, err := v.checkBackupPrefix(ctx, newApp)
+	if err != nil {
+		return nil, err
+	}
+	return nil, invalid(newApp.Name, append(append(append(errs, restoreErrs...), taken...), missing...))
 }
 
 // ValidateDelete allows every deletion; the children go with the Application.
@@ -197,6 +205,7 @@ func validateSpec(app *paasv1alpha1.Application, allowedDomains []string) field.
 	}
 	// The rules the controller enforces too, since webhooks can be off.
 	errs = append(errs, application.EnvProblems(specPath.Child("env"), spec)...)
+	errs = append(errs, application.Errors(application.BackupProblems(app, nil, nil))...)
 	if err := application.HostProblem(specPath.Child("host"), spec.Host, allowedDomains); err != nil {
 		errs = append(errs, err)
 	}
@@ -285,9 +294,6 @@ func validateBackup(path *field.Path, b *paasv1alpha1.Backup, links []paasv1alph
 	if b.Image != "" {
 		errs = append(errs, validateImage(path.Child("image"), b.Image)...)
 	}
-	if strings.HasPrefix(b.Prefix, "/") {
-		errs = append(errs, field.Invalid(path.Child("prefix"), b.Prefix, `must not start with "/": object keys are relative to the bucket`))
-	}
 	return errs
 }
 
@@ -348,6 +354,28 @@ func (v *ApplicationValidator) checkBuckets(ctx context.Context, app *paasv1alph
 			return nil, apierrors.NewInternalError(fmt.Errorf("looking up Bucket %q: %w", l.Name, err))
 		case b.DeletionTimestamp != nil:
 			errs = append(errs, field.Invalid(path.Index(i).Child("name"), l.Name, "the Bucket is being deleted"))
+		}
+	}
+	return errs, nil
+}
+
+// checkBackupPrefix returns a field error when another Application of the namespace backs up
+// into app's backup Bucket under a prefix that overlaps app's, and an error when the lookup
+// itself failed. Two Applications admitted at once can both pass; the controller then keeps
+// the backup of the one created first (application.Precedes) and refuses the other's.
+func (v *ApplicationValidator) checkBackupPrefix(ctx context.Context, app *paasv1alpha1.Application) (field.ErrorList, error) {
+	if app.Spec.Backup == nil {
+		return nil, nil
+	}
+	var list paasv1alpha1.ApplicationList
+	if err := v.Reader.List(ctx, &list, client.InNamespace(app.Namespace)); err != nil {
+		logf.FromContext(ctx).Error(err, "Listing the Applications of the namespace")
+		return nil, apierrors.NewInternalError(fmt.Errorf("listing the Applications of namespace %q: %w", app.Namespace, err))
+	}
+	var errs field.ErrorList
+	for _, p := range application.BackupProblems(app, list.Items, func(*paasv1alpha1.Application) bool { return true }) {
+		if p.Reason == paasv1alpha1.ReasonBackupPrefixConflict {
+			errs = append(errs, p.Error)
 		}
 	}
 	return errs, nil

@@ -34,10 +34,26 @@ func validApp() *paasv1alpha1.Application {
 }
 
 // readerWith holds Buckets photos, logs, a-b and a.b in team-a, logs in team-b, and going (being
-// deleted) in team-a.
+// deleted) in team-a; and Applications that back up: shop and cdn into photos under shop/ and
+// media/cdn/, and blog into a-b under web/, in team-a; web into photos under web/ in team-b; and
+// old-web (being deleted) into photos under web/ in team-a.
 func readerWith() webhooktest.Reader {
 	deleting := metav1.Now()
+	backingUp := func(ns, name, bucket, prefix string, deleted *metav1.Time) *paasv1alpha1.Application {
+		app := &paasv1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, DeletionTimestamp: deleted},
+			Spec: paasv1alpha1.ApplicationSpec{Image: "registry.example/web:1", Buckets: []paasv1alpha1.BucketLink{{Name: bucket}},
+				Backup: &paasv1alpha1.Backup{Bucket: bucket, Schedule: "@daily", Command: []string{"b"}, Prefix: prefix}}}
+		if deleted != nil {
+			app.Finalizers = []string{"x"}
+		}
+		return app
+	}
 	return webhooktest.Reader{Objects: []client.Object{
+		backingUp("team-a", "shop", "photos", "shop/", nil),
+		backingUp("team-a", "cdn", "photos", "media/cdn/", nil),
+		backingUp("team-a", "blog", "a-b", "web/", nil),
+		backingUp("team-b", "web", "photos", "web/", nil),
+		backingUp("team-a", "old-web", "photos", "web/", &deleting),
 		&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "photos"}},
 		&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "logs"}},
 		&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "a-b"}},
@@ -273,6 +289,46 @@ func TestApplicationValidateCreate(t *testing.T) {
 		}},
 		{name: "absolute backup prefix", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Prefix = "/web/" }, want: []string{
 			`spec.backup.prefix: Invalid value: "/web/": must not start with "/": object keys are relative to the bucket`,
+		}},
+		{name: "backup prefix a folder of folders", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Prefix = "team-a/web_1/v2.0/" }},
+		{name: "backup prefix with a variable", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Prefix = "$(PHOTOS_BUCKET)/" }, want: []string{
+			`spec.backup.prefix: Invalid value: "$(PHOTOS_BUCKET)/": must not contain "$": the pod would expand $(VAR) in it and write where the retention rule and the listing do not look`,
+			`spec.backup.prefix: Invalid value: "$(PHOTOS_BUCKET)/": each segment must start with a letter or digit and hold only letters, digits, '.', '_' and '-' (regex ^[A-Za-z0-9][A-Za-z0-9._-]*$)`,
+		}},
+		{name: "backup prefix not a folder", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Prefix = "web" }, want: []string{
+			`spec.backup.prefix: Invalid value: "web": must end with "/": a prefix is a folder of its own ("web" would also cover "web-old/")`,
+		}},
+		{name: "backup prefix climbing out", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Prefix = "web/../shop/" }, want: []string{
+			`spec.backup.prefix: Invalid value: "web/../shop/": must not have a "." or ".." segment: tools that treat keys as paths would write elsewhere`,
+		}},
+		{name: "backup prefix with an empty segment", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Prefix = "web//" }, want: []string{
+			`spec.backup.prefix: Invalid value: "web//": must not have an empty segment ("//")`,
+		}},
+		{name: "backup prefix with a space", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Prefix = "my web/" }, want: []string{
+			`spec.backup.prefix: Invalid value: "my web/": each segment must start with a letter or digit and hold only letters, digits, '.', '_' and '-' (regex ^[A-Za-z0-9][A-Za-z0-9._-]*$)`,
+		}},
+		{name: "default backup prefix around another Application's", modify: func(a *paasv1alpha1.Application) { a.Name, a.Spec.Backup.Prefix = "media", "" }, want: []string{
+			`spec.backup.prefix: Invalid value: "media/": overlaps "media/cdn/", where Application cdn backs up into Bucket photos: each Application backs up under a prefix of its own that no other one's starts with`,
+		}},
+		{name: "backup prefix inside another Application's", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Prefix = "shop/web/" }, want: []string{
+			`spec.backup.prefix: Invalid value: "shop/web/": overlaps "shop/", where Application shop backs up into Bucket photos: each Application backs up under a prefix of its own that no other one's starts with`,
+		}},
+		{name: "backup prefix that only starts like another Application's", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Prefix = "shopping/" }},
+		{name: "backup prefix another Application uses in another Bucket, another namespace, or while it is deleted", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Backup.Prefix = "web/"
+		}},
+		{name: "retention on a ReadOnly link", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Buckets[0].Access = storagev1alpha1.AccessReadOnly
+			a.Spec.Backup.Retention = "1d"
+		}, want: []string{
+			`spec.backup.retention: Forbidden: expires objects in Bucket photos, which this Application links ReadOnly (spec.buckets[0].access): link it ReadWrite or WriteOnly, or keep the backups without a retention`,
+		}},
+		{name: "backup without retention on a ReadOnly link", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Buckets[0].Access = storagev1alpha1.AccessReadOnly
+		}},
+		{name: "retention on a WriteOnly link", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Buckets[0].Access = storagev1alpha1.AccessWriteOnly
+			a.Spec.Backup.Retention = "14d"
 		}},
 
 		// Every problem at once, in field order, the Bucket lookups last.
