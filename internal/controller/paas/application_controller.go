@@ -192,7 +192,7 @@ func (r *ApplicationReconciler) reconcileBackup(ctx context.Context, app *paasv1
 		cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: application.BackupCronJobName(app.Name)}}
 		blocked, err = backupRefused, r.deleteOwned(ctx, app, cj, "CronJob", "the operator refuses the backup (see BackupScheduled)")
 	} else {
-		cronJob, blocked, err = r.syncCronJob(ctx, app, links, accesses.backup, waiting, envRefused)
+		cronJob, blocked, err = r.syncCronJob(ctx, app, links, accesses, waiting, envRefused)
 	}
 	if err != nil {
 		return err
@@ -284,6 +284,7 @@ func resolveLink(namespace string, l paasv1alpha1.BucketLink, b *storagev1alpha1
 	return resolvedLink{
 		Name:       l.Name,
 		Prefix:     l.EnvPrefixOrDefault(),
+		Mode:       l.AccessOrDefault(),
 		BucketName: b.Status.BucketName,
 		Endpoint:   b.Status.Endpoint,
 		Region:     b.Status.Region,
@@ -339,7 +340,7 @@ func (r *ApplicationReconciler) syncDeployment(ctx context.Context, app *paasv1a
 	if !usable {
 		return getOwned(ctx, r.Client, app, deploy, "Deployment")
 	}
-	env := append(bucketEnv(links), userEnv(app.Spec.Env)...)
+	env := append(bucketEnv(links, ownKey), userEnv(app.Spec.Env)...)
 	keys := accessKeys(linkAccesses(links)...)
 	var oldKeys string
 	err := r.apply(ctx, app, deploy, "Deployment", func() {
@@ -357,17 +358,18 @@ func (r *ApplicationReconciler) syncDeployment(ctx context.Context, app *paasv1a
 }
 
 // syncCronJob brings the backup CronJob in line with spec.backup, or deletes it when there is
-// no backup. creds is the backup's BucketAccess (nil without a backup into a linked Bucket);
-// waiting, when set, says why the links cannot be used. blocked says why an existing CronJob
-// could not be brought up to date.
-func (r *ApplicationReconciler) syncCronJob(ctx context.Context, app *paasv1alpha1.Application, links []resolvedLink, creds *accessState,
+// no backup. Its runs get the backup's own WriteOnly key and, for the links, ReadOnly keys only
+// (appAccesses.backupReadKey). waiting, when set, says why the links cannot be used. blocked
+// says why an existing CronJob could not be brought up to date.
+func (r *ApplicationReconciler) syncCronJob(ctx context.Context, app *paasv1alpha1.Application, links []resolvedLink, accesses appAccesses,
 	waiting, envRefused *condition) (*batchv1.CronJob, *condition, error) {
+	creds := accesses.backup
 	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: application.BackupCronJobName(app.Name)}}
 	backup := app.Spec.Backup
 	if backup == nil {
 		return nil, nil, r.deleteOwned(ctx, app, cj, "CronJob", "spec.backup is not set")
 	}
-	if !linksBucket(app.Spec.Buckets, backup.Bucket) || creds == nil {
+	if !linksBucket(app.Spec.Buckets, backup.Bucket) || creds == nil || accesses.restore == nil {
 		existing, err := getOwned(ctx, r.Client, app, cj, "CronJob")
 		return existing, &condition{metav1.ConditionFalse, paasv1alpha1.ReasonBucketNotLinked, fmt.Sprintf(
 			"spec.backup.bucket is %s, which spec.buckets does not link", backup.Bucket)}, err
@@ -398,10 +400,29 @@ func (r *ApplicationReconciler) syncCronJob(ctx context.Context, app *paasv1alph
 		return existing, &condition{metav1.ConditionFalse, paasv1alpha1.ReasonBucketAccessNotReady,
 			"The backup waits for its WriteOnly credentials: " + creds.Problem}, err
 	}
-	env := append(bucketEnv(links), backupEnv(*target, *creds, application.BackupPrefix(app))...)
+	reads := []accessState{*creds}
+	for _, l := range links {
+		key, ok := accesses.backupReadKey(l, backup.Bucket)
+		if !ok {
+			return nil, nil, fmt.Errorf("the backup's read key for Bucket %q is not known", l.Name)
+		}
+		if key == nil {
+			continue
+		}
+		if !key.Usable {
+			existing, err := getOwned(ctx, r.Client, app, cj, "CronJob")
+			return existing, &condition{metav1.ConditionFalse, paasv1alpha1.ReasonBucketAccessNotReady, fmt.Sprintf(
+				"The backup waits for its ReadOnly credentials to Bucket %s: %s", l.Name, key.Problem)}, err
+		}
+		reads = append(reads, *key)
+	}
+	env := append(bucketEnv(links, func(l resolvedLink) *accessState {
+		key, _ := accesses.backupReadKey(l, backup.Bucket)
+		return key
+	}), backupEnv(*target, *creds, application.BackupPrefix(app))...)
 	env = append(env, backupRunEnv()...)
 	env = append(env, userEnv(app.Spec.Env)...)
-	keys := accessKeys(append(linkAccesses(links), *creds)...)
+	keys := accessKeys(reads...)
 	if err := r.apply(ctx, app, cj, "CronJob", func() { mutateCronJob(cj, app, env, keys) }); err != nil {
 		return nil, nil, err
 	}

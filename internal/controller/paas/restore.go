@@ -44,8 +44,9 @@ func restoreJobName(app *paasv1alpha1.Application, snapshot string) string {
 // syncRestore starts the restore the annotation paas.osm.dev/restore asks for, once, and
 // reports it in status.restore, with an event when its phase changes. Without the annotation
 // status.restore keeps the outcome of the last restore. The Job gets the links' environment,
-// and the backup's with the keys of creds, the restore's ReadOnly BucketAccess: it reads the
-// snapshot and cannot change the backups.
+// with the keys of the links that may write (to put the data back; restoreWriteKey), and the
+// backup's with the keys of creds, the restore's ReadOnly BucketAccess: it reads the snapshot
+// with a key that cannot change the backups.
 //
 // Only the Job of the snapshot the annotation names is kept: a finished restore Job of another
 // snapshot, or of none, is deleted (status.restore keeps its outcome), and a new restore waits
@@ -90,8 +91,14 @@ func (r *ApplicationReconciler) syncRestore(ctx context.Context, app *paasv1alph
 		return nil
 	case apierrors.IsNotFound(err):
 		job = &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: st.Job}}
-		env := append(append(bucketEnv(links), backupEnv(*target, *creds, application.BackupPrefix(app))...), userEnv(app.Spec.Env)...)
-		mutateRestoreJob(job, app, snapshot, env, accessKeys(append(linkAccesses(links), *creds)...))
+		env := append(append(bucketEnv(links, restoreWriteKey), backupEnv(*target, *creds, application.BackupPrefix(app))...), userEnv(app.Spec.Env)...)
+		keys := []accessState{*creds}
+		for _, l := range links {
+			if key := restoreWriteKey(l); key != nil {
+				keys = append(keys, *key)
+			}
+		}
+		mutateRestoreJob(job, app, snapshot, env, accessKeys(keys...))
 		if err := controllerutil.SetControllerReference(app, job, r.Scheme()); err != nil {
 			return err
 		}

@@ -63,6 +63,21 @@ var _ = Describe("Backup and restore", func() {
 			Expect(err).To(HaveOccurred(), "%s succeeded with the backup's key: %s", cmd[2], out)
 			Expect(out).To(MatchRegexp(`AccessDenied|\(403\)`), cmd[2]) // HeadObject's 403 has no body
 		}
+		By("no key a backup run holds can delete what it wrote: the link's variables carry a ReadOnly key")
+		var keyVars []string
+		for _, e := range cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Env {
+			if strings.HasSuffix(e.Name, "ACCESS_KEY_ID") {
+				keyVars = append(keyVars, strings.TrimSuffix(e.Name, "ACCESS_KEY_ID"))
+			}
+		}
+		Expect(keyVars).To(ConsistOf("PHOTOS_", "AWS_"))
+		for _, p := range keyVars {
+			rm := fmt.Sprintf(`AWS_ACCESS_KEY_ID="$%[1]sACCESS_KEY_ID" AWS_SECRET_ACCESS_KEY="$%[1]sSECRET_ACCESS_KEY" `+
+				`aws --endpoint-url "$AWS_ENDPOINT_URL" s3 rm "s3://$BACKUP_BUCKET/${BACKUP_SNAPSHOT_PREFIX}orders.db"`, p)
+			out, err := runInPod(ctx, ns, cj.Spec.JobTemplate.Spec.Template.Spec, run, []string{"sh", "-c", rm})
+			Expect(err).To(HaveOccurred(), "the backup's %s key deleted a backup: %s", p, out)
+			Expect(out).To(ContainSubstring("AccessDenied"), p)
+		}
 		cj.Status.LastScheduleTime = &metav1.Time{Time: metav1.Now().Add(-1e9)}
 		cj.Status.LastSuccessfulTime = ptrTime(metav1.Now())
 		Expect(k8s.Status().Update(ctx, cj)).To(Succeed())
