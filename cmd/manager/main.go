@@ -54,7 +54,7 @@ func main() {
 		"Comma-separated namespaces to serve; empty serves all. With a list, the manager needs its role only there (config/namespaced).")
 	var ingressDomains string
 	flag.StringVar(&ingressDomains, "ingress-domains", os.Getenv("OSM_INGRESS_DOMAINS"),
-		"Comma-separated domains an Application's host must be under (apps.example.com allows *.apps.example.com); empty allows any host.")
+		"Comma-separated domains an Application's host must be under (apps.example.com allows *.apps.example.com; {namespace}.apps.example.com allows *.<the Application's namespace>.apps.example.com, so no namespace can claim another's names); empty allows any host.")
 	flag.StringVar(&opts.IngressClass, "ingress-class", os.Getenv("OSM_INGRESS_CLASS"),
 		"Ingress class of the Ingresses the operator makes; empty leaves it to the cluster's default.")
 	flag.BoolVar(&opts.EnableWebhooks, "enable-webhooks", true,

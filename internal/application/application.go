@@ -155,23 +155,53 @@ func RestoreProblems(app *paasv1alpha1.Application) field.ErrorList {
 	return errs
 }
 
-// HostProblem says why host may not be served, nil when it may. With allowed domains set (the
-// manager's --ingress-domains), a host must be a name under one of them: with apps.example.com,
-// shop.apps.example.com is allowed, and grafana.corp.example and apps.example.com itself are not.
-func HostProblem(path *field.Path, host string, allowedDomains []string) *field.Error {
+// NamespacePlaceholder, a label of an allowed ingress domain ("{namespace}.apps.example.com"),
+// stands for the Application's namespace: each namespace then serves names under a domain of
+// its own, which no other namespace can claim.
+const NamespacePlaceholder = "{namespace}"
+
+// HostProblem says why an Application in namespace may not serve host, nil when it may. With
+// allowed domains set (the manager's --ingress-domains), a host must be a name under one of
+// them: with apps.example.com, shop.apps.example.com is allowed, and grafana.corp.example and
+// apps.example.com itself are not; with {namespace}.apps.example.com, an Application in team-a
+// may serve shop.team-a.apps.example.com and not shop.team-b.apps.example.com.
+func HostProblem(path *field.Path, host, namespace string, allowedDomains []string) *field.Error {
 	if host == "" || len(allowedDomains) == 0 {
 		return nil
 	}
-	for _, d := range allowedDomains {
+	under := make([]string, len(allowedDomains))
+	for i, d := range allowedDomains {
+		d = strings.ReplaceAll(d, NamespacePlaceholder, namespace)
 		if strings.HasSuffix(host, "."+d) {
 			return nil
 		}
-	}
-	under := make([]string, len(allowedDomains))
-	for i, d := range allowedDomains {
 		under[i] = "*." + d
 	}
 	return field.Invalid(path, host, "must be a name under a domain this cluster lets Applications serve: "+strings.Join(under, ", "))
+}
+
+// HostConflicts returns a field error when an Application among others, in any namespace,
+// serves app's host too and counts says it holds it (every one at admission, those that came
+// first in the controller): two Ingresses for one name would let one tenant take another's
+// traffic. Another namespace's Application is not named, as its namespace is not app's
+// author's to know.
+func HostConflicts(path *field.Path, app *paasv1alpha1.Application, others []paasv1alpha1.Application,
+	counts func(other *paasv1alpha1.Application) bool) field.ErrorList {
+	if app.Spec.Host == "" {
+		return nil
+	}
+	for i := range others {
+		o := &others[i]
+		if o.Spec.Host != app.Spec.Host || (o.Namespace == app.Namespace && o.Name == app.Name) || !o.DeletionTimestamp.IsZero() || !counts(o) {
+			continue
+		}
+		who := "an Application in another namespace"
+		if o.Namespace == app.Namespace {
+			who = "Application " + o.Name
+		}
+		return field.ErrorList{field.Invalid(path, app.Spec.Host, "is already served by "+who+": a host belongs to one Application")}
+	}
+	return nil
 }
 
 // An Application's backups live under one object key prefix, BackupPrefix, in its backup

@@ -34,6 +34,7 @@ import (
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/application"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 	paascontroller "github.com/object-storage-manager/object-storage-manager/internal/controller/paas"
@@ -103,6 +104,8 @@ type Options struct {
 
 	// IngressDomains are the domains an Application's host must be under, so that no tenant
 	// claims a name that belongs to someone else (grafana.corp.example); empty allows any host.
+	// A "{namespace}" label stands for the Application's namespace: each namespace then has
+	// names of its own, whatever other managers serve the cluster.
 	IngressDomains []string
 	// IngressClass is set on every Ingress the operator makes; empty leaves it to the cluster's
 	// default class.
@@ -457,7 +460,9 @@ func ParseNamespaces(list string) ([]string, error) {
 }
 
 // ParseDomains reads a comma-separated list of DNS domains, such as --ingress-domains takes:
-// lower-cased, without blanks or a leading "*." or a trailing dot.
+// lower-cased, without blanks or a leading "*." or a trailing dot. A label may be
+// "{namespace}", which stands for the namespace of the Application whose host is checked
+// (application.NamespacePlaceholder).
 func ParseDomains(list string) ([]string, error) {
 	var domains []string
 	for _, d := range strings.Split(list, ",") {
@@ -465,8 +470,15 @@ func ParseDomains(list string) ([]string, error) {
 		if d == "" {
 			continue
 		}
-		if msgs := validation.IsDNS1123Subdomain(d); len(msgs) > 0 {
+		// A namespace name is a DNS label: check the domain with one in the placeholder's place.
+		asChecked := strings.ReplaceAll(d, application.NamespacePlaceholder, "namespace")
+		if msgs := validation.IsDNS1123Subdomain(asChecked); len(msgs) > 0 {
 			return nil, fmt.Errorf("%q is not a DNS domain: %s", d, strings.Join(msgs, "; "))
+		}
+		for _, label := range strings.Split(d, ".") {
+			if strings.ContainsAny(label, "{}") && label != application.NamespacePlaceholder {
+				return nil, fmt.Errorf("%q is not a DNS domain: %s must be a whole label", d, application.NamespacePlaceholder)
+			}
 		}
 		domains = append(domains, d)
 	}

@@ -56,6 +56,10 @@ const (
 	// ReasonHostNotAllowed: spec.host is not under a domain the manager lets Applications
 	// serve (--ingress-domains); no Ingress is made for it.
 	ReasonHostNotAllowed = "HostNotAllowed"
+	// ReasonHostConflict: another Application, in this namespace or another one, created first,
+	// serves spec.host; no Ingress is made for it (one made before is deleted). The webhook
+	// refuses this; the controller decides when two got in at once.
+	ReasonHostConflict = "HostConflict"
 	// ReasonBackupPrefixNotAllowed: spec.backup.prefix (or the default "<name>/") is not a
 	// folder of plain segments ending in "/" (no "$", no leading "/", no "." or ".."). The
 	// webhook refuses it; the controller writes no CronJob, restore Job or retention rule for

@@ -137,9 +137,9 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 
 	// What the operator must not write for a tenant, whatever admission let through.
 	envRefused := refusal(paasv1alpha1.ReasonEnvNotAllowed, application.EnvProblems(field.NewPath("spec", "env"), &app.Spec))
-	var hostRefused *condition
-	if err := application.HostProblem(field.NewPath("spec", "host"), app.Spec.Host, r.IngressDomains); err != nil {
-		hostRefused = refusal(paasv1alpha1.ReasonHostNotAllowed, field.ErrorList{err})
+	hostRefused, err := r.hostRefusal(ctx, app)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	backupRefused, err := r.backupRefusal(ctx, app)
 	if err != nil {
@@ -149,7 +149,7 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 	if err := r.syncService(ctx, app); err != nil {
 		return r.childFailed(app, err)
 	}
-	if err := r.syncIngress(ctx, app, hostRefused == nil); err != nil {
+	if err := r.syncIngress(ctx, app, hostRefused); err != nil {
 		return r.childFailed(app, err)
 	}
 	// Pods wait for an env the operator may write; one already running keeps what it has.
@@ -318,14 +318,18 @@ func (r *ApplicationReconciler) syncService(ctx context.Context, app *paasv1alph
 	return r.apply(ctx, app, svc, "Service", func() { mutateService(svc, app) })
 }
 
-// syncIngress makes the Ingress when spec.host is set and allowed, and deletes it otherwise: an
-// Ingress for a host outside the allowed domains would route someone else's name.
-func (r *ApplicationReconciler) syncIngress(ctx context.Context, app *paasv1alpha1.Application, hostAllowed bool) error {
+// syncIngress makes the Ingress when spec.host is set and allowed, and deletes it otherwise
+// (refused says why not): an Ingress for a host outside the allowed domains, or one another
+// Application serves, would route someone else's name.
+func (r *ApplicationReconciler) syncIngress(ctx context.Context, app *paasv1alpha1.Application, refused *condition) error {
 	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.Name}}
 	if app.Spec.Host == "" {
 		return r.deleteOwned(ctx, app, ing, "Ingress", "spec.host is not set")
 	}
-	if !hostAllowed {
+	if refused != nil && refused.Reason == paasv1alpha1.ReasonHostConflict {
+		return r.deleteOwned(ctx, app, ing, "Ingress", "another Application serves spec.host")
+	}
+	if refused != nil {
 		return r.deleteOwned(ctx, app, ing, "Ingress", "spec.host is not under an allowed domain")
 	}
 	return r.apply(ctx, app, ing, "Ingress", func() { mutateIngress(ing, app, r.IngressClass) })
@@ -427,6 +431,28 @@ func (r *ApplicationReconciler) syncCronJob(ctx context.Context, app *paasv1alph
 		return nil, nil, err
 	}
 	return cj, nil, nil
+}
+
+// hostRefusal is the condition of an Application whose host the operator refuses to serve, nil
+// when it may: a host outside the allowed domains, or one an Application that came first serves
+// too, in any namespace the manager serves.
+func (r *ApplicationReconciler) hostRefusal(ctx context.Context, app *paasv1alpha1.Application) (*condition, error) {
+	path := field.NewPath("spec", "host")
+	if err := application.HostProblem(path, app.Spec.Host, app.Namespace, r.IngressDomains); err != nil {
+		return refusal(paasv1alpha1.ReasonHostNotAllowed, field.ErrorList{err}), nil
+	}
+	if app.Spec.Host == "" {
+		return nil, nil
+	}
+	others, err := index.ApplicationsServing(ctx, r.Client, app.Spec.Host)
+	if err != nil {
+		return nil, err
+	}
+	taken := application.HostConflicts(path, app, others, func(other *paasv1alpha1.Application) bool { return application.Precedes(other, app) })
+	if len(taken) > 0 {
+		return refusal(paasv1alpha1.ReasonHostConflict, taken), nil
+	}
+	return nil, nil
 }
 
 // backupRefusal is the condition of an Application whose backup the operator refuses to run
@@ -603,7 +629,7 @@ func (r *ApplicationReconciler) setReady(app *paasv1alpha1.Application, c condit
 	eventType := corev1.EventTypeNormal
 	if c.Reason == paasv1alpha1.ReasonResourceConflict || c.Reason == paasv1alpha1.ReasonEnvNotAllowed ||
 		c.Reason == paasv1alpha1.ReasonChildRejected ||
-		c.Reason == paasv1alpha1.ReasonHostNotAllowed ||
+		c.Reason == paasv1alpha1.ReasonHostNotAllowed || c.Reason == paasv1alpha1.ReasonHostConflict ||
 		c.Reason == paasv1alpha1.ReasonBackupPrefixNotAllowed || c.Reason == paasv1alpha1.ReasonBackupPrefixConflict ||
 		c.Reason == paasv1alpha1.ReasonRetentionNotAllowed ||
 		(c.Status == metav1.ConditionFalse && wasReady && c.Reason != paasv1alpha1.ReasonDeploymentProgressing) {
@@ -626,7 +652,7 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&batchv1.Job{}).
 		Owns(&storagev1alpha1.BucketAccess{}).
 		Watches(&storagev1alpha1.Bucket{}, handler.EnqueueRequestsFromMapFunc(r.applicationsOfBucket)).
-		// An Application whose backup prefix another one held gets it when that one goes.
+		// An Application whose backup prefix or host another one held gets it when that one goes.
 		Watches(&paasv1alpha1.Application{}, handler.EnqueueRequestsFromMapFunc(r.applicationsSharing),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
@@ -639,14 +665,26 @@ func (r *ApplicationReconciler) applicationsOfBucket(ctx context.Context, obj cl
 }
 
 // applicationsSharing maps an Application to the others whose claims it may decide: those that
-// back up into the same Bucket.
+// back up into the same Bucket, and those that serve the same host, in any namespace.
 func (r *ApplicationReconciler) applicationsSharing(ctx context.Context, obj client.Object) []reconcile.Request {
 	app, ok := obj.(*paasv1alpha1.Application)
-	if !ok || app.Spec.Backup == nil {
+	if !ok {
 		return nil
 	}
-	reqs := r.applicationsLinking(ctx, app.Namespace, app.Spec.Backup.Bucket)
-	return slices.DeleteFunc(reqs, func(req reconcile.Request) bool { return req.Name == app.Name })
+	var reqs []reconcile.Request
+	if app.Spec.Backup != nil {
+		reqs = r.applicationsLinking(ctx, app.Namespace, app.Spec.Backup.Bucket)
+	}
+	if app.Spec.Host != "" {
+		others, err := index.ApplicationsServing(ctx, r.Client, app.Spec.Host)
+		if err != nil {
+			logf.FromContext(ctx).Error(err, "Finding the Applications that serve a host", "host", app.Spec.Host)
+		}
+		for _, o := range others {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&o)})
+		}
+	}
+	return slices.DeleteFunc(reqs, func(req reconcile.Request) bool { return req.NamespacedName == client.ObjectKeyFromObject(app) })
 }
 
 func (r *ApplicationReconciler) applicationsLinking(ctx context.Context, namespace, bucket string) []reconcile.Request {

@@ -361,7 +361,7 @@ var _ = Describe("Application", func() {
 		app := newApp(ns, "web", func(s *paasv1alpha1.ApplicationSpec) {
 			s.Env = []corev1.EnvVar{{Name: "STORE", Value: "$(PHOTOS_BUCKET)"}}
 			s.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.5")}}
-			s.Host = "web.example.com"
+			s.Host = "quiet.example.com"
 			s.Buckets = []paasv1alpha1.BucketLink{{Name: "photos"}}
 			s.Backup = &paasv1alpha1.Backup{Bucket: "photos", Schedule: "@hourly", Command: []string{"backup"}}
 		})

@@ -28,6 +28,7 @@ import (
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/application"
+	"github.com/object-storage-manager/object-storage-manager/internal/index"
 )
 
 // DefaultPort and DefaultReplicas are the defaults of spec.port and spec.replicas; the CRD
@@ -44,12 +45,13 @@ var maxNameWithBackup = 52 - len(application.BackupCronJobName(""))
 var envPrefixRE = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
 
 // SetupWebhooksWithManager registers the Application defaulting and validating webhooks. The
-// validator reads Buckets through the manager's API reader (see ApplicationValidator.Reader);
-// ingressDomains are the domains hosts must be under (empty: any).
+// validator reads Buckets through the manager's API reader (see ApplicationValidator.Reader),
+// and the Applications that serve a host through its cache, which must have the field indexes
+// of index.Register; ingressDomains are the domains hosts must be under (empty: any).
 func SetupWebhooksWithManager(mgr ctrl.Manager, ingressDomains []string) error {
 	return ctrl.NewWebhookManagedBy(mgr, &paasv1alpha1.Application{}).
 		WithDefaulter(&ApplicationDefaulter{}).
-		WithValidator(&ApplicationValidator{Reader: mgr.GetAPIReader(), IngressDomains: ingressDomains}).
+		WithValidator(&ApplicationValidator{Reader: mgr.GetAPIReader(), Applications: mgr.GetClient(), IngressDomains: ingressDomains}).
 		Complete()
 }
 
@@ -96,6 +98,11 @@ type ApplicationValidator struct {
 	// Bucket and an Application applied together from one file reach the API server moments
 	// apart, before an informer cache could have seen the Bucket.
 	Reader client.Reader
+	// Applications finds the Applications that serve a host, in every namespace the manager
+	// serves: the manager's cache, with index.ApplicationHostField (a namespaced manager may
+	// list nothing cluster-wide from the API server). Two Applications admitted within the
+	// cache's lag can both pass; the controller then serves the host for the one created first.
+	Applications client.Reader
 	// IngressDomains are the domains spec.host must be under (the manager's --ingress-domains);
 	// empty allows any host.
 	IngressDomains []string
@@ -119,7 +126,11 @@ func (v *ApplicationValidator) ValidateCreate(ctx context.Context, app *paasv1al
 	if err != nil {
 		return nil, err
 	}
-	return nil, invalid(app.Name, append(append(errs, taken...), missing...))
+	served, err := v.checkHost(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	return nil, invalid(app.Name, append(append(append(errs, served...), taken...), missing...))
 }
 
 // ValidateUpdate checks the spec when it changed, and that Buckets linked by this update exist.
@@ -148,7 +159,14 @@ func (v *ApplicationValidator) ValidateUpdate(ctx context.Context, oldApp, newAp
 	if err != nil {
 		return nil, err
 	}
-	return nil, invalid(newApp.Name, append(append(append(errs, restoreErrs...), taken...), missing...))
+	var served field.ErrorList
+	if newApp.Spec.Host != oldApp.Spec.Host {
+		// A host kept is not looked up again: the Application holds it.
+		if served, err = v.checkHost(ctx, newApp); err != nil {
+			return nil, err
+		}
+	}
+	return nil, invalid(newApp.Name, append(append(append(append(errs, restoreErrs...), served...), taken...), missing...))
 }
 
 // ValidateDelete allows every deletion; the children go with the Application.
@@ -206,7 +224,7 @@ func validateSpec(app *paasv1alpha1.Application, allowedDomains []string) field.
 	// The rules the controller enforces too, since webhooks can be off.
 	errs = append(errs, application.EnvProblems(specPath.Child("env"), spec)...)
 	errs = append(errs, application.Errors(application.BackupProblems(app, nil, nil))...)
-	if err := application.HostProblem(specPath.Child("host"), spec.Host, allowedDomains); err != nil {
+	if err := application.HostProblem(specPath.Child("host"), spec.Host, app.Namespace, allowedDomains); err != nil {
 		errs = append(errs, err)
 	}
 	return errs
@@ -357,6 +375,20 @@ func (v *ApplicationValidator) checkBuckets(ctx context.Context, app *paasv1alph
 		}
 	}
 	return errs, nil
+}
+
+// checkHost returns a field error when another Application, in any namespace the manager
+// serves, serves app's host, and an error when the lookup itself failed.
+func (v *ApplicationValidator) checkHost(ctx context.Context, app *paasv1alpha1.Application) (field.ErrorList, error) {
+	if app.Spec.Host == "" {
+		return nil, nil
+	}
+	others, err := index.ApplicationsServing(ctx, v.Applications, app.Spec.Host)
+	if err != nil {
+		logf.FromContext(ctx).Error(err, "Listing the Applications that serve a host", "host", app.Spec.Host)
+		return nil, apierrors.NewInternalError(err)
+	}
+	return application.HostConflicts(field.NewPath("spec", "host"), app, others, func(*paasv1alpha1.Application) bool { return true }), nil
 }
 
 // checkBackupPrefix returns a field error when another Application of the namespace backs up

@@ -97,6 +97,26 @@ var _ = Describe("Application webhooks", func() {
 		Expect(k8sClient.Create(ctx, app)).To(Succeed())
 	})
 
+	It("refuses a host an Application of another namespace serves", func(ctx SpecContext) {
+		first, second := namespaceWithBucket(ctx), namespaceWithBucket(ctx)
+		serving := func(ns string) *paasv1alpha1.Application {
+			return &paasv1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"},
+				Spec: paasv1alpha1.ApplicationSpec{Image: "registry.example/shop:1", Host: "shop.apps.example.com"}}
+		}
+		Expect(k8sClient.Create(ctx, serving(first))).To(Succeed())
+		// The webhook reads the manager's cache, which sees the first a moment later.
+		Eventually(func(g Gomega) {
+			app := serving(second)
+			err := k8sClient.Create(ctx, app)
+			if err == nil {
+				g.Expect(k8sClient.Delete(ctx, app)).To(Succeed())
+			}
+			g.Expect(err).To(HaveOccurred(), "admitted before the cache saw the first")
+			g.Expect(kubectlMessage(err)).To(Equal(`The Application "shop" is invalid: spec.host: Invalid value: "shop.apps.example.com": ` +
+				`is already served by an Application in another namespace: a host belongs to one Application`))
+		}).Should(Succeed())
+	})
+
 	It("keeps each Application's backup prefix its own", func(ctx SpecContext) {
 		ns := namespaceWithBucket(ctx)
 		backingUp := func(name, prefix string) *paasv1alpha1.Application {
