@@ -161,7 +161,7 @@ func checkInstaller(t *testing.T, r *release, objs []*unstructured.Unstructured)
 		}
 	}
 	for kind, n := range map[string]int{"Namespace": 1, "CustomResourceDefinition": 4, "ServiceAccount": 1, "Deployment": 1,
-		"Service": 2, "Secret": 1, "MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1} {
+		"Service": 2, "Secret": 1, "MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1, "NetworkPolicy": 1} {
 		if kinds[kind] != n {
 			t.Errorf("install.yaml has %d %s, want %d", kinds[kind], kind, n)
 		}
