@@ -38,10 +38,10 @@ func TestInstallsLetOnlyTheAPIServerAndScrapersIn(t *testing.T) {
 		{name: "config/default", render: append(kustomize, "build", "config/default")},
 		{name: "config/default-certmanager", render: append(kustomize, "build", "config/default-certmanager")},
 		{name: "config/namespaced", render: append(kustomize, "build", "config/namespaced")},
-		{name: "chart, cluster-wide", render: append([]string{helm}, chartArgs...)},
+		{name: "chart, cluster-wide", render: append(append([]string{helm}, chartArgs...), "--set", "clusterWide=true")},
 		{name: "chart, some namespaces", render: append(append([]string{helm}, chartArgs...), "--set", "watchNamespaces={team-a}")},
 		{name: "chart, the API server named", webhookFrom: apiServer, render: append(append([]string{helm}, chartArgs...),
-			"--set", "networkPolicy.webhookFrom[0].ipBlock.cidr=10.0.0.10/32")},
+			"--set", "clusterWide=true", "--set", "networkPolicy.webhookFrom[0].ipBlock.cidr=10.0.0.10/32")},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			objs := decode(t, run(t, root, nil, tt.render[0], tt.render[1:]...))
@@ -68,6 +68,12 @@ func TestInstallsLetOnlyTheAPIServerAndScrapersIn(t *testing.T) {
 		})
 	}
 
+	t.Run("chart without a choice of reach", func(t *testing.T) {
+		out, err := command(root, nil, helm, chartArgs...)
+		if err == nil || !strings.Contains(string(out), "choose the manager's reach: watchNamespaces=") {
+			t.Errorf("helm template without watchNamespaces or clusterWide: %v, %s; want it refused, naming both", err, out)
+		}
+	})
 }
 
 // checkManagerPolicy checks that np lets in the API server (webhookFrom; nil: every source) on
