@@ -56,6 +56,9 @@ type (
 	waitingForUser struct{ owner string }
 	// accessKeyReplacing: the Secret lost the key, and a new one is on its way.
 	accessKeyReplacing struct{ secret, key string }
+	// accessWithheld: the first key, tried with itself, does not do only what it is for (the
+	// policy does not carry it yet, or it reaches outside its prefix): it is not handed out.
+	accessWithheld struct{ reason, why string }
 )
 
 func (f accessInvalidName) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engine.Condition {
@@ -114,13 +117,21 @@ func (f accessKeyReplacing) ready(*storagev1alpha1.BucketAccess, *keyCheck) *eng
 		"Secret %s lost key %s; a new key is on its way (see the KeyRotation condition).", f.secret, f.key))
 }
 
-// ready of an issued key says whether it can do what its access allows.
+func (f accessWithheld) ready(a *storagev1alpha1.BucketAccess, _ *keyCheck) *engine.Condition {
+	return engine.False(f.reason, fmt.Sprintf("%s; it is not written to Secret %s until it does only what it is for.", f.why, a.SecretNameOrDefault()))
+}
+
+// ready of an issued key says whether it can do what its access allows, and only under its
+// prefix.
 func (accessIssued) ready(a *storagev1alpha1.BucketAccess, check *keyCheck) *engine.Condition {
 	if check == nil {
 		return nil
 	}
 	if missing, _ := accessGaps(a.Spec.Access, check.check); len(missing) > 0 {
 		return engine.False(storagev1alpha1.ReasonPolicyPending, policyPending(missing, check))
+	}
+	if outside := outsideGaps(check.check); len(outside) > 0 {
+		return engine.False(storagev1alpha1.ReasonPrefixUnsupported, prefixUnsupported(a.Spec.Prefix, outside, check))
 	}
 	return engine.True(storagev1alpha1.ReasonAvailable, fmt.Sprintf("The credentials are in Secret %s.", a.SecretNameOrDefault()))
 }
@@ -131,13 +142,21 @@ func verifiedCondition(a *storagev1alpha1.BucketAccess, check *keyCheck) *engine
 	switch {
 	case len(missing) > 0:
 		return engine.False(storagev1alpha1.ReasonPolicyPending, policyPending(missing, check))
+	case len(outsideGaps(check.check)) > 0:
+		return engine.False(storagev1alpha1.ReasonPrefixUnsupported, prefixUnsupported(a.Spec.Prefix, outsideGaps(check.check), check))
 	case len(extra) > 0:
 		return engine.False(storagev1alpha1.ReasonAccessMismatch, fmt.Sprintf(
 			"%s access, but the key can also %s (%s): the bucket's ACL or the user's policy allows it to more than this key.",
 			a.Spec.Access, strings.Join(extra, " and "), checked(check)))
 	}
 	return engine.True(storagev1alpha1.ReasonVerified, fmt.Sprintf("Checked with the key itself: %s, as %s access allows.",
-		describeCheck(check.check), a.Spec.Access))
+		describeCheck(check), a.Spec.Access))
+}
+
+// prefixUnsupported says that a key limited to prefix can do what outside names beyond it.
+func prefixUnsupported(prefix string, outside []string, check *keyCheck) string {
+	return fmt.Sprintf("The key can also %s outside prefix %q (%s): the S3 server does not enforce the policy's prefix condition, "+
+		"or the bucket's ACL or policy allows more.", strings.Join(outside, " and "), prefix, checked(check))
 }
 
 func policyPending(missing []string, check *keyCheck) string {
@@ -145,7 +164,7 @@ func policyPending(missing []string, check *keyCheck) string {
 }
 
 func checked(check *keyCheck) string {
-	return fmt.Sprintf("key %s, %s", check.key, describeCheck(check.check))
+	return fmt.Sprintf("key %s, %s", check.key, describeCheck(check))
 }
 
 // conclude sets the BucketAccess's conditions from what the pass found, with an event when
@@ -231,12 +250,38 @@ func accessGaps(access storagev1alpha1.AccessMode, c objectstore.AccessCheck) (m
 	return missing, extra
 }
 
-func describeCheck(c objectstore.AccessCheck) string {
-	word := func(ok bool, what string) string {
-		if ok {
-			return what + " allowed"
-		}
-		return what + " refused"
+// outsideGaps lists what a key checked under a prefix can do outside it.
+func outsideGaps(c objectstore.AccessCheck) []string {
+	if c.Outside == nil {
+		return nil
 	}
-	return strings.Join([]string{word(c.List, "list"), word(c.Read, "read"), word(c.Write, "write")}, ", ")
+	var can []string
+	for _, d := range []struct {
+		what string
+		ok   bool
+	}{{"list", c.Outside.List}, {"read", c.Outside.Read}, {"write", c.Outside.Write}} {
+		if d.ok {
+			can = append(can, d.what)
+		}
+	}
+	return can
+}
+
+// describeCheck says what a check found: "list allowed, read allowed, write refused", under
+// the prefix and outside it when the key has one.
+func describeCheck(check *keyCheck) string {
+	words := func(c objectstore.AccessCheck) string {
+		word := func(ok bool, what string) string {
+			if ok {
+				return what + " allowed"
+			}
+			return what + " refused"
+		}
+		return strings.Join([]string{word(c.List, "list"), word(c.Read, "read"), word(c.Write, "write")}, ", ")
+	}
+	c := check.check
+	if c.Outside == nil {
+		return words(c)
+	}
+	return fmt.Sprintf("under prefix %q %s; outside it %s", check.prefix, words(c), words(*c.Outside))
 }

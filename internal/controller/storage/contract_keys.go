@@ -85,9 +85,9 @@ func (k contractKind) keys(c *storagev1alpha1.Contract, p *engine.Pass[*storagev
 func (k contractKind) heldSecret(c *storagev1alpha1.Contract, secret *corev1.Secret) *heldSecret {
 	return &heldSecret{secrets: k.secrets(), owner: c, secret: secret, render: func(key *contractclient.Credentials) credentials.Secret {
 		return credentials.Secret{
-			Name:   c.SecretNameOrDefault(),
-			Labels: map[string]string{storagev1alpha1.ContractLabel: c.Name},
-			Data:   credentials.Env(credentials.Connection{Endpoint: c.Status.Endpoint, Region: c.Status.Region}, key),
+			Name:     c.SecretNameOrDefault(),
+			Labels:   map[string]string{storagev1alpha1.ContractLabel: c.Name},
+			Rendered: credentials.Render(c.SecretFormats(), credentials.Connection{Endpoint: c.Status.Endpoint, Region: c.Status.Region}, key),
 			// The Secret outlives a namespace deletion's first sweep until this Contract lets it
 			// go, so its Buckets can still reach S3 to delete themselves.
 			Finalizer: Finalizer,

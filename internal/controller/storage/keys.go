@@ -38,10 +38,14 @@ type heldSecret struct {
 	keyFirst bool
 }
 
-// write writes the Secret as render says, with key when it is not nil.
+// write writes the Secret as render says, with key when it is not nil, or else with the key it
+// holds (in any format), so that every format it is asked for holds the same key.
 func (h *heldSecret) write(ctx context.Context, key *contractclient.Credentials) error {
 	if h.keyFirst && h.secret == nil && key == nil {
 		return nil
+	}
+	if held := credentials.KeyOf(h.secret); key == nil && held.AccessKeyID != "" && held.SecretAccessKey != "" {
+		key = &held
 	}
 	written, err := h.secrets.Write(ctx, h.owner, h.secret, h.render(key))
 	if err != nil {
