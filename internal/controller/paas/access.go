@@ -44,6 +44,9 @@ type wantedAccess struct {
 	// Name is the BucketAccess; Bucket the Bucket it reaches, with Access.
 	Name, Bucket string
 	Access       storagev1alpha1.AccessMode
+	// Prefix limits it to the objects under it: the backup prefix, for the backup's and the
+	// restore's, so their keys cannot touch another Application's backups.
+	Prefix string
 	// Component labels it as the app's, the backup's or the restore's.
 	Component string
 }
@@ -84,8 +87,8 @@ func wantedAccesses(app *paasv1alpha1.Application) []wantedAccess {
 		return wanted
 	}
 	for _, w := range []wantedAccess{
-		{Name: backupAccessSuffix, Bucket: backup.Bucket, Access: storagev1alpha1.AccessWriteOnly, Component: ComponentBackup},
-		{Name: restoreAccessSuffix, Bucket: backup.Bucket, Access: storagev1alpha1.AccessReadOnly, Component: ComponentRestore},
+		{Name: backupAccessSuffix, Bucket: backup.Bucket, Access: storagev1alpha1.AccessWriteOnly, Prefix: app.BackupPrefixOrDefault(), Component: ComponentBackup},
+		{Name: restoreAccessSuffix, Bucket: backup.Bucket, Access: storagev1alpha1.AccessReadOnly, Prefix: app.BackupPrefixOrDefault(), Component: ComponentRestore},
 	} {
 		suffix := w.Name
 		w.Name = accessName(app.Name, suffix)
@@ -266,9 +269,11 @@ func (r *ApplicationReconciler) applyAccess(ctx context.Context, app *paasv1alph
 	return ba, nil
 }
 
-// mutateAccess sets what the Application owns of a BucketAccess: its labels, Bucket and access.
+// mutateAccess sets what the Application owns of a BucketAccess: its labels, Bucket, access
+// and prefix.
 func mutateAccess(ba *storagev1alpha1.BucketAccess, app *paasv1alpha1.Application, w wantedAccess) {
 	setLabels(&ba.Labels, app, w.Component)
 	ba.Spec.Bucket = w.Bucket
 	ba.Spec.Access = w.Access
+	ba.Spec.Prefix = w.Prefix
 }

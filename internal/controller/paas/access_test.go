@@ -76,8 +76,8 @@ func TestWantedAccesses(t *testing.T) {
 			app: app(backupTo("photos"), paasv1alpha1.BucketLink{Name: "photos", Access: "ReadOnly"}),
 			want: []wantedAccess{
 				{Name: "web-photos", Bucket: "photos", Access: "ReadOnly", Component: "app"},
-				{Name: "web-backup", Bucket: "photos", Access: "WriteOnly", Component: "backup"},
-				{Name: "web-restore", Bucket: "photos", Access: "ReadOnly", Component: "restore"},
+				{Name: "web-backup", Bucket: "photos", Access: "WriteOnly", Prefix: "web/", Component: "backup"},
+				{Name: "web-restore", Bucket: "photos", Access: "ReadOnly", Prefix: "web/", Component: "restore"},
 			}},
 		{name: "a backup into a Bucket that is not linked gets nothing",
 			app:  app(backupTo("elsewhere"), paasv1alpha1.BucketLink{Name: "photos"}),
@@ -87,8 +87,8 @@ func TestWantedAccesses(t *testing.T) {
 			want: []wantedAccess{
 				{Name: "web-backup", Bucket: "backup", Access: "ReadWrite", Component: "app"},
 				{Name: "web-restore", Bucket: "restore", Access: "ReadWrite", Component: "app"},
-				{Name: hashedName("web-backup-backup"), Bucket: "backup", Access: "WriteOnly", Component: "backup"},
-				{Name: hashedName("web-restore-restore"), Bucket: "backup", Access: "ReadOnly", Component: "restore"},
+				{Name: hashedName("web-backup-backup"), Bucket: "backup", Access: "WriteOnly", Prefix: "web/", Component: "backup"},
+				{Name: hashedName("web-restore-restore"), Bucket: "backup", Access: "ReadOnly", Prefix: "web/", Component: "restore"},
 			}},
 	}
 	for _, tt := range tests {
