@@ -70,7 +70,8 @@ type Secret struct {
 }
 
 // Write creates owner's Secret, or updates existing (as Read returned it; nil: there is none),
-// when something differs, and returns it as written. A Secret of that name made meanwhile by
+// when something differs, and returns it as written; then its ConfigMap (Rendered.ConfigMap),
+// whose failure (ErrConfigMapConflict) comes with the Secret as written. A Secret of that name made meanwhile by
 // someone else is ErrSecretConflict; one of owner's own that the cache does not show yet is an
 // error to retry.
 func (s Secrets) Write(ctx context.Context, owner client.Object, existing *corev1.Secret, want Secret) (*corev1.Secret, error) {
@@ -97,10 +98,7 @@ func (s Secrets) Write(ctx context.Context, owner client.Object, existing *corev
 		}
 		s.Recorder.Eventf(owner, secret, corev1.EventTypeNormal, "SecretUpdated", "Update", "Updated %s in Secret %s", want.What, secret.Name)
 	}
-	if err := s.writeConfigMap(ctx, owner, want); err != nil {
-		return secret, err
-	}
-	return secret, nil
+	return secret, s.writeConfigMap(ctx, owner, want)
 }
 
 // apply sets want's labels, data and finalizer on secret, and reports whether anything changed.

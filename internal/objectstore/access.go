@@ -49,13 +49,18 @@ func (s *store) probe(ctx context.Context, bucket, prefix, key string) (AccessCh
 	if prefix != "" {
 		list.Prefix = aws.String(prefix)
 	}
-	_, lerr := s.s3.ListObjectsV2(ctx, list)
+	listed, lerr := s.s3.ListObjectsV2(ctx, list)
 	if c.List, err = allowed("listing", lerr); err != nil {
 		return c, err
 	}
 	_, gerr := s.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
 	if c.Read, err = allowed("reading", gerr, "NoSuchKey"); err != nil {
 		return c, err
+	}
+	if !c.Read && c.List && prefix != "" {
+		if c.Read, err = s.readUnder(ctx, bucket, listed); err != nil {
+			return c, err
+		}
 	}
 	wrongMD5 := base64.StdEncoding.EncodeToString(make([]byte, 16))
 	_, perr := s.s3.PutObject(ctx, &s3.PutObjectInput{
@@ -71,6 +76,22 @@ func (s *store) probe(ctx context.Context, bucket, prefix, key string) (AccessCh
 		return c, err
 	}
 	return c, nil
+}
+
+// readUnder decides a read under a prefix that a missing object did not: AWS and Ceph RGW
+// answer AccessDenied, not NoSuchKey, for a missing object to a key that may list the bucket
+// only under a prefix. The first object the listing found is read (one byte); when the prefix
+// holds none, the listing itself answers: its right and the read's come from the same
+// generated statements.
+func (s *store) readUnder(ctx context.Context, bucket string, listed *s3.ListObjectsV2Output) (bool, error) {
+	if listed == nil || len(listed.Contents) == 0 || listed.Contents[0].Key == nil {
+		return true, nil
+	}
+	out, err := s.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: listed.Contents[0].Key, Range: aws.String("bytes=0-0")})
+	if err == nil {
+		_ = out.Body.Close()
+	}
+	return allowed("reading", err, "NoSuchKey", "InvalidRange")
 }
 
 // outsideKey is the probe's object name outside prefix: its first character differs.

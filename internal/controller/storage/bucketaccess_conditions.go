@@ -44,7 +44,11 @@ type (
 	accessBucketMissing    struct{}
 	accessBucketNotReady   struct{ why string }
 	accessContractNotReady struct{ why string }
-	accessSecretTaken      struct{ secret string }
+	// configMap: it is the obc format's ConfigMap of that name that is someone else's.
+	accessSecretTaken struct {
+		secret    string
+		configMap bool
+	}
 	accessAPIFailed        struct{ err *contractclient.Error }
 	// principalLost: the provider no longer has the principal (deleted outside the operator).
 	principalLost  struct{}
@@ -79,6 +83,9 @@ func (f accessContractNotReady) ready(a *storagev1alpha1.BucketAccess, _ *keyChe
 }
 
 func (f accessSecretTaken) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engine.Condition {
+	if f.configMap {
+		return engine.False(storagev1alpha1.ReasonSecretConflict, configMapTaken(f.secret, "BucketAccess"))
+	}
 	return engine.False(storagev1alpha1.ReasonSecretConflict, fmt.Sprintf(
 		"Secret %q exists and does not belong to this BucketAccess; it is never overwritten. Delete it or set spec.secretName.", f.secret))
 }
@@ -222,10 +229,17 @@ func (k accessKind) principalFailed(found accessFound, err error) accessOutcome 
 // secretFailed ends a pass whose Secret is someone else's (ErrSecretConflict), or could not be
 // written. A foreign Secret is not in the cache (it lacks the label): look again later.
 func (k accessKind) secretFailed(found accessFound, a *storagev1alpha1.BucketAccess, err error) accessOutcome {
-	if errors.Is(err, credentials.ErrSecretConflict) {
-		return found.end(accessSecretTaken{a.SecretNameOrDefault()}, engine.WaitingRetry(k.ResyncPeriod), nil)
+	if errors.Is(err, credentials.ErrSecretConflict) || errors.Is(err, credentials.ErrConfigMapConflict) {
+		taken := accessSecretTaken{secret: a.SecretNameOrDefault(), configMap: errors.Is(err, credentials.ErrConfigMapConflict)}
+		return found.end(taken, engine.WaitingRetry(k.ResyncPeriod), nil)
 	}
 	return found.end(nil, 0, err)
+}
+
+// configMapTaken says that the obc format's ConfigMap, of the Secret's name, is someone else's.
+func configMapTaken(name, kind string) string {
+	return fmt.Sprintf("ConfigMap %s exists and does not belong to this %s; the obc format writes the connection to a ConfigMap "+
+		"of the Secret's name, and never overwrites another's. Delete it, or take obc out of spec.formats", name, kind)
 }
 
 // accessGaps lists what a key cannot do that its access allows (missing), and what it can do

@@ -148,7 +148,7 @@ func (k accessKind) keysFailed(found accessFound, a *storagev1alpha1.BucketAcces
 		return found.end(accessWithheld{reason, res.Found.Why}, res.After, nil), true
 	case errors.Is(res.Err, contractclient.ErrPrincipalDeleted), errors.Is(res.Err, contractclient.ErrNotFound):
 		return found.end(principalLost{}, 0, reconcile.TerminalError(res.Err)), true
-	case errors.Is(res.Err, credentials.ErrSecretConflict):
+	case errors.Is(res.Err, credentials.ErrSecretConflict), errors.Is(res.Err, credentials.ErrConfigMapConflict):
 		return k.secretFailed(found, a, res.Err), true
 	case res.Err != nil:
 		return found.end(nil, res.After, res.Err), true

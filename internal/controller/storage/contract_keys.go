@@ -114,8 +114,8 @@ func (k contractKind) keysOf(ctx context.Context, c *storagev1alpha1.Contract, p
 	}
 	res := keys.Reconcile(ctx)
 	found.keys = res.Found
-	if errors.Is(res.Err, credentials.ErrSecretConflict) {
-		return k.secretConflict(found, c.SecretNameOrDefault())
+	if errors.Is(res.Err, credentials.ErrSecretConflict) || errors.Is(res.Err, credentials.ErrConfigMapConflict) {
+		return k.secretFailed(found, c, res.Err)
 	}
 	var ready contractFinding = available{got}
 	switch {

@@ -48,11 +48,10 @@ func (h *heldSecret) write(ctx context.Context, key *contractclient.Credentials)
 		key = &held
 	}
 	written, err := h.secrets.Write(ctx, h.owner, h.secret, h.render(key))
-	if err != nil {
-		return err
+	if written != nil {
+		h.secret = written // written, though its ConfigMap may not be
 	}
-	h.secret = written
-	return nil
+	return err
 }
 
 func (h *heldSecret) writeKey(ctx context.Context, key contractclient.Credentials) error {
