@@ -59,11 +59,11 @@ var envKeys = []string{storagev1alpha1.SecretKeyAccessKeyID, storagev1alpha1.Sec
 var (
 	formats = map[storagev1alpha1.SecretFormat]format{
 		storagev1alpha1.FormatEnv:      {keys: envKeys, render: Env, key: envKey},
-		storagev1alpha1.FormatAWSFiles: {keys: []string{AWSCredentialsFile, AWSConfigFile}, render: awsFiles, key: awsFilesKey},
+		storagev1alpha1.FormatAWSFiles: {keys: []string{AWSCredentialsFile, AWSConfigFile}, render: awsFiles, key: iniKey(AWSCredentialsFile, "aws_access_key_id", "aws_secret_access_key")},
 		storagev1alpha1.FormatCOSI:     {keys: cosiKeys, render: cosi, key: cosiKey},
 		storagev1alpha1.FormatOBC:      {keys: obcSecretKeys, render: obc, key: envKey},
-		storagev1alpha1.FormatRclone:   {keys: []string{RcloneConfigFile}, render: rclone, key: rcloneKey},
-		storagev1alpha1.FormatS3cfg:    {keys: []string{S3cfgFile}, render: s3cfg, key: s3cfgKey},
+		storagev1alpha1.FormatRclone:   {keys: []string{RcloneConfigFile}, render: rclone, key: iniKey(RcloneConfigFile, "access_key_id", "secret_access_key")},
+		storagev1alpha1.FormatS3cfg:    {keys: []string{S3cfgFile}, render: s3cfg, key: iniKey(S3cfgFile, "access_key", "secret_key")},
 	}
 	keyOrder = []storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv, storagev1alpha1.FormatAWSFiles,
 		storagev1alpha1.FormatRclone, storagev1alpha1.FormatS3cfg, storagev1alpha1.FormatCOSI}
@@ -150,11 +150,6 @@ func awsFiles(c Connection, key *contractclient.Credentials) map[string][]byte {
 	return map[string][]byte{AWSCredentialsFile: []byte(creds), AWSConfigFile: []byte(config)}
 }
 
-func awsFilesKey(data map[string][]byte) contractclient.Credentials {
-	text := string(data[AWSCredentialsFile])
-	return contractclient.Credentials{AccessKeyID: iniValue(text, "aws_access_key_id"), SecretAccessKey: iniValue(text, "aws_secret_access_key")}
-}
-
 // rclone is an rclone.conf with one remote, RcloneRemote. It never creates a bucket (the key
 // may not), and addresses buckets by path, as every S3 server takes.
 func rclone(c Connection, key *contractclient.Credentials) map[string][]byte {
@@ -165,11 +160,6 @@ func rclone(c Connection, key *contractclient.Credentials) map[string][]byte {
 		"secret_access_key", key.SecretAccessKey, "endpoint", c.Endpoint, "region", c.Region,
 		"force_path_style", "true", "no_check_bucket", "true")
 	return map[string][]byte{RcloneConfigFile: []byte(conf)}
-}
-
-func rcloneKey(data map[string][]byte) contractclient.Credentials {
-	text := string(data[RcloneConfigFile])
-	return contractclient.Credentials{AccessKeyID: iniValue(text, "access_key_id"), SecretAccessKey: iniValue(text, "secret_access_key")}
 }
 
 // s3cfg is s3cmd's configuration: the endpoint as host and port for path-style addressing,
@@ -188,11 +178,6 @@ func s3cfg(c Connection, key *contractclient.Credentials) map[string][]byte {
 	conf := ini("default", "access_key", key.AccessKeyID, "secret_key", key.SecretAccessKey, "host_base", host,
 		"host_bucket", host, "use_https", https, "bucket_location", c.Region, "signature_v2", "False")
 	return map[string][]byte{S3cfgFile: []byte(conf)}
-}
-
-func s3cfgKey(data map[string][]byte) contractclient.Credentials {
-	text := string(data[S3cfgFile])
-	return contractclient.Credentials{AccessKeyID: iniValue(text, "access_key"), SecretAccessKey: iniValue(text, "secret_key")}
 }
 
 // OBC keys: Rook's ObjectBucketClaim puts these in a ConfigMap, and the key pair (AWS_*) in a
@@ -248,6 +233,14 @@ func ini(section string, kv ...string) string {
 		}
 	}
 	return b.String()
+}
+
+// iniKey reads the key pair of an INI file of the Secret (file), from the keys id and secret.
+func iniKey(file, id, secret string) func(map[string][]byte) contractclient.Credentials {
+	return func(data map[string][]byte) contractclient.Credentials {
+		text := string(data[file])
+		return contractclient.Credentials{AccessKeyID: iniValue(text, id), SecretAccessKey: iniValue(text, secret)}
+	}
 }
 
 // iniValue is the value of the first "key = value" line of text, "" when there is none.

@@ -30,12 +30,7 @@ import (
 // the variable (or flag) it documents for finding them.
 var _ = Describe("Secret formats", func() {
 	It("gives the AWS CLI, rclone, s3cmd and COSI what each reads, and rewrites them all at a rotation", func(ctx SpecContext) {
-		ns := newNamespace(ctx)
-		acct := readyAccount(ctx, ns, "acct")
-		b := newBucket(ns, "photos", "acct")
-		Expect(k8s.Create(ctx, b)).To(Succeed())
-		bucketReady(ctx, b)
-		bucket := b.Spec.BucketName
+		ns, acct, bucket := accountWithBucket(ctx, "photos")
 		Expect(put(ctx, acct.s3, bucket, "cat.jpg")).To(Succeed())
 		a := newAccess(ns, "app", "photos", storagev1alpha1.AccessReadWrite)
 		a.Spec.Formats = []storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv, storagev1alpha1.FormatAWSFiles,
@@ -104,12 +99,7 @@ var _ = Describe("Secret formats", func() {
 
 var _ = Describe("A BucketAccess limited to a prefix", func() {
 	It("writes and lists under its prefix and is refused outside it, and restic backs up and restores there", func(ctx SpecContext) {
-		ns := newNamespace(ctx)
-		acct := readyAccount(ctx, ns, "acct")
-		b := newBucket(ns, "backups", "acct")
-		Expect(k8s.Create(ctx, b)).To(Succeed())
-		bucketReady(ctx, b)
-		bucket := b.Spec.BucketName
+		ns, acct, bucket := accountWithBucket(ctx, "backups")
 		Expect(put(ctx, acct.s3, bucket, "other/old.tar")).To(Succeed())
 		Expect(put(ctx, acct.s3, bucket, "web/seed.txt")).To(Succeed())
 		a := newAccess(ns, "web", "backups", storagev1alpha1.AccessReadWrite)
@@ -148,6 +138,18 @@ var _ = Describe("A BucketAccess limited to a prefix", func() {
 		}
 	})
 })
+
+// accountWithBucket is a namespace of its own with a Ready Contract "acct" and a Ready Bucket
+// of name, whose bucket it returns.
+func accountWithBucket(ctx SpecContext, name string) (string, account, string) {
+	GinkgoHelper()
+	ns := newNamespace(ctx)
+	acct := readyAccount(ctx, ns, "acct")
+	b := newBucket(ns, name, "acct")
+	Expect(k8s.Create(ctx, b)).To(Succeed())
+	bucketReady(ctx, b)
+	return ns, acct, b.Spec.BucketName
+}
 
 // clientsRead runs each format's client, with nothing but that format's files, against the
 // BucketAccess's bucket, and expects each to list object.
