@@ -82,8 +82,10 @@ var _ = Describe("Application", func() {
 		for _, ba := range []*storagev1alpha1.BucketAccess{photosAccess, uploadsAccess, backupAccess, accessReady(ctx, ns, "web-restore")} {
 			Expect(ba.OwnerReferences).To(Equal(controlledBy(app)), ba.Name)
 		}
-		Expect(photosAccess.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{Bucket: "photos", Access: storagev1alpha1.AccessReadWrite}))
-		Expect(backupAccess.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{Bucket: "photos", Access: storagev1alpha1.AccessWriteOnly}))
+		env := []storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv} // the schema's default
+		Expect(photosAccess.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{Bucket: "photos", Access: storagev1alpha1.AccessReadWrite, Formats: env}))
+		Expect(backupAccess.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{Bucket: "photos", Access: storagev1alpha1.AccessWriteOnly,
+			Prefix: "web/", Formats: env}), "the backup's key reaches only the backup prefix")
 		appCondition(ctx, app, paasv1alpha1.BucketsReadyCondition, metav1.ConditionTrue, paasv1alpha1.ReasonBucketsReady)
 		ready := appCondition(ctx, app, paasv1alpha1.ReadyCondition, metav1.ConditionFalse, paasv1alpha1.ReasonDeploymentProgressing)
 		Expect(ready.Message).To(Equal("Deployment web is rolling out generation 1"))

@@ -465,7 +465,8 @@ var _ = Describe("The BucketAccess sample", func() {
 		var got storagev1alpha1.BucketAccess
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "private-reader"}, &got)).To(Succeed())
 		Expect(got.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{
-			Bucket: "private", Access: storagev1alpha1.AccessReadOnly, SecretName: "private-reader-credentials"}))
+			Bucket: "private", Access: storagev1alpha1.AccessReadOnly, SecretName: "private-reader-credentials",
+			Formats: []storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv}}))
 	})
 })
 
