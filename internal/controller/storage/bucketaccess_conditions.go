@@ -49,7 +49,7 @@ type (
 		secret    string
 		configMap bool
 	}
-	accessAPIFailed        struct{ err *contractclient.Error }
+	accessAPIFailed struct{ err *contractclient.Error }
 	// principalLost: the provider no longer has the principal (deleted outside the operator).
 	principalLost  struct{}
 	accessS3Failed struct{ err error }
