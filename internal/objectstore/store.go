@@ -85,9 +85,9 @@ type Store interface {
 	CountObjects(ctx context.Context, bucket string, limit int32) (n int, more bool, err error)
 	// DeleteBucket deletes an empty bucket; ErrBucketNotEmpty otherwise.
 	DeleteBucket(ctx context.Context, bucket string) error
-	// CheckAccess finds out what the Store's own key may do in bucket: list, read, write. It
-	// changes nothing.
-	CheckAccess(ctx context.Context, bucket string) (AccessCheck, error)
+	// CheckAccess finds out what the Store's own key may do in bucket: list, read, write; under
+	// prefix and outside it, when prefix is not "". It changes nothing.
+	CheckAccess(ctx context.Context, bucket, prefix string) (AccessCheck, error)
 }
 
 // Account is one account's keys on one S3 endpoint, and how buckets are addressed there.

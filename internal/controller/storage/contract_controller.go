@@ -79,6 +79,7 @@ type ContractReconciler struct {
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts/finalizers,verbs=update
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -245,6 +246,7 @@ func (r *ContractReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&storagev1alpha1.Contract{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Owns(&corev1.Secret{}).
+		Owns(&corev1.ConfigMap{}).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(contractOfExistingSecret)).
 		Watches(&storagev1alpha1.Bucket{},
 			contractOfBucketAfter(tuning.BucketChurnSettle),

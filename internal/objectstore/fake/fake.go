@@ -394,7 +394,8 @@ func (s *Store) DeleteBucket(_ context.Context, name string) error {
 }
 
 // CheckAccess implements objectstore.Store.
-func (s *Store) CheckAccess(_ context.Context, name string) (objectstore.AccessCheck, error) {
+// Checked under a prefix, the key can do as much outside it (Access.Outside says otherwise).
+func (s *Store) CheckAccess(_ context.Context, name, prefix string) (objectstore.AccessCheck, error) {
 	check := objectstore.AccessCheck{List: true, Read: true, Write: true}
 	err := s.call("CheckAccess", func() error {
 		if _, err := s.bucket(name); err != nil {
@@ -402,6 +403,10 @@ func (s *Store) CheckAccess(_ context.Context, name string) (objectstore.AccessC
 		}
 		if s.Access != nil {
 			check = *s.Access
+		}
+		if prefix != "" && check.Outside == nil {
+			outside := check
+			check.Outside = &outside
 		}
 		return nil
 	})

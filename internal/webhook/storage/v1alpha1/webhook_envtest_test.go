@@ -390,6 +390,27 @@ var _ = Describe("BucketAccess admission", func() {
 			`must be shorter than period (1m0s): the previous key must be revoked before the next rotation replaces the current one`))
 	})
 
+	// In a bucket policy "$" starts a variable and "*", "?" are wildcards: a prefix holding one
+	// would widen the key, so the schema refuses them, with ".." and a leading "/".
+	It("refuses a prefix that would not mean what it says, every problem at once, and stores the default format", func(ctx SpecContext) {
+		a := newBucketAccess(ns, "reader", "data", storagev1alpha1.AccessReadOnly)
+		a.Spec.Prefix = "/web/../${aws:username}*"
+		err := k8sClient.Create(ctx, a)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
+		Expect(kubectlMessage(err)).To(Equal(`The BucketAccess "reader" is invalid: ` +
+			"\n* " + `spec.prefix: Invalid value: "/web/../${aws:username}*": prefix may not contain '..'` +
+			"\n* " + `spec.prefix: Invalid value: "/web/../${aws:username}*": prefix may not start with '/'` +
+			"\n* " + `spec.prefix: Invalid value: "/web/../${aws:username}*": prefix may not contain '$', '*' or '?': in a bucket policy they are variables and wildcards`))
+
+		a.Spec.Prefix = "web/2026..11/"
+		Expect(kubectlMessage(k8sClient.Create(ctx, a))).To(ContainSubstring(`spec.prefix: Invalid value: "web/2026..11/": prefix may not contain '..'`))
+		a.Spec.Prefix = "web/"
+		Expect(k8sClient.Create(ctx, a)).To(Succeed())
+		Expect(a.Spec.Formats).To(Equal([]storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv}))
+		a.Spec.Formats = []storagev1alpha1.SecretFormat{"env", "ini"}
+		Expect(kubectlMessage(k8sClient.Update(ctx, a))).To(ContainSubstring(`spec.formats[1]: Unsupported value: "ini": supported values: "env", "aws-files", "cosi", "obc", "rclone", "s3cfg"`))
+	})
+
 	// The CRD's CEL rules run before validating webhooks: theirs is the message for a change
 	// between two values. The webhook catches setting a secretName where the default was meant,
 	// which the CEL rule cannot see (it compares two set values only).
@@ -462,7 +483,8 @@ var _ = Describe("The BucketAccess sample", func() {
 		var got storagev1alpha1.BucketAccess
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "private-reader"}, &got)).To(Succeed())
 		Expect(got.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{
-			Bucket: "private", Access: storagev1alpha1.AccessReadOnly, SecretName: "private-reader-credentials"}))
+			Bucket: "private", Access: storagev1alpha1.AccessReadOnly, SecretName: "private-reader-credentials",
+			Formats: []storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv}}))
 	})
 })
 
