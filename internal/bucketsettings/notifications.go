@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
@@ -30,11 +31,15 @@ func (Notifications) Observe(ctx context.Context, in *Input) ([]objectstore.Noti
 }
 
 // Desired is the spec's notifications, each with its topic's ARN ("" while the provider has
-// not made it, which Write refuses).
-func (Notifications) Desired(in *Input, _ []objectstore.Notification) []objectstore.Notification {
+// not made it, which Write refuses). Observing, the operator makes no topic, so the spec says
+// nothing of which one a notification publishes to: the bucket's own is taken.
+func (Notifications) Desired(in *Input, observed []objectstore.Notification) []objectstore.Notification {
 	out := make([]objectstore.Notification, 0, len(in.Bucket.Spec.Notifications))
 	for _, n := range in.Bucket.Spec.Notifications {
 		o := objectstore.Notification{ID: n.Name, TopicARN: in.TopicARNs[n.Name]}
+		if i := slices.IndexFunc(observed, func(x objectstore.Notification) bool { return x.ID == n.Name }); in.Observe && i >= 0 {
+			o.TopicARN = observed[i].TopicARN
+		}
 		for _, e := range n.Events {
 			o.Events = append(o.Events, string(e))
 		}

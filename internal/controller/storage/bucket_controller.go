@@ -23,6 +23,7 @@ import (
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/bucketsettings"
+	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
 	"github.com/object-storage-manager/object-storage-manager/internal/credentials"
 	"github.com/object-storage-manager/object-storage-manager/internal/index"
@@ -52,6 +53,9 @@ type BucketReconciler struct {
 	APIReader client.Reader
 	// Settings are the bucket settings the spec manages; bucketsettings.All when nil.
 	Settings []bucketsettings.Syncer
+	// Topics makes the provider's topics the spec's notifications publish to; without it,
+	// notifications are Unsupported.
+	Topics contractclient.Topics
 
 	// written is this controller's record of its own last writes (engine.Writes).
 	written engine.Writes
@@ -107,6 +111,10 @@ func (k bucketKind) Normal(ctx context.Context, b *storagev1alpha1.Bucket, p *en
 	if out, done := k.ensureBucket(ctx, b, p, acct.store, &found); done {
 		return out
 	}
+	contractID := acct.contract.Status.ContractID
+	if out, done := k.ensureTopics(ctx, b, p, contractID, in, found); done {
+		return out
+	}
 	failed := bucketsettings.Sync(ctx, in, k.emitter(b), k.settings()).Failed
 	if slices.ContainsFunc(failed, func(f bucketsettings.Failure) bool { return errors.Is(f.Err, objectstore.ErrNoSuchBucket) }) {
 		// Deleted behind the operator's back: make it again, then give it the spec, which
@@ -117,6 +125,9 @@ func (k bucketKind) Normal(ctx context.Context, b *storagev1alpha1.Bucket, p *en
 		}
 		in.Applied = false
 		failed = bucketsettings.Sync(ctx, in, k.emitter(b), k.settings()).Failed
+	}
+	if out, done := k.settleTopics(ctx, b, contractID, in.Applied, failed, found); done {
+		return out
 	}
 	return k.settled(b, found, failed)
 }
@@ -166,7 +177,8 @@ func (k bucketKind) emitter(b *storagev1alpha1.Bucket) bucketsettings.Emit {
 // its Contract's endpoint add.
 func (k bucketKind) settingsInput(b *storagev1alpha1.Bucket, acct *account, users *bucketUsers, applied bool) *bucketsettings.Input {
 	return &bucketsettings.Input{Bucket: b, Store: acct.store, Applied: applied, Grants: users.policyGrants(),
-		LifecycleRules: users.lifecycleRules(), PolicyForm: acct.contract.Status.BucketPolicy, OwnerTags: ownerTags(b)}
+		LifecycleRules: users.lifecycleRules(), PolicyForm: acct.contract.Status.BucketPolicy, OwnerTags: ownerTags(b),
+		WebsiteEndpoint: acct.contract.Status.WebsiteEndpoint}
 }
 
 // specApplied reports whether the current spec was applied by an earlier pass that ended Ready.
