@@ -12,9 +12,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -72,6 +74,19 @@ func (r *receiver) events() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]string(nil), r.got...)
+}
+
+// eventReasons lists the reasons of the events recorded about obj.
+func eventReasons(ctx SpecContext, obj client.Object) []string {
+	var list eventsv1.EventList
+	Expect(k8s.List(ctx, &list, client.InNamespace(obj.GetNamespace()))).To(Succeed())
+	var reasons []string
+	for _, e := range list.Items {
+		if e.Regarding.UID == obj.GetUID() {
+			reasons = append(reasons, e.Reason)
+		}
+	}
+	return reasons
 }
 
 var _ = Describe("Bucket website and notifications on Ceph RGW", func() {
@@ -145,19 +160,53 @@ var _ = Describe("Bucket website and notifications on Ceph RGW", func() {
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(b), b)).To(Succeed())
 		Expect(b.ResourceVersion).To(Equal(version), "the Bucket was written during resyncs")
 
-		By("deleting its topic with the Bucket")
+		By("restoring the notification changed behind its back")
+		_, err := owner.PutBucketNotificationConfiguration(ctx, &s3.PutBucketNotificationConfigurationInput{
+			Bucket: aws.String(name), NotificationConfiguration: &s3types.NotificationConfiguration{
+				TopicConfigurations: []s3types.TopicConfiguration{{Id: aws.String("images"), TopicArn: aws.String(b.Status.Topics[0].ARN),
+					Events: []s3types.Event{"s3:ObjectRemoved:*"}}}}})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			out, err := owner.GetBucketNotificationConfiguration(ctx, &s3.GetBucketNotificationConfigurationInput{Bucket: aws.String(name)})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(out.TopicConfigurations).To(HaveLen(1))
+			g.Expect(out.TopicConfigurations[0].Events).To(ConsistOf(s3types.Event("s3:ObjectCreated:*")))
+			g.Expect(eventReasons(ctx, b)).To(ContainElement("NotificationsDriftCorrected"))
+		}).Should(Succeed())
+		upload(ctx, name, "images/dog.jpg", "woof")
+		Eventually(events.events).Should(ContainElement(HaveSuffix(" images/dog.jpg")))
+
+		By("deleting the topic of a notification the spec drops")
 		api, err := contractapi.NewClientWithResponses(stk.ContractAPI.URL, contractapi.WithBearerToken(stk.ContractAPI.Token))
 		Expect(err).NotTo(HaveOccurred())
 		topics, err := api.ListTopicsWithResponse(ctx, contract.Status.ContractID)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(topics.JSON200).NotTo(BeNil())
 		Expect(topics.JSON200.Topics).To(HaveLen(1))
-		for _, key := range []string{"docs/readme.txt", "images/cat.jpg"} {
+		Eventually(func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
+				return err
+			}
+			b.Spec.Notifications = append(b.Spec.Notifications, storagev1alpha1.BucketNotification{Name: "removals",
+				Endpoint: events.URL, Events: []storagev1alpha1.NotificationEvent{"s3:ObjectRemoved:*"}})
+			b.Spec.Notifications = b.Spec.Notifications[1:]
+			return k8s.Update(ctx, b)
+		}).Should(Succeed())
+		ready(ctx, b, func() []metav1.Condition { return b.Status.Conditions })
+		Expect(b.Status.Topics).To(ConsistOf(HaveField("Name", HaveSuffix("-removals"))))
+		Expect(b.Status.Notifications).To(ConsistOf(HaveField("Name", "removals")), "RGW kept the notification the spec dropped")
+		topics, err = api.ListTopicsWithResponse(ctx, contract.Status.ContractID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(topics.JSON200.Topics).To(ConsistOf(HaveField("Name", HaveSuffix("-removals"))))
+
+		By("deleting its topics with the Bucket")
+		for _, key := range []string{"docs/readme.txt", "images/cat.jpg", "images/dog.jpg"} {
 			_, err := owner.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(name), Key: aws.String(key)})
 			Expect(err).NotTo(HaveOccurred())
 		}
 		Expect(k8s.Delete(ctx, b)).To(Succeed())
 		Eventually(func() bool { return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(b), b)) }).Should(BeTrue())
+		Expect(events.events()).To(ContainElement(ContainSubstring("ObjectRemoved")), "the removals notification was not sent")
 		topics, err = api.ListTopicsWithResponse(ctx, contract.Status.ContractID)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(topics.JSON200.Topics).To(BeEmpty())
