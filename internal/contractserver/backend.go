@@ -3,6 +3,7 @@ package contractserver
 import (
 	"context"
 	"errors"
+	"net/http"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 )
@@ -92,4 +93,15 @@ type PrincipalBackend interface {
 	// PolicyPrincipal is the Principal element that names the principal in a bucket policy,
 	// given its keys in effect, oldest first.
 	PolicyPrincipal(contractID, principalID string, accessKeyIDs []string) map[string]any
+}
+
+// capability is the backend as an optional capability B (principals, topics), or the 501
+// not-supported a caller gets from a backend without it: "the <kind> backend of this server
+// <lacks>".
+func capability[B any](s *Server, lacks string) (B, error) {
+	b, ok := s.backend.(B)
+	if !ok {
+		return b, newProblem(contractapi.ProblemNotSupported, http.StatusNotImplemented, "the %s backend of this server %s", s.backend.Kind(), lacks)
+	}
+	return b, nil
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
@@ -44,10 +45,8 @@ type storedTopic struct {
 
 // topic returns the topic of this name, or nil.
 func (r *record) topic(name string) *storedTopic {
-	for i := range r.Topics {
-		if r.Topics[i].Name == name {
-			return &r.Topics[i]
-		}
+	if i := slices.IndexFunc(r.Topics, func(t storedTopic) bool { return t.Name == name }); i >= 0 {
+		return &r.Topics[i]
 	}
 	return nil
 }
@@ -175,7 +174,7 @@ func (s *Server) DeleteTopic(ctx context.Context, req contractapi.DeleteTopicReq
 // forgets them.
 func (s *Server) deleteTopics(ctx context.Context, rec *record) error {
 	if len(rec.Topics) == 0 {
-		return nil
+		return nil // also on a backend without topics
 	}
 	tb, err := s.topicBackend()
 	if err != nil {
@@ -191,12 +190,7 @@ func (s *Server) deleteTopics(ctx context.Context, rec *record) error {
 
 // topicBackend is the backend's support for topics, or the 501 a caller gets without it.
 func (s *Server) topicBackend() (TopicBackend, error) {
-	tb, ok := s.backend.(TopicBackend)
-	if !ok {
-		return nil, newProblem(contractapi.ProblemNotSupported, http.StatusNotImplemented,
-			"the %s backend of this server makes no topics: it sends bucket events only to targets set when it starts", s.backend.Kind())
-	}
-	return tb, nil
+	return capability[TopicBackend](s, "makes no topics: it sends bucket events only to targets set when it starts")
 }
 
 func withoutTopic(topics []storedTopic, name string) []storedTopic {
