@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -210,5 +211,35 @@ var _ = Describe("Bucket website and notifications on Ceph RGW", func() {
 		topics, err = api.ListTopicsWithResponse(ctx, contract.Status.ContractID)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(topics.JSON200.Topics).To(BeEmpty())
+	})
+
+	It("says notifications need a provider on a Contract over an existing account, with the rest applied", func(ctx SpecContext) {
+		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ceph-keys"},
+			StringData: map[string]string{
+				storagev1alpha1.SecretKeyAccessKeyID:     stk.S3.AdminAccessKey,
+				storagev1alpha1.SecretKeySecretAccessKey: stk.S3.AdminSecretKey,
+			}})).To(Succeed())
+		own := &storagev1alpha1.Contract{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "own"},
+			Spec: storagev1alpha1.ContractSpec{Credentials: &storagev1alpha1.ContractCredentials{
+				SecretName: "ceph-keys", Endpoint: stk.S3.Endpoint, Region: stk.S3.Region}}}
+		Expect(k8s.Create(ctx, own)).To(Succeed())
+		ready(ctx, own, func() []metav1.Condition { return own.Status.Conditions })
+		b := bucket("own", storagev1alpha1.BucketSpec{BucketReclaimPolicy: storagev1alpha1.ReclaimPolicyDelete,
+			Website: &storagev1alpha1.BucketWebsite{IndexDocument: "index.html"},
+			Notifications: []storagev1alpha1.BucketNotification{{Name: "all", Endpoint: "http://127.0.0.1:9/",
+				Events: []storagev1alpha1.NotificationEvent{"s3:ObjectCreated:*"}}}})
+		b.Spec.ContractName = "own"
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(b), b)).To(Succeed())
+			c := meta.FindStatusCondition(b.Status.Conditions, storagev1alpha1.ReadyCondition)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(storagev1alpha1.ReasonNotificationsUnsupported), c.Message)
+			g.Expect(c.Message).To(ContainSubstring("Contract own is an account of its own (spec.credentials), and no provider makes topics for it"))
+		}).Should(Succeed())
+		Expect(b.Status.Website).To(Equal(b.Spec.Website), "the rest of the spec is applied")
+		Expect(b.Status.Topics).To(BeEmpty())
+		Expect(k8s.Delete(ctx, b)).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(b), b)) }).Should(BeTrue())
 	})
 })

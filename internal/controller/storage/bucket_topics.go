@@ -37,8 +37,15 @@ func topicPrefix(b *storagev1alpha1.Bucket) string { return string(b.UID) + "-" 
 func (k bucketKind) ensureTopics(ctx context.Context, b *storagev1alpha1.Bucket, p *engine.Pass[*storagev1alpha1.Bucket],
 	contractID string, in *bucketsettings.Input, found bucketFound) (bucketOutcome, bool) {
 	in.TopicARNs = map[string]string{}
-	if k.Topics == nil && len(b.Spec.Notifications) > 0 {
+	switch {
+	case len(b.Spec.Notifications) == 0:
+		return bucketOutcome{}, false
+	case k.Topics == nil:
 		in.TopicsErr = fmt.Errorf("%w: the operator runs without a contract API", bucketsettings.ErrTopicsUnsupported)
+		return bucketOutcome{}, false
+	case contractID == "":
+		in.TopicsErr = fmt.Errorf("%w: Contract %s is an account of its own (spec.credentials), and no provider makes topics for it",
+			bucketsettings.ErrTopicsUnsupported, b.Spec.ContractName)
 		return bucketOutcome{}, false
 	}
 	for _, n := range b.Spec.Notifications {
@@ -75,7 +82,7 @@ func (k bucketKind) ensureTopics(ctx context.Context, b *storagev1alpha1.Bucket,
 // yet, the provider's list is read too, so a topic whose record was lost is found as well.
 func (k bucketKind) settleTopics(ctx context.Context, b *storagev1alpha1.Bucket, contractID string, applied bool,
 	failed []bucketsettings.Failure, found bucketFound) (bucketOutcome, bool) {
-	if k.Topics == nil || slices.ContainsFunc(failed, func(f bucketsettings.Failure) bool {
+	if k.Topics == nil || contractID == "" || slices.ContainsFunc(failed, func(f bucketsettings.Failure) bool {
 		return f.Info.Field == bucketsettings.Notifications{}.Info().Field && !f.Unsupported
 	}) {
 		return bucketOutcome{}, false
