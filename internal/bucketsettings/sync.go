@@ -23,7 +23,7 @@ var All = []Syncer{
 	Of[map[string]string](Tags{}),
 	Of[objectstore.Encryption](Encryption{}),
 	Of[objectstore.Logging](Logging{}),
-	Of[objectstore.Website](Website{}),
+	Of[site](Website{}),
 	Of[[]objectstore.Notification](Notifications{}),
 }
 

@@ -157,3 +157,24 @@ func TestObservingComparesNotificationsWithoutTheirTopic(t *testing.T) {
 		t.Error("notifications with other events count as matching")
 	}
 }
+
+// Where the provider serves websites is its to say, and may be said (or change) after the
+// website was made: status follows without a write to the bucket, and without an event.
+func TestTheWebsiteEndpointFollowsTheProviderWithoutAWrite(t *testing.T) {
+	in, store := web(t)
+	in.WebsiteEndpoint = ""
+	Sync(context.Background(), in, func(string, string, string) {}, All)
+	if in.Bucket.Status.WebsiteEndpoint != "" {
+		t.Fatalf("a provider that does not say shows %q", in.Bucket.Status.WebsiteEndpoint)
+	}
+	in.Applied, in.WebsiteEndpoint = true, "https://{bucket}.web.example.com"
+	before := len(store.Calls())
+	ev := &events{}
+	Sync(context.Background(), in, ev.emit, All)
+	if got := in.Bucket.Status.WebsiteEndpoint; got != "https://b.web.example.com" {
+		t.Errorf("status.websiteEndpoint is %q once the provider says where", got)
+	}
+	if w := writes(store.Calls()[before:]); len(w) > 0 || len(ev.got) > 0 {
+		t.Errorf("the provider's endpoint caused writes %v and events %v", w, ev.got)
+	}
+}

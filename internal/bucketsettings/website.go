@@ -10,9 +10,16 @@ import (
 )
 
 // Website is the bucket's static website configuration, read while the spec sets one; when the
-// spec drops it, the bucket's is deleted. Recording it also records where the provider serves
-// it (status.websiteEndpoint).
+// spec drops it, the bucket's is deleted.
 type Website struct{}
+
+// site is a website configuration and the URL the provider serves it at (status.websiteEndpoint).
+// The URL is part of the value, so a provider that comes to say where its websites are, or moves
+// them, changes status without a write to the bucket.
+type site struct {
+	objectstore.Website
+	Endpoint string
+}
 
 func (Website) Info() Info {
 	return Info{Field: "website", Title: "static website hosting", Event: "Website", Unsupported: storagev1alpha1.ReasonWebsiteUnsupported}
@@ -20,21 +27,24 @@ func (Website) Info() Info {
 
 func (Website) Wanted(in *Input) bool { return in.Bucket.Spec.Website != nil }
 
-func (Website) Observe(ctx context.Context, in *Input) (objectstore.Website, error) {
-	return in.Store.Website(ctx, in.Name())
+func (Website) Observe(ctx context.Context, in *Input) (site, error) {
+	w, err := in.Store.Website(ctx, in.Name())
+	return siteOf(in, w), err
 }
 
-func (Website) Desired(in *Input, _ objectstore.Website) objectstore.Website {
-	return specWebsite(in.Bucket.Spec.Website)
+func (Website) Desired(in *Input, _ site) site {
+	return siteOf(in, specWebsite(in.Bucket.Spec.Website))
 }
 
-func (Website) Equal(a, b objectstore.Website) bool { return objectstore.WebsiteEqual(a, b) }
-
-func (Website) Write(ctx context.Context, in *Input, w objectstore.Website) error {
-	return in.Store.PutWebsite(ctx, in.Name(), w)
+func (Website) Equal(a, b site) bool {
+	return objectstore.WebsiteEqual(a.Website, b.Website) && a.Endpoint == b.Endpoint
 }
 
-func (Website) Describe(in *Input, w objectstore.Website) string {
+func (Website) Write(ctx context.Context, in *Input, w site) error {
+	return in.Store.PutWebsite(ctx, in.Name(), w.Website)
+}
+
+func (Website) Describe(in *Input, w site) string {
 	if w.RedirectAll != nil {
 		return fmt.Sprintf("Made bucket %s a website that redirects every request to %s", in.Name(), w.RedirectAll.HostName)
 	}
@@ -49,19 +59,25 @@ func (Website) Removed(in *Input) string {
 	return fmt.Sprintf("Deleted the website configuration of bucket %s, which its spec no longer has", in.Name())
 }
 
-func (Website) Recorded(in *Input) (objectstore.Website, bool) {
-	return specWebsite(in.Bucket.Status.Website), in.Bucket.Status.Website != nil
+func (Website) Recorded(in *Input) (site, bool) {
+	st := in.Bucket.Status
+	return site{specWebsite(st.Website), st.WebsiteEndpoint}, st.Website != nil
 }
 
-func (Website) Record(in *Input, st *storagev1alpha1.BucketStatus, w objectstore.Website, _ bool) {
+func (Website) Record(_ *Input, st *storagev1alpha1.BucketStatus, w site, _ bool) {
 	st.Website, st.WebsiteEndpoint = nil, ""
-	if w.IsZero() {
-		return
+	if !w.IsZero() {
+		st.Website, st.WebsiteEndpoint = statusWebsite(w.Website), w.Endpoint
 	}
-	st.Website = statusWebsite(w)
-	if in.WebsiteEndpoint != "" {
-		st.WebsiteEndpoint = strings.ReplaceAll(in.WebsiteEndpoint, "{bucket}", in.Name())
+}
+
+// siteOf is w with the URL the provider serves it at: none without a website, or when the
+// provider does not say.
+func siteOf(in *Input, w objectstore.Website) site {
+	if w.IsZero() || in.WebsiteEndpoint == "" {
+		return site{Website: w}
 	}
+	return site{Website: w, Endpoint: strings.ReplaceAll(in.WebsiteEndpoint, "{bucket}", in.Name())}
 }
 
 // specWebsite is a website as a spec (or status) writes it, in the Store's form.
