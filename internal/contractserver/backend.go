@@ -105,3 +105,19 @@ func capability[B any](s *Server, lacks string) (B, error) {
 	}
 	return b, nil
 }
+
+// inAccount starts a call that changes what lives in a contract's account (its principals, its
+// topics): the backend's capability B (the 501 without it), then the contract's lock, held until
+// the caller runs unlock, and the contract's record as read says (activeContract for a call
+// that makes something, visible for one that removes it).
+func inAccount[B any](s *Server, id, lacks string, read func(string) (*record, error)) (b B, rec *record, unlock func(), err error) {
+	if b, err = capability[B](s, lacks); err != nil {
+		return b, nil, nil, err
+	}
+	unlock = s.locks.Lock("contract/" + id)
+	if rec, err = read(id); err != nil {
+		unlock()
+		return b, nil, nil, err
+	}
+	return b, rec, unlock, nil
+}

@@ -77,15 +77,11 @@ func (s *Server) PutTopic(ctx context.Context, req contractapi.PutTopicRequestOb
 	if err := validateTopic(req.TopicName, req.Body); err != nil {
 		return nil, err
 	}
-	tb, err := s.topicBackend()
+	tb, rec, unlock, err := inAccount[TopicBackend](s, req.Id, lacksTopics, s.activeContract)
 	if err != nil {
 		return nil, err
 	}
-	defer s.locks.Lock("contract/" + req.Id)()
-	rec, err := s.activeContract(req.Id)
-	if err != nil {
-		return nil, err
-	}
+	defer unlock()
 	endpoint := req.Body.PushEndpoint
 	existed := rec.topic(req.TopicName) != nil
 	if t := rec.topic(req.TopicName); t != nil && t.State == topicActive && t.PushEndpoint == endpoint {
@@ -143,15 +139,11 @@ func (s *Server) ListTopics(_ context.Context, req contractapi.ListTopicsRequest
 // DeleteTopic removes the topic at the backend, then its record; a crash in between is
 // repaired by the next delete. A topic the contract does not have is deleted already.
 func (s *Server) DeleteTopic(ctx context.Context, req contractapi.DeleteTopicRequestObject) (contractapi.DeleteTopicResponseObject, error) {
-	tb, err := s.topicBackend()
+	tb, rec, unlock, err := inAccount[TopicBackend](s, req.Id, lacksTopics, s.visible)
 	if err != nil {
 		return nil, err
 	}
-	defer s.locks.Lock("contract/" + req.Id)()
-	rec, err := s.visible(req.Id)
-	if err != nil {
-		return nil, err
-	}
+	defer unlock()
 	if rec.topic(req.TopicName) == nil {
 		return contractapi.DeleteTopic204Response{}, nil
 	}
@@ -188,9 +180,12 @@ func (s *Server) deleteTopics(ctx context.Context, rec *record) error {
 	return nil
 }
 
+// lacksTopics ends the 501 of a backend without topics.
+const lacksTopics = "makes no topics: it sends bucket events only to targets set when it starts"
+
 // topicBackend is the backend's support for topics, or the 501 a caller gets without it.
 func (s *Server) topicBackend() (TopicBackend, error) {
-	return capability[TopicBackend](s, "makes no topics: it sends bucket events only to targets set when it starts")
+	return capability[TopicBackend](s, lacksTopics)
 }
 
 func withoutTopic(topics []storedTopic, name string) []storedTopic {
