@@ -214,16 +214,7 @@ var _ = Describe("Bucket website and notifications on Ceph RGW", func() {
 	})
 
 	It("says notifications need a provider on a Contract over an existing account, with the rest applied", func(ctx SpecContext) {
-		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ceph-keys"},
-			StringData: map[string]string{
-				storagev1alpha1.SecretKeyAccessKeyID:     stk.S3.AdminAccessKey,
-				storagev1alpha1.SecretKeySecretAccessKey: stk.S3.AdminSecretKey,
-			}})).To(Succeed())
-		own := &storagev1alpha1.Contract{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "own"},
-			Spec: storagev1alpha1.ContractSpec{Credentials: &storagev1alpha1.ContractCredentials{
-				SecretName: "ceph-keys", Endpoint: stk.S3.Endpoint, Region: stk.S3.Region}}}
-		Expect(k8s.Create(ctx, own)).To(Succeed())
-		ready(ctx, own, func() []metav1.Condition { return own.Status.Conditions })
+		existingAccount(ctx, ns, "own")
 		b := bucket("own", storagev1alpha1.BucketSpec{BucketReclaimPolicy: storagev1alpha1.ReclaimPolicyDelete,
 			Website: &storagev1alpha1.BucketWebsite{IndexDocument: "index.html"},
 			Notifications: []storagev1alpha1.BucketNotification{{Name: "all", Endpoint: "http://127.0.0.1:9/",
