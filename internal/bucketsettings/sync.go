@@ -23,6 +23,8 @@ var All = []Syncer{
 	Of[map[string]string](Tags{}),
 	Of[objectstore.Encryption](Encryption{}),
 	Of[objectstore.Logging](Logging{}),
+	Of[site](Website{}),
+	Of[[]objectstore.Notification](Notifications{}),
 }
 
 // Emit records an event on the Bucket: its type (corev1.EventTypeNormal or Warning), reason and

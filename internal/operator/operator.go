@@ -189,6 +189,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Stores:                  stores,
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder("bucket-controller"),
+		Topics:                  contractclient.New(api),
 		ResyncPeriod:            opts.ResyncPeriod,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		// A Bucket is not deleted while an Application links it.

@@ -152,6 +152,13 @@ type ContractStatus struct {
 	// +optional
 	BucketPolicy *BucketPolicyForm `json:"bucketPolicy,omitempty"`
 
+	// websiteEndpoint is where the provider serves a bucket's static website, as it reports it:
+	// a URL in which {bucket} stands for the bucket's name, such as
+	// http://{bucket}.s3-website.example.com. Absent, the provider does not say, and Buckets
+	// show no websiteEndpoint.
+	// +optional
+	WebsiteEndpoint string `json:"websiteEndpoint,omitempty"`
+
 	// purchaseRequested is set by the operator before it first asks the provider for this
 	// Contract's contract, so that a deletion finds a purchase whose answer was lost. It lives in
 	// status, which only the operator writes: a user cannot make it replay a purchase.

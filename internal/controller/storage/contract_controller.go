@@ -231,6 +231,7 @@ func setObserved(c *storagev1alpha1.Contract, got contractclient.Contract) {
 	c.Status.Region = got.Region
 	c.Status.Plan = got.Plan
 	c.Status.SecretName = c.SecretNameOrDefault()
+	c.Status.WebsiteEndpoint = got.WebsiteEndpoint
 	c.Status.BucketPolicy = nil
 	if f := got.PolicyForm; f != nil {
 		c.Status.BucketPolicy = &storagev1alpha1.BucketPolicyForm{ResourcePrefix: f.ResourcePrefix,

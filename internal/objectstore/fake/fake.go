@@ -30,6 +30,8 @@ type Bucket struct {
 	Encryption        objectstore.Encryption
 	PublicAccessBlock objectstore.PublicAccessBlock
 	Logging           objectstore.Logging
+	Website           objectstore.Website
+	Notifications     []objectstore.Notification
 }
 
 // Failure is what the next call of an operation does instead of answering.
@@ -339,6 +341,51 @@ func (s *Store) PutLogging(_ context.Context, name string, logging objectstore.L
 			return &smithy.GenericAPIError{Code: "InvalidTargetBucketForLogging", Message: "The target bucket for logging does not exist"}
 		}
 		b.Logging = logging
+		return nil
+	})
+}
+
+// Website implements objectstore.Store.
+func (s *Store) Website(_ context.Context, name string) (objectstore.Website, error) {
+	return read(s, "Website", name, func(b *Bucket) objectstore.Website { return b.Website })
+}
+
+// PutWebsite implements objectstore.Store. As on AWS, a website either serves the bucket with
+// an index document or redirects every request.
+func (s *Store) PutWebsite(_ context.Context, name string, w objectstore.Website) error {
+	return s.write("PutWebsite", name, func(b *Bucket) error {
+		if (w.IndexDocument == "") == (w.RedirectAll == nil) {
+			return &smithy.GenericAPIError{Code: "InvalidArgument", Message: "A value for IndexDocument Suffix must be provided if RedirectAllRequestsTo is empty"}
+		}
+		b.Website = w
+		return nil
+	})
+}
+
+// DeleteWebsite implements objectstore.Store.
+func (s *Store) DeleteWebsite(_ context.Context, name string) error {
+	return s.write("DeleteWebsite", name, func(b *Bucket) error { b.Website = objectstore.Website{}; return nil })
+}
+
+// Notifications implements objectstore.Store.
+func (s *Store) Notifications(_ context.Context, name string) ([]objectstore.Notification, error) {
+	return read(s, "Notifications", name, func(b *Bucket) []objectstore.Notification {
+		if len(b.Notifications) == 0 {
+			return nil
+		}
+		return objectstore.NormalizeNotifications(b.Notifications)
+	})
+}
+
+// PutNotifications implements objectstore.Store. As on AWS, each names a topic.
+func (s *Store) PutNotifications(_ context.Context, name string, ns []objectstore.Notification) error {
+	return s.write("PutNotifications", name, func(b *Bucket) error {
+		for _, n := range ns {
+			if n.TopicARN == "" {
+				return &smithy.GenericAPIError{Code: "InvalidArgument", Message: "Unable to validate the following destination configurations"}
+			}
+		}
+		b.Notifications = objectstore.NormalizeNotifications(ns)
 		return nil
 	})
 }
