@@ -37,6 +37,10 @@ type Input struct {
 	LifecycleRules []storagev1alpha1.LifecycleRule
 	PolicyForm     *storagev1alpha1.BucketPolicyForm
 	OwnerTags      map[string]string
+
+	// Provider reaches the bucket's provider through the contract API, for what it enforces
+	// beyond S3 (a quota); nil where there is none to ask.
+	Provider Provider
 }
 
 // Name is the bucket's name at the server.

@@ -32,6 +32,8 @@ type bucketFound struct {
 	holdsUp string
 	// inSync decides an Observe Bucket's InSync; nil leaves it as it was.
 	inSync *engine.Condition
+	// usage decides QuotaNearlyFull; nil leaves it as it was.
+	usage usageFinding
 }
 
 // end is how a pass that found f ends.
@@ -196,6 +198,7 @@ func (k bucketKind) conclude(b *storagev1alpha1.Bucket, f bucketFound) {
 	}
 	ready, inUse, blocked := bucketConditions(b, f)
 	k.setInSync(b, f.inSync)
+	k.concludeUsage(b, f.usage)
 	if inUse != nil {
 		engine.Set(&b.Status.Conditions, b.Generation, storagev1alpha1.InUseCondition, *inUse)
 	}
