@@ -102,6 +102,9 @@ func (k contractKind) Normal(ctx context.Context, c *storagev1alpha1.Contract, p
 		return contractOutcome{Err: err}
 	}
 	found := contractFound{buckets: &buckets}
+	if err := k.sumUsage(ctx, c, buckets); err != nil {
+		return found.end(nil, 0, err)
+	}
 	secret, err := k.secrets().Read(ctx, c, c.SecretNameOrDefault())
 	switch {
 	case errors.Is(err, credentials.ErrSecretConflict):
@@ -220,6 +223,7 @@ func setObserved(c *storagev1alpha1.Contract, got contractclient.Contract) {
 	c.Status.Endpoint = got.Endpoint
 	c.Status.Region = got.Region
 	c.Status.Plan = got.Plan
+	c.Status.QuotaBytes = got.QuotaBytes
 	c.Status.SecretName = c.SecretNameOrDefault()
 	c.Status.BucketPolicy = nil
 	if f := got.PolicyForm; f != nil {
@@ -237,7 +241,7 @@ func (r *ContractReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Secret{}).
 		Watches(&storagev1alpha1.Bucket{},
 			contractOfBucketAfter(tuning.BucketChurnSettle),
-			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, usageChanged))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
 		Named("contract").
 		Complete(r)
