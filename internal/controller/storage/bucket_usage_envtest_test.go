@@ -17,6 +17,19 @@ import (
 )
 
 var _ = Describe("Bucket usage and quota on versitygw", func() {
+	It("refuses a quota that limits nothing", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		for quota, message := range map[*storagev1alpha1.BucketQuota]string{
+			{}: "a quota needs maxSize, maxObjects or both",
+			{MaxSize: ptr.To(resource.MustParse("0"))}:             "maxSize must be more than 0",
+			{MaxObjects: ptr.To[int64](0)}:                         "spec.quota.maxObjects in body should be greater than or equal to 1",
+			{MaxObjects: ptr.To[int64](1), NearlyFullPercent: 101}: "spec.quota.nearlyFullPercent in body should be less than or equal to 100",
+		} {
+			b := newBucket(ns, "nothing", "any", func(s *storagev1alpha1.BucketSpec) { s.Quota = quota })
+			Expect(k8s.Create(ctx, b)).To(MatchError(ContainSubstring(message)))
+		}
+	})
+
 	It("reports that versitygw can tell no usage nor enforce a quota, and applies the rest", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
 		a := readyAccount(ctx, ns, "usage")
