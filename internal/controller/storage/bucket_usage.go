@@ -190,7 +190,9 @@ func humanBytes(n int64) string {
 // failed call is.
 type providerFailed apiFailed
 
-func (f providerFailed) ready(*storagev1alpha1.Bucket) *engine.Condition { return apiFailed(f).ready(nil) }
+func (f providerFailed) ready(*storagev1alpha1.Bucket) *engine.Condition {
+	return apiFailed(f).ready(nil)
+}
 
 func isAPIError(err error) bool {
 	_, ok := contractclient.AsError(err)
