@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -74,6 +75,19 @@ var _ = Describe("Bucket usage and quotas on Ceph RGW", func() {
 			g.Expect([]any{b.Status.Usage.Bytes, b.Status.Usage.Objects, b.Status.Usage.Size}).To(Equal([]any{int64(3500), int64(2), "3.4Ki"}))
 			g.Expect(cond.Status).To(Equal(metav1.ConditionFalse), "%s: %s", cond.Reason, cond.Message)
 		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+			g.Expect(c.Status.Usage).To(Equal(&storagev1alpha1.ContractUsage{Bytes: 3500, Objects: 2, Size: "3.4Ki", Buckets: 1}))
+		}).Should(Succeed())
+
+		By("writing nothing to the Bucket while its usage stays the same, resync after resync")
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(b), b)).To(Succeed())
+		version := b.ResourceVersion
+		Consistently(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(b), b)).To(Succeed())
+			g.Expect(b.ResourceVersion).To(Equal(version))
+		}, 3*time.Second).Should(Succeed())
+
 		kubeconfig := filepath.Join(dir, "kubeconfig")
 		Expect(stk.WriteKubeconfig(kubeconfig)).To(Succeed())
 		out, err := exec.CommandContext(ctx, "kubectl", "--kubeconfig", kubeconfig, "get", "buckets", "-n", ns).CombinedOutput()
