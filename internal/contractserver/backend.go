@@ -3,6 +3,7 @@ package contractserver
 import (
 	"context"
 	"errors"
+	"net/http"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 )
@@ -92,4 +93,15 @@ type PrincipalBackend interface {
 	// PolicyPrincipal is the Principal element that names the principal in a bucket policy,
 	// given its keys in effect, oldest first.
 	PolicyPrincipal(contractID, principalID string, accessKeyIDs []string) map[string]any
+}
+
+// backendAs is the server's backend as the optional interface T, or a 501 not-supported problem
+// saying that the backend lacks it ("has no principals").
+func backendAs[T any](s *Server, lacks string) (T, error) {
+	b, ok := s.backend.(T)
+	if !ok {
+		return b, newProblem(contractapi.ProblemNotSupported, http.StatusNotImplemented,
+			"the %s backend of this server %s", s.backend.Kind(), lacks)
+	}
+	return b, nil
 }

@@ -286,12 +286,7 @@ func (s *Server) deletePrincipals(ctx context.Context, rec *record) error {
 
 // principalBackend is the backend's support for principals, or the 501 a caller gets without it.
 func (s *Server) principalBackend() (PrincipalBackend, error) {
-	pb, ok := s.backend.(PrincipalBackend)
-	if !ok {
-		return nil, newProblem(contractapi.ProblemNotSupported, http.StatusNotImplemented,
-			"the %s backend of this server has no principals", s.backend.Kind())
-	}
-	return pb, nil
+	return backendAs[PrincipalBackend](s, "has no principals")
 }
 
 func noPrincipal(contractID, principalID string) *problem {

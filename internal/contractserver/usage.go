@@ -37,11 +37,7 @@ type UsageBackend interface {
 
 // GetUsage answers the usage of every bucket of a contract. A cancelled contract owns none.
 func (s *Server) GetUsage(ctx context.Context, req contractapi.GetUsageRequestObject) (contractapi.GetUsageResponseObject, error) {
-	ub, err := s.usageBackend()
-	if err != nil {
-		return nil, err
-	}
-	rec, err := s.visible(req.Id)
+	ub, rec, err := s.usageOf(req.Id, false)
 	if err != nil {
 		return nil, err
 	}
@@ -64,16 +60,12 @@ func (s *Server) GetUsage(ctx context.Context, req contractapi.GetUsageRequestOb
 
 // SetBucketQuota sets the quota of one bucket of a contract.
 func (s *Server) SetBucketQuota(ctx context.Context, req contractapi.SetBucketQuotaRequestObject) (contractapi.SetBucketQuotaResponseObject, error) {
-	ub, err := s.usageBackend()
-	if err != nil {
-		return nil, err
-	}
 	q, err := fromAPIQuota(req.Body)
 	if err != nil {
 		return nil, err
 	}
 	defer s.locks.Lock("contract/" + req.Id)()
-	rec, err := s.activeContract(req.Id)
+	ub, rec, err := s.usageOf(req.Id, true)
 	if err != nil {
 		return nil, err
 	}
@@ -90,13 +82,19 @@ func (s *Server) SetBucketQuota(ctx context.Context, req contractapi.SetBucketQu
 	return contractapi.SetBucketQuota200JSONResponse(toAPIQuota(q)), nil
 }
 
-func (s *Server) usageBackend() (UsageBackend, error) {
-	ub, ok := s.backend.(UsageBackend)
-	if !ok {
-		return nil, newProblem(contractapi.ProblemNotSupported, http.StatusNotImplemented,
-			"the %s backend of this server keeps no usage counters and enforces no bucket quota", s.backend.Kind())
+// usageOf is the usage backend and the record of a contract a client may see; active: one
+// that is not cancelled.
+func (s *Server) usageOf(id string, active bool) (UsageBackend, *record, error) {
+	ub, err := backendAs[UsageBackend](s, "keeps no usage counters and enforces no bucket quota")
+	if err != nil {
+		return nil, nil, err
 	}
-	return ub, nil
+	find := s.visible
+	if active {
+		find = s.activeContract
+	}
+	rec, err := find(id)
+	return ub, rec, err
 }
 
 func toAPIQuota(q BucketQuota) contractapi.BucketQuota {

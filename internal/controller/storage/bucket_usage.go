@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
-	"github.com/object-storage-manager/object-storage-manager/internal/bucketsettings"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
 	"github.com/object-storage-manager/object-storage-manager/internal/keylock"
@@ -83,72 +80,6 @@ func (k bucketKind) provider(contract *storagev1alpha1.Contract) *contractProvid
 	return &contractProvider{usage: &k.usage, contractID: contract.Status.ContractID, maxAge: k.ResyncPeriod}
 }
 
-// A usageFinding is what a pass learnt of what its bucket holds; it decides QuotaNearlyFull
-// while the spec sets a quota.
-type usageFinding interface {
-	nearlyFull(b *storagev1alpha1.Bucket) *engine.Condition
-}
-
-type (
-	// usageKnown: the provider told; status.usage shows it.
-	usageKnown struct{}
-	// usageUnsupported: the provider cannot tell, for the reason why.
-	usageUnsupported struct{ why string }
-)
-
-func (usageKnown) nearlyFull(b *storagev1alpha1.Bucket) *engine.Condition {
-	spec, u := b.Spec.Quota, b.Status.Usage
-	percent := spec.NearlyFullPercent
-	if percent == 0 {
-		percent = storagev1alpha1.DefaultNearlyFullPercent
-	}
-	q := bucketsettings.WantedQuota(spec)
-	held := fmt.Sprintf("Bucket %s holds %s in %s, against a quota of %s", b.Spec.BucketName, u.Size,
-		plural(int(u.Objects), "object"), bucketsettings.DescribeQuota(q))
-	if fill := quotaFill(u.Bytes, u.Objects, q); fill >= float64(percent) {
-		return engine.True(storagev1alpha1.ReasonQuotaNearlyFull, fmt.Sprintf(
-			"%s: %.0f%% full, past the %d%% of spec.quota.nearlyFullPercent; the provider refuses writes past the quota: "+
-				"delete objects, or raise spec.quota", held, fill, percent))
-	}
-	return engine.False(storagev1alpha1.ReasonBelowThreshold, fmt.Sprintf("%s: below %d%%", held, percent))
-}
-
-// quotaFill is how full a quota is, in percent of the limit nearest to being reached.
-func quotaFill(bytes, objects int64, q storagev1alpha1.ObservedQuota) float64 {
-	var fill float64
-	if q.MaxSizeBytes > 0 {
-		fill = max(fill, float64(bytes)*100/float64(q.MaxSizeBytes))
-	}
-	if q.MaxObjects > 0 {
-		fill = max(fill, float64(objects)*100/float64(q.MaxObjects))
-	}
-	return fill
-}
-
-func (f usageUnsupported) nearlyFull(b *storagev1alpha1.Bucket) *engine.Condition {
-	return &engine.Condition{Status: metav1.ConditionUnknown, Reason: storagev1alpha1.ReasonUsageUnsupported, Message: fmt.Sprintf(
-		"How full bucket %s is cannot be known: %s, so status.usage stays empty", b.Spec.BucketName, f.why)}
-}
-
-// concludeUsage sets QuotaNearlyFull from what the pass learnt of the bucket's usage, with a
-// warning event when it turns True; without a quota in the spec the condition goes.
-func (k bucketKind) concludeUsage(b *storagev1alpha1.Bucket, f usageFinding) {
-	if b.Spec.Quota == nil {
-		meta.RemoveStatusCondition(&b.Status.Conditions, storagev1alpha1.QuotaNearlyFullCondition)
-		return
-	}
-	if f == nil {
-		return
-	}
-	engine.SetAnnounced(k.Recorder, b, &b.Status.Conditions, b.Generation, storagev1alpha1.QuotaNearlyFullCondition,
-		*f.nearlyFull(b), func(c engine.Condition) string {
-			if c.Status == metav1.ConditionTrue {
-				return corev1.EventTypeWarning
-			}
-			return ""
-		})
-}
-
 // observeUsage records in status what the provider says the bucket holds. Status changes only
 // when the figures do. A failure to ask is no failure of the Bucket: status keeps what it
 // showed, and the next resync asks again.
@@ -184,14 +115,6 @@ func humanBytes(n int64) string {
 		i++
 	}
 	return fmt.Sprintf("%.1f%ci", v, units[i])
-}
-
-// providerFailed: a contract API call the pass needed (a quota) failed; said as a Contract's
-// failed call is.
-type providerFailed apiFailed
-
-func (f providerFailed) ready(*storagev1alpha1.Bucket) *engine.Condition {
-	return apiFailed(f).ready(nil)
 }
 
 func isAPIError(err error) bool {
