@@ -90,12 +90,24 @@ type Store interface {
 	CheckAccess(ctx context.Context, bucket string) (AccessCheck, error)
 }
 
+// Account is one account's keys on one S3 endpoint, and how buckets are addressed there.
+type Account struct {
+	Endpoint        string
+	Region          string
+	AccessKeyID     string
+	SecretAccessKey string
+	VirtualHosted   bool
+}
+
 // Config says how to reach an S3 endpoint.
 type Config struct {
 	Endpoint        string
 	Region          string
 	AccessKeyID     string
 	SecretAccessKey string
+	// VirtualHosted addresses buckets as <bucket>.<endpoint host>, as AWS prefers, instead of
+	// <endpoint>/<bucket>, which every server here (and bucket names with dots) needs.
+	VirtualHosted bool
 	// HTTPClient is shared between Stores, so connections are reused; it bounds each request.
 	HTTPClient *http.Client
 	// MaxAttempts bounds the SDK's retries of one call (3 when 0).
@@ -140,7 +152,7 @@ func newClient(cfg Config) *s3.Client {
 		Region:       cfg.Region,
 		Credentials:  credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, ""),
 		// Bucket names with dots and local endpoints both need path-style addressing.
-		UsePathStyle: true,
+		UsePathStyle: !cfg.VirtualHosted,
 		HTTPClient:   cfg.HTTPClient,
 		Retryer:      retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = attempts }),
 		APIOptions:   cfg.APIOptions,

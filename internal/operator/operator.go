@@ -34,6 +34,7 @@ import (
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/application"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 	paascontroller "github.com/object-storage-manager/object-storage-manager/internal/controller/paas"
@@ -103,6 +104,8 @@ type Options struct {
 
 	// IngressDomains are the domains an Application's host must be under, so that no tenant
 	// claims a name that belongs to someone else (grafana.corp.example); empty allows any host.
+	// A "{namespace}" label stands for the Application's namespace: each namespace then has
+	// names of its own, whatever other managers serve the cluster.
 	IngressDomains []string
 	// IngressClass is set on every Ingress the operator makes; empty leaves it to the cluster's
 	// default class.
@@ -114,7 +117,8 @@ type Options struct {
 	WebhookCertDir string
 	WebhookHost    string
 	WebhookPort    int
-	// EnableHTTP2 lets the webhook server speak HTTP/2; off by default (Rapid Reset).
+	// EnableHTTP2 lets the webhook and metrics servers speak HTTP/2; off by default (Rapid
+	// Reset).
 	EnableHTTP2 bool
 	// SelfManagedCerts, when set, makes the manager issue and renew its webhook certificate
 	// itself (no cert-manager); nil: WebhookCertDir is filled by someone else.
@@ -259,7 +263,9 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 // metricsOptions serves /metrics behind the API server's authentication and authorization,
 // unless opts.MetricsInsecure. The filter is metricsauth's, not controller-runtime's
 // filters.WithAuthenticationAndAuthorization: that one links k8s.io/apiserver (cel-go, gRPC,
-// OpenTelemetry) into the manager, 34 of its 88 MB, for the same two reviews.
+// OpenTelemetry) into the manager, 34 of its 88 MB, for the same two reviews. HTTP/2 is off
+// unless opts.EnableHTTP2, as on the webhook server: a scraper needs no more than HTTP/1.1, and
+// whoever reaches the port may send requests before the filter has judged their token.
 func metricsOptions(opts Options) metricsserver.Options {
 	if opts.MetricsInsecure {
 		return metricsserver.Options{BindAddress: opts.MetricsBindAddress}
@@ -268,6 +274,7 @@ func metricsOptions(opts Options) metricsserver.Options {
 		BindAddress:    opts.MetricsBindAddress,
 		SecureServing:  true,
 		FilterProvider: metricsauth.FilterProvider,
+		TLSOpts:        osmwebhook.TLSOptions(opts.EnableHTTP2),
 	}
 }
 
@@ -331,11 +338,8 @@ func storeFactory(opts Options) storagecontroller.StoreFactory {
 	// Every worker of the Bucket controller may call the same endpoint at once.
 	httpClient := s3HTTPClient(opts, max(opts.MaxConcurrentReconciles, 1))
 	stores := &storeCache{}
-	return func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Store {
-		key := storeKey{endpoint, region, accessKeyID, secretAccessKey}
-		return stores.get(key, func() objectstore.Store {
-			return objectstore.New(countedS3Config(opts, httpClient, endpoint, region, accessKeyID, secretAccessKey))
-		})
+	return func(a objectstore.Account) objectstore.Store {
+		return stores.get(a, func() objectstore.Store { return objectstore.New(countedS3Config(opts, httpClient, a)) })
 	}
 }
 
@@ -343,8 +347,8 @@ func storeFactory(opts Options) storagecontroller.StoreFactory {
 // Unlike storeFactory it keeps nothing: keys rotate, and each is checked a few times at most.
 func keyCheckStores(opts Options) storagecontroller.StoreFactory {
 	httpClient := s3HTTPClient(opts, 2)
-	return func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Store {
-		return objectstore.New(countedS3Config(opts, httpClient, endpoint, region, accessKeyID, secretAccessKey))
+	return func(a objectstore.Account) objectstore.Store {
+		return objectstore.New(countedS3Config(opts, httpClient, a))
 	}
 }
 
@@ -360,9 +364,9 @@ func s3HTTPClient(opts Options, conns int) *http.Client {
 
 // countedS3Config is how a controller reaches an S3 endpoint with one key pair: its calls
 // counted in osm_s3_requests_total (and passed through opts.S3APIOptions), its retries bounded.
-func countedS3Config(opts Options, httpClient *http.Client, endpoint, region, accessKeyID, secretAccessKey string) objectstore.Config {
-	return objectstore.Config{Endpoint: endpoint, Region: region, AccessKeyID: accessKeyID, SecretAccessKey: secretAccessKey,
-		HTTPClient: httpClient, MaxAttempts: opts.S3MaxAttempts,
+func countedS3Config(opts Options, httpClient *http.Client, a objectstore.Account) objectstore.Config {
+	return objectstore.Config{Endpoint: a.Endpoint, Region: a.Region, AccessKeyID: a.AccessKeyID, SecretAccessKey: a.SecretAccessKey,
+		VirtualHosted: a.VirtualHosted, HTTPClient: httpClient, MaxAttempts: opts.S3MaxAttempts,
 		APIOptions: append([]func(*middleware.Stack) error{metrics.CountS3}, opts.S3APIOptions...)}
 }
 
@@ -375,24 +379,21 @@ func listerFactory(opts Options) func(endpoint, region, accessKeyID, secretAcces
 	}
 }
 
-// storeKey is what a Store is for: an endpoint and a key pair. It is kept in memory only, as the
-// cached Secret it comes from is.
-type storeKey struct{ endpoint, region, accessKeyID, secretAccessKey string }
-
-// storeCache keeps the Stores of storeFactory.
+// storeCache keeps the Stores of storeFactory, by account. It is kept in memory only, as the
+// informer cache keeps the Secrets the keys come from.
 type storeCache struct {
 	mu     sync.Mutex
-	stores map[storeKey]objectstore.Store
+	stores map[objectstore.Account]objectstore.Store
 }
 
-func (c *storeCache) get(key storeKey, build func() objectstore.Store) objectstore.Store {
+func (c *storeCache) get(key objectstore.Account, build func() objectstore.Store) objectstore.Store {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s, ok := c.stores[key]; ok {
 		return s
 	}
 	if c.stores == nil || len(c.stores) >= tuning.MaxStores {
-		c.stores = map[storeKey]objectstore.Store{}
+		c.stores = map[objectstore.Account]objectstore.Store{}
 	}
 	s := build()
 	c.stores[key] = s
@@ -456,7 +457,9 @@ func ParseNamespaces(list string) ([]string, error) {
 }
 
 // ParseDomains reads a comma-separated list of DNS domains, such as --ingress-domains takes:
-// lower-cased, without blanks or a leading "*." or a trailing dot.
+// lower-cased, without blanks or a leading "*." or a trailing dot. A label may be
+// "{namespace}", which stands for the namespace of the Application whose host is checked
+// (application.NamespacePlaceholder).
 func ParseDomains(list string) ([]string, error) {
 	var domains []string
 	for _, d := range strings.Split(list, ",") {
@@ -464,8 +467,15 @@ func ParseDomains(list string) ([]string, error) {
 		if d == "" {
 			continue
 		}
-		if msgs := validation.IsDNS1123Subdomain(d); len(msgs) > 0 {
+		// A namespace name is a DNS label: check the domain with one in the placeholder's place.
+		asChecked := strings.ReplaceAll(d, application.NamespacePlaceholder, "namespace")
+		if msgs := validation.IsDNS1123Subdomain(asChecked); len(msgs) > 0 {
 			return nil, fmt.Errorf("%q is not a DNS domain: %s", d, strings.Join(msgs, "; "))
+		}
+		for _, label := range strings.Split(d, ".") {
+			if strings.ContainsAny(label, "{}") && label != application.NamespacePlaceholder {
+				return nil, fmt.Errorf("%q is not a DNS domain: %s must be a whole label", d, application.NamespacePlaceholder)
+			}
 		}
 		domains = append(domains, d)
 	}

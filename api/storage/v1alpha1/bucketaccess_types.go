@@ -18,7 +18,8 @@ const (
 	// itself (its ACL, policy or configuration) or touch another bucket.
 	AccessReadWrite AccessMode = "ReadWrite"
 	// AccessWriteOnly puts objects and never reads, lists or deletes them: what a backup job
-	// should hold, so that a leaked key cannot read or destroy earlier backups.
+	// should hold, so that a leaked key cannot read, list or delete earlier backups. It can
+	// still overwrite an object whose name it knows; a versioned bucket keeps the old version.
 	AccessWriteOnly AccessMode = "WriteOnly"
 )
 

@@ -70,6 +70,15 @@ const (
 	ReasonS3Rejected = "S3Rejected"
 	// ReasonBucketNotEmpty: deletion is blocked because the bucket still holds objects.
 	ReasonBucketNotEmpty = "BucketNotEmpty"
+	// ReasonCredentialsIncomplete: a Contract of spec.credentials cannot find what it needs: its
+	// Secret, the keys in it, or the endpoint.
+	ReasonCredentialsIncomplete = "CredentialsIncomplete"
+	// ReasonInvalidCredentials: the S3 endpoint refused the keys of a Contract of
+	// spec.credentials (an unknown key, a wrong secret, a signature for the wrong region).
+	ReasonInvalidCredentials = "InvalidCredentials"
+	// ReasonEndpointUnreachable: the S3 endpoint of a Contract of spec.credentials did not
+	// answer, or its TLS certificate is not trusted.
+	ReasonEndpointUnreachable = "EndpointUnreachable"
 	// ReasonInvalidName: the resource's name cannot work (for example a Contract name too long
 	// to label its Secret); nothing was bought or created.
 	ReasonInvalidName = "InvalidName"

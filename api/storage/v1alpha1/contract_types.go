@@ -16,15 +16,29 @@ const (
 	ReclaimPolicyRetain ReclaimPolicy = "Retain"
 )
 
-// ContractSpec is what the user buys from the object-storage provider.
+// ContractSpec is what the user buys from the object-storage provider, or the account the user
+// already has.
+// +kubebuilder:validation:XValidation:rule="has(self.plan) != has(self.credentials)",message="set exactly one of plan (buy an account through the provider's contract API) and credentials (use an account you already have)"
+// +kubebuilder:validation:XValidation:rule="has(self.credentials) == has(oldSelf.credentials)",message="plan or credentials is chosen when the Contract is created and cannot be swapped"
 // +kubebuilder:validation:XValidation:rule="has(self.region) == has(oldSelf.region)",message="region cannot be added or removed after creation"
 type ContractSpec struct {
-	// plan is the provider's plan to buy, for example "standard". It cannot change.
-	// +required
+	// plan is the provider's plan to buy, for example "standard". It cannot change. Exactly one
+	// of plan and credentials is set.
+	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",messageExpression="'plan cannot change (was ' + oldSelf + ')'"
-	Plan string `json:"plan"`
+	Plan string `json:"plan,omitempty"`
+
+	// credentials use an account that exists (AWS S3, a MinIO or Ceph cluster run by another
+	// team, any S3 service) instead of buying one: nothing is bought and nothing is cancelled, so
+	// reclaimPolicy, secretName and keyRotation do not apply. Buckets use the account as they
+	// use a bought one; what needs the provider's contract API (BucketAccess principals, key
+	// rotation) says it is unsupported. It cannot change; the keys in its Secret can, and are
+	// picked up without a restart.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="credentials cannot change: create another Contract for another account (the keys in the Secret may change)"
+	Credentials *ContractCredentials `json:"credentials,omitempty"`
 
 	// region is where the storage lives. When empty the provider chooses, and status.region
 	// says what it chose. It cannot change.
@@ -62,6 +76,37 @@ type ContractSpec struct {
 	KeyRotation *KeyRotation `json:"keyRotation,omitempty"`
 }
 
+// ContractCredentials name an account that exists: its keys, and where its S3 endpoint is.
+type ContractCredentials struct {
+	// secretName is a Secret in this namespace with the account's AWS_ACCESS_KEY_ID and
+	// AWS_SECRET_ACCESS_KEY, and, unless endpoint and region say them here, AWS_ENDPOINT_URL and
+	// AWS_REGION. The operator reads it and labels it storage.osm.dev/contract (so a change of
+	// its keys wakes the Contract and its Buckets); it never copies or changes its data.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	SecretName string `json:"secretName"`
+
+	// endpoint is the S3 endpoint URL, for example https://s3.eu-west-1.amazonaws.com or
+	// https://minio.example.com:9000. Absent, the Secret's AWS_ENDPOINT_URL.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://') || self.startsWith('http://')",message="endpoint must be an http:// or https:// URL"
+	Endpoint string `json:"endpoint,omitempty"`
+
+	// region is the region requests are signed for. Absent, the Secret's AWS_REGION, or
+	// us-east-1.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Region string `json:"region,omitempty"`
+
+	// forcePathStyle addresses buckets as <endpoint>/<bucket> (MinIO, Ceph RGW, most S3 servers
+	// on premises) rather than <bucket>.<endpoint host> (AWS's virtual-hosted style). Absent:
+	// virtual-hosted on amazonaws.com, path style elsewhere.
+	// +optional
+	ForcePathStyle *bool `json:"forcePathStyle,omitempty"`
+}
+
 // ContractStatus is what the provider reported for the contract.
 type ContractStatus struct {
 	// contractID is the provider's identifier for the contract.
@@ -79,6 +124,11 @@ type ContractStatus struct {
 	// region is the region of the S3 endpoint.
 	// +optional
 	Region string `json:"region,omitempty"`
+
+	// virtualHostedStyle is true when buckets are addressed as <bucket>.<endpoint host> rather
+	// than <endpoint>/<bucket> (an account of spec.credentials on AWS).
+	// +optional
+	VirtualHostedStyle bool `json:"virtualHostedStyle,omitempty"`
 
 	// plan is the plan the provider reports.
 	// +optional
@@ -178,8 +228,12 @@ type Contract struct {
 	Status ContractStatus `json:"status,omitempty"`
 }
 
-// SecretNameOrDefault is the Secret that receives the credentials.
+// SecretNameOrDefault is the Secret that holds the credentials: the one spec.credentials names,
+// or the one the operator writes.
 func (c *Contract) SecretNameOrDefault() string {
+	if c.Spec.Credentials != nil {
+		return c.Spec.Credentials.SecretName
+	}
 	if c.Spec.SecretName != "" {
 		return c.Spec.SecretName
 	}

@@ -79,6 +79,20 @@ func TestWantedAccesses(t *testing.T) {
 				{Name: "web-backup", Bucket: "photos", Access: "WriteOnly", Component: "backup"},
 				{Name: "web-restore", Bucket: "photos", Access: "ReadOnly", Component: "restore"},
 			}},
+		{name: "a backup reads other Buckets a link may write with ReadOnly keys of its own",
+			app: app(backupTo("photos"), paasv1alpha1.BucketLink{Name: "photos"}, paasv1alpha1.BucketLink{Name: "media"},
+				paasv1alpha1.BucketLink{Name: "assets", Access: "ReadOnly"}, paasv1alpha1.BucketLink{Name: "logs", Access: "WriteOnly"},
+				paasv1alpha1.BucketLink{Name: "media-read", Access: "ReadOnly"}),
+			want: []wantedAccess{
+				{Name: "web-photos", Bucket: "photos", Access: "ReadWrite", Component: "app"},
+				{Name: "web-media", Bucket: "media", Access: "ReadWrite", Component: "app"},
+				{Name: "web-assets", Bucket: "assets", Access: "ReadOnly", Component: "app"},
+				{Name: "web-logs", Bucket: "logs", Access: "WriteOnly", Component: "app"},
+				{Name: "web-media-read", Bucket: "media-read", Access: "ReadOnly", Component: "app"},
+				{Name: "web-backup", Bucket: "photos", Access: "WriteOnly", Component: "backup"},
+				{Name: "web-restore", Bucket: "photos", Access: "ReadOnly", Component: "restore"},
+				{Name: hashedName("web-media-read-media-read"), Bucket: "media", Access: "ReadOnly", Component: "backup"},
+			}},
 		{name: "a backup into a Bucket that is not linked gets nothing",
 			app:  app(backupTo("elsewhere"), paasv1alpha1.BucketLink{Name: "photos"}),
 			want: []wantedAccess{{Name: "web-photos", Bucket: "photos", Access: "ReadWrite", Component: "app"}}},
@@ -89,6 +103,7 @@ func TestWantedAccesses(t *testing.T) {
 				{Name: "web-restore", Bucket: "restore", Access: "ReadWrite", Component: "app"},
 				{Name: hashedName("web-backup-backup"), Bucket: "backup", Access: "WriteOnly", Component: "backup"},
 				{Name: hashedName("web-restore-restore"), Bucket: "backup", Access: "ReadOnly", Component: "restore"},
+				{Name: "web-restore-read", Bucket: "restore", Access: "ReadOnly", Component: "backup"},
 			}},
 	}
 	for _, tt := range tests {

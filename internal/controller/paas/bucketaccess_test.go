@@ -98,21 +98,13 @@ var _ = Describe("The Application controller and its BucketAccesses", Serial, fu
 			backup = appCondition(ctx, app, paasv1alpha1.BackupScheduledCondition, metav1.ConditionFalse, paasv1alpha1.ReasonBucketAccessNotReady)
 			Expect(backup.Message).To(Equal("The backup waits for its WriteOnly credentials: BucketAccess web-backup has no status yet"))
 
-			By("a key for the backup: its AWS_* variables read the WriteOnly BucketAccess's Secret")
+			By("a key for the backup: it waits for the ReadOnly key it reads the backup Bucket with")
 			issueKey(ctx, ns, "web-backup", "AKIABACKUP1")
-			appCondition(ctx, app, paasv1alpha1.BackupScheduledCondition, metav1.ConditionTrue, paasv1alpha1.ReasonScheduled)
-			cj := &batchv1.CronJob{}
-			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-backup"}, cj)).To(Succeed())
-			bc := cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0]
-			Expect(bc.Env).To(ContainElements(
-				corev1.EnvVar{Name: "AWS_ACCESS_KEY_ID", ValueFrom: secretRef("web-backup-credentials", "AWS_ACCESS_KEY_ID")},
-				corev1.EnvVar{Name: "AWS_SECRET_ACCESS_KEY", ValueFrom: secretRef("web-backup-credentials", "AWS_SECRET_ACCESS_KEY")},
-				corev1.EnvVar{Name: "PHOTOS_ACCESS_KEY_ID", ValueFrom: secretRef("web-photos-credentials", "AWS_ACCESS_KEY_ID")},
-			))
-			Expect(cj.Spec.JobTemplate.Spec.Template.Annotations).To(HaveKeyWithValue(paascontroller.AccessKeysAnnotation,
-				"web-photos=AKIAPHOTOS1,web-logs=AKIALOGS1,web-backup=AKIABACKUP1"))
+			Eventually(func() string {
+				return appCondition(ctx, app, paasv1alpha1.BackupScheduledCondition, metav1.ConditionFalse, paasv1alpha1.ReasonBucketAccessNotReady).Message
+			}).Should(Equal("The backup waits for its ReadOnly credentials to Bucket photos: BucketAccess web-restore has no status yet"))
 
-			By("a restore waits for the ReadOnly key, then reads with it")
+			By("a restore waits for the ReadOnly key too")
 			patch := client.MergeFrom(app.DeepCopy())
 			app.Annotations = map[string]string{paasv1alpha1.RestoreAnnotation: "web-backup-1"}
 			Expect(k8s.Patch(ctx, app, patch)).To(Succeed())
@@ -122,7 +114,28 @@ var _ = Describe("The Application controller and its BucketAccesses", Serial, fu
 				g.Expect(app.Status.Restore.Phase).To(Equal(paasv1alpha1.RestorePending))
 				g.Expect(app.Status.Restore.Message).To(Equal("The restore waits for its ReadOnly credentials: BucketAccess web-restore has no status yet"))
 			}).Should(Succeed())
+
+			By("the ReadOnly key: the backup runs with its WriteOnly key and ReadOnly keys to the links only")
 			issueKey(ctx, ns, "web-restore", "AKIARESTORE1")
+			appCondition(ctx, app, paasv1alpha1.BackupScheduledCondition, metav1.ConditionTrue, paasv1alpha1.ReasonScheduled)
+			cj := &batchv1.CronJob{}
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-backup"}, cj)).To(Succeed())
+			bc := cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0]
+			Expect(bc.Env).To(ContainElements(
+				corev1.EnvVar{Name: "AWS_ACCESS_KEY_ID", ValueFrom: secretRef("web-backup-credentials", "AWS_ACCESS_KEY_ID")},
+				corev1.EnvVar{Name: "AWS_SECRET_ACCESS_KEY", ValueFrom: secretRef("web-backup-credentials", "AWS_SECRET_ACCESS_KEY")},
+				// photos, the backup Bucket, linked ReadWrite: read with the restore's key.
+				corev1.EnvVar{Name: "PHOTOS_ACCESS_KEY_ID", ValueFrom: secretRef("web-restore-credentials", "AWS_ACCESS_KEY_ID")},
+				// logs, linked ReadOnly: read with the link's own key.
+				corev1.EnvVar{Name: "LOGS_ACCESS_KEY_ID", ValueFrom: secretRef("web-logs-credentials", "AWS_ACCESS_KEY_ID")},
+			))
+			backupReads := []any{"web-backup-credentials", "web-restore-credentials", "web-logs-credentials"}
+			Expect(secretsRead(cj.Spec.JobTemplate.Spec.Template.Spec)).To(And(HaveEach(BeElementOf(backupReads...)), ContainElements(backupReads...)),
+				"the backup reads a key that may write")
+			Expect(cj.Spec.JobTemplate.Spec.Template.Annotations).To(HaveKeyWithValue(paascontroller.AccessKeysAnnotation,
+				"web-backup=AKIABACKUP1,web-restore=AKIARESTORE1,web-logs=AKIALOGS1"))
+
+			By("the restore reads the snapshot with the ReadOnly key, and writes back with the keys of the links that may write")
 			job := &batchv1.Job{}
 			Eventually(func(g Gomega) {
 				g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), app)).To(Succeed())
@@ -132,7 +145,12 @@ var _ = Describe("The Application controller and its BucketAccesses", Serial, fu
 			Expect(job.Spec.Template.Spec.Containers[0].Env).To(ContainElements(
 				corev1.EnvVar{Name: "AWS_ACCESS_KEY_ID", ValueFrom: secretRef("web-restore-credentials", "AWS_ACCESS_KEY_ID")},
 				corev1.EnvVar{Name: "AWS_SECRET_ACCESS_KEY", ValueFrom: secretRef("web-restore-credentials", "AWS_SECRET_ACCESS_KEY")},
+				corev1.EnvVar{Name: "PHOTOS_ACCESS_KEY_ID", ValueFrom: secretRef("web-photos-credentials", "AWS_ACCESS_KEY_ID")},
+				corev1.EnvVar{Name: "LOGS_BUCKET", Value: logs.Status.BucketName},
 			))
+			restoreReads := []any{"web-restore-credentials", "web-photos-credentials"}
+			Expect(secretsRead(job.Spec.Template.Spec)).To(And(HaveEach(BeElementOf(restoreReads...)), ContainElements(restoreReads...)),
+				"the restore reads the key of a link that cannot write back")
 
 			By("finding the Contract's Secret and keys nowhere in the workloads")
 			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), d)).To(Succeed())

@@ -32,7 +32,14 @@ import (
 )
 
 // StoreFactory returns a Store for one account on one S3 endpoint.
-type StoreFactory func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Store
+type StoreFactory func(objectstore.Account) objectstore.Store
+
+// accountOf is the account of contract's status, with key.
+func accountOf(contract *storagev1alpha1.Contract, key contractclient.Credentials) objectstore.Account {
+	st := &contract.Status
+	return objectstore.Account{Endpoint: st.Endpoint, Region: st.Region, AccessKeyID: key.AccessKeyID,
+		SecretAccessKey: key.SecretAccessKey, VirtualHosted: st.VirtualHostedStyle}
+}
 
 // BucketReconciler makes a bucket, with the settings of its spec, for each Bucket.
 type BucketReconciler struct {
@@ -59,6 +66,8 @@ type BucketReconciler struct {
 
 	// written is this controller's record of its own last writes (engine.Writes).
 	written engine.Writes
+	// ownSecrets reads the keys of Contracts over an account the user has (spec.credentials).
+	ownSecrets accountSecrets
 	// usage is the provider's last answer about the buckets of each contract.
 	usage providerUsage
 	// names serialises the passes that take a bucket name, so that of two Buckets naming the
@@ -209,7 +218,7 @@ func (k bucketKind) connect(ctx context.Context, b *storagev1alpha1.Bucket, foun
 	}
 	// Usable, not Ready: a Contract that is deleting, or whose API is briefly down, still has
 	// working credentials, and its Buckets must be able to finish their own deletion.
-	if contract.Status.State != "active" || contract.Status.SecretName == "" || contract.Status.Endpoint == "" {
+	if contract.Status.State != activeState || contract.Status.SecretName == "" || contract.Status.Endpoint == "" {
 		why := "it has no status yet"
 		if ready := meta.FindStatusCondition(contract.Status.Conditions, storagev1alpha1.ReadyCondition); ready != nil {
 			why = fmt.Sprintf("%s: %s", ready.Reason, ready.Message)
@@ -217,7 +226,12 @@ func (k bucketKind) connect(ctx context.Context, b *storagev1alpha1.Bucket, foun
 		return nil, found.end(contractNotReady{why}, 0, nil), true
 	}
 	secret := &corev1.Secret{}
-	err = k.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: contract.Status.SecretName}, secret)
+	secretKey := client.ObjectKey{Namespace: b.Namespace, Name: contract.Status.SecretName}
+	if existingAccount(contract) {
+		err = k.ownSecrets.get(ctx, k.Client, k.APIReader, secretKey, secret)
+	} else {
+		err = k.Get(ctx, secretKey, secret)
+	}
 	key := credentials.KeyOf(secret)
 	if err != nil || key.AccessKeyID == "" || key.SecretAccessKey == "" {
 		if client.IgnoreNotFound(err) != nil {
@@ -227,7 +241,7 @@ func (k bucketKind) connect(ctx context.Context, b *storagev1alpha1.Bucket, foun
 	}
 	b.Status.Endpoint = contract.Status.Endpoint
 	b.Status.Region = contract.Status.Region
-	store := k.Stores(contract.Status.Endpoint, contract.Status.Region, key.AccessKeyID, key.SecretAccessKey)
+	store := k.Stores(accountOf(contract, key))
 	return &account{contract: contract, store: store}, bucketOutcome{}, false
 }
 

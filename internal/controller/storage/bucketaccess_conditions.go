@@ -44,8 +44,10 @@ type (
 	accessBucketMissing    struct{}
 	accessBucketNotReady   struct{ why string }
 	accessContractNotReady struct{ why string }
-	accessSecretTaken      struct{ secret string }
-	accessAPIFailed        struct{ err *contractclient.Error }
+	// accessExistingAccount: the Contract uses an account of its own, where principals cannot be made.
+	accessExistingAccount struct{ contract string }
+	accessSecretTaken     struct{ secret string }
+	accessAPIFailed       struct{ err *contractclient.Error }
 	// principalLost: the provider no longer has the principal (deleted outside the operator).
 	principalLost  struct{}
 	accessS3Failed struct{ err error }
@@ -73,6 +75,13 @@ func (f accessBucketNotReady) ready(a *storagev1alpha1.BucketAccess, _ *keyCheck
 
 func (f accessContractNotReady) ready(a *storagev1alpha1.BucketAccess, _ *keyCheck) *engine.Condition {
 	return engine.False(storagev1alpha1.ReasonContractNotReady, fmt.Sprintf("Waiting for the Contract of Bucket %q: %s.", a.Spec.Bucket, f.why))
+}
+
+func (f accessExistingAccount) ready(a *storagev1alpha1.BucketAccess, _ *keyCheck) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonPrincipalsUnsupported, fmt.Sprintf(
+		"Contract %s uses an account of its own (spec.credentials), and keys for one bucket are made by a provider's contract API: "+
+			"run the reference contract server in front of this S3 server and buy the Contract through it (docs/contract.md), "+
+			"or give the workload the Contract's Secret", f.contract))
 }
 
 func (f accessSecretTaken) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engine.Condition {

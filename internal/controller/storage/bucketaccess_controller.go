@@ -171,6 +171,10 @@ func (k accessKind) connect(ctx context.Context, a *storagev1alpha1.BucketAccess
 	if contract == nil {
 		return nil, found.end(accessContractNotReady{why}, 0, err), true
 	}
+	if existingAccount(contract) {
+		// Principals are the provider's to make; nothing changes that but a new Contract.
+		return nil, found.end(accessExistingAccount{contract.Name}, 0, nil), true
+	}
 	secret, err := k.secrets().Read(ctx, a, a.SecretNameOrDefault())
 	switch {
 	case errors.Is(err, credentials.ErrSecretConflict):
@@ -193,7 +197,9 @@ func (k accessKind) contractOf(ctx context.Context, a *storagev1alpha1.BucketAcc
 		return nil, "", fmt.Errorf("reading Contract %q: %w", bucket.Spec.ContractName, err)
 	}
 	switch {
-	case contract.Status.ContractID == "" || contract.Status.State != "active" || contract.Status.Endpoint == "":
+	case existingAccount(contract):
+		return contract, "", nil
+	case contract.Status.ContractID == "" || contract.Status.State != activeState || contract.Status.Endpoint == "":
 		return nil, fmt.Sprintf("Contract %q is not active", contract.Name), nil
 	case a.Status.ContractID != "" && a.Status.ContractID != contract.Status.ContractID:
 		return nil, fmt.Sprintf("Contract %q is now contract %s, not %s whose account holds this BucketAccess's principal",

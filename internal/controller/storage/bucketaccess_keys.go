@@ -93,7 +93,7 @@ func (k accessKind) check(ctx context.Context, a *storagev1alpha1.BucketAccess, 
 	if last, _, ok := k.checked.Get(a.UID, k.ResyncPeriod); ok && last.key == key.AccessKeyID {
 		return last.check, nil
 	}
-	store := k.Stores(contract.Status.Endpoint, contract.Status.Region, key.AccessKeyID, key.SecretAccessKey)
+	store := k.Stores(accountOf(contract, key))
 	check, err := store.CheckAccess(ctx, a.Status.BucketName)
 	if err != nil {
 		return check, err

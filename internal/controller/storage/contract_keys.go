@@ -57,8 +57,7 @@ func (a accountKeys) Revoke(ctx context.Context, accessKeyID string) error {
 // Verify lists the account's buckets with the key: one call that changes nothing, and that
 // every key of the account may make.
 func (a accountKeys) Verify(ctx context.Context, key contractclient.Credentials) (credentials.Verdict, error) {
-	st := a.contract.Status
-	_, err := a.kind.Stores(st.Endpoint, st.Region, key.AccessKeyID, key.SecretAccessKey).BucketNames(ctx)
+	_, err := a.kind.Stores(accountOf(a.contract, key)).BucketNames(ctx)
 	switch {
 	case err == nil:
 		return credentials.Verdict{Works: true}, nil
