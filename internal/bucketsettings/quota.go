@@ -41,7 +41,7 @@ func (Quota) Observe(ctx context.Context, in *Input) (storagev1alpha1.ObservedQu
 }
 
 // errNoProvider: the pass has no provider to ask.
-var errNoProvider = fmt.Errorf("no provider enforces quotas for this bucket: %w", contractclient.ErrNotSupported)
+var errNoProvider = fmt.Errorf("no contract API enforces quotas for this bucket (its Contract is an account of its own, spec.credentials): %w", contractclient.ErrNotSupported)
 
 // Unsupported: the provider says it cannot enforce quotas.
 func (Quota) Unsupported(err error) bool { return errors.Is(err, contractclient.ErrNotSupported) }

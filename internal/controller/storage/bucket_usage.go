@@ -85,7 +85,7 @@ func (k bucketKind) provider(contract *storagev1alpha1.Contract) *contractProvid
 // showed, and the next resync asks again.
 func (k bucketKind) observeUsage(ctx context.Context, b *storagev1alpha1.Bucket, p *contractProvider) usageFinding {
 	if p == nil {
-		return usageUnsupported{"its Contract has no provider to ask"}
+		return usageUnsupported{"its Contract is an account of its own (spec.credentials), with no contract API to ask"}
 	}
 	got, err := p.usage.read(ctx, p.contractID, p.maxAge)
 	switch {
