@@ -23,6 +23,8 @@ var All = []Syncer{
 	Of[map[string]string](Tags{}),
 	Of[objectstore.Encryption](Encryption{}),
 	Of[objectstore.Logging](Logging{}),
+	Of[site](Website{}),
+	Of[[]objectstore.Notification](Notifications{}),
 	Of[storagev1alpha1.ObservedQuota](Quota{}),
 }
 

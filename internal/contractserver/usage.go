@@ -85,7 +85,7 @@ func (s *Server) SetBucketQuota(ctx context.Context, req contractapi.SetBucketQu
 // usageOf is the usage backend and the record of a contract a client may see; active: one
 // that is not cancelled.
 func (s *Server) usageOf(id string, active bool) (UsageBackend, *record, error) {
-	ub, err := backendAs[UsageBackend](s, "keeps no usage counters and enforces no bucket quota")
+	ub, err := capability[UsageBackend](s, "keeps no usage counters and enforces no bucket quota")
 	if err != nil {
 		return nil, nil, err
 	}

@@ -190,6 +190,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Usage:                   contractclient.New(api),
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder("bucket-controller"),
+		Topics:                  contractclient.New(api),
 		ResyncPeriod:            opts.ResyncPeriod,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		// A Bucket is not deleted while an Application links it.
@@ -283,6 +284,7 @@ func metricsOptions(opts Options) metricsserver.Options {
 //   - Secrets: only those labelled storage.osm.dev/contract, and of those only the ones a
 //     Contract or a BucketAccess controls keep their data; a tenant can set the label on any
 //     Secret of theirs, so the label alone would let them fill the cache;
+//   - ConfigMaps (the obc format's): only those labelled storage.osm.dev/contract;
 //   - Deployments, Services, Ingresses and CronJobs: only those labelled as the Application
 //     controller's children (app.kubernetes.io/managed-by=object-storage-manager);
 //   - no object keeps its managedFields, which the operator never reads.
@@ -304,6 +306,7 @@ func CacheOptions(namespaces []string) cache.Options {
 		DefaultTransform:  cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.Secret{}:        {Label: labels.NewSelector().Add(*labelled), Transform: SecretTransform},
+			&corev1.ConfigMap{}:     {Label: labels.NewSelector().Add(*labelled)},
 			&appsv1.Deployment{}:    children,
 			&corev1.Service{}:       children,
 			&networkingv1.Ingress{}: children,

@@ -15,21 +15,29 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
 
+// existingAccount is a Ready Contract named name over the RGW user the harness made with
+// radosgw-admin, with no contract API involved.
+func existingAccount(ctx SpecContext, ns, name string) *storagev1alpha1.Contract {
+	GinkgoHelper()
+	Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-keys"},
+		StringData: map[string]string{
+			storagev1alpha1.SecretKeyAccessKeyID:     stk.S3.AdminAccessKey,
+			storagev1alpha1.SecretKeySecretAccessKey: stk.S3.AdminSecretKey,
+		}})).To(Succeed())
+	c := &storagev1alpha1.Contract{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: storagev1alpha1.ContractSpec{Credentials: &storagev1alpha1.ContractCredentials{
+			SecretName: name + "-keys", Endpoint: stk.S3.Endpoint, Region: stk.S3.Region}}}
+	Expect(k8s.Create(ctx, c)).To(Succeed())
+	ready(ctx, c, func() []metav1.Condition { return c.Status.Conditions })
+	return c
+}
+
 // An account that another team runs on a Ceph cluster: here, the RGW user the harness made with
 // radosgw-admin, with no contract API involved.
 var _ = Describe("A Contract over an existing Ceph RGW account", func() {
 	It("serves Buckets with their settings on it, and deletes them by their reclaim policy", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
-		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ceph-keys"},
-			StringData: map[string]string{
-				storagev1alpha1.SecretKeyAccessKeyID:     stk.S3.AdminAccessKey,
-				storagev1alpha1.SecretKeySecretAccessKey: stk.S3.AdminSecretKey,
-			}})).To(Succeed())
-		c := &storagev1alpha1.Contract{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ceph"},
-			Spec: storagev1alpha1.ContractSpec{Credentials: &storagev1alpha1.ContractCredentials{
-				SecretName: "ceph-keys", Endpoint: stk.S3.Endpoint, Region: stk.S3.Region}}}
-		Expect(k8s.Create(ctx, c)).To(Succeed())
-		ready(ctx, c, func() []metav1.Condition { return c.Status.Conditions })
+		c := existingAccount(ctx, ns, "ceph")
 		Expect(c.Status.VirtualHostedStyle).To(BeFalse(), "path style off AWS")
 
 		b := &storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data"}, Spec: storagev1alpha1.BucketSpec{

@@ -163,6 +163,19 @@ type BucketSpec struct {
 	// +optional
 	Logging *BucketLogging `json:"logging,omitempty"`
 
+	// website serves the bucket as a static website, reached at status.websiteEndpoint where
+	// the provider says how. Removing it deletes the bucket's website configuration.
+	// +optional
+	Website *BucketWebsite `json:"website,omitempty"`
+
+	// notifications send an event to an HTTP endpoint for each object created or removed in the
+	// bucket, through a topic the provider makes for each one. Removing one deletes its topic.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=20
+	Notifications []BucketNotification `json:"notifications,omitempty"`
+
 	// managementPolicy is Manage (the default) or Observe. An Observe Bucket reads the bucket
 	// (it must exist) and reports every setting in status, with the InSync condition saying
 	// whether it matches this spec, and never creates, changes, tags or deletes anything at the
@@ -445,6 +458,29 @@ type BucketStatus struct {
 	// logging is where the bucket's access logs go, as observed while the spec sets it.
 	// +optional
 	Logging *BucketLogging `json:"logging,omitempty"`
+
+	// website is the bucket's website configuration as observed while the spec sets one.
+	// +optional
+	Website *BucketWebsite `json:"website,omitempty"`
+
+	// websiteEndpoint is the URL at which the provider serves the bucket's website, while it
+	// has one and the provider says how its websites are reached.
+	// +optional
+	WebsiteEndpoint string `json:"websiteEndpoint,omitempty"`
+
+	// notifications are the bucket's event notifications as observed while the spec has some,
+	// each with the topic it publishes to.
+	// +optional
+	// +listType=atomic
+	Notifications []ObservedNotification `json:"notifications,omitempty"`
+
+	// topics are the topics the operator asked the provider for, for this Bucket's
+	// notifications: each is recorded before it is asked for, so one whose answer was lost is
+	// still found and deleted when its notification or the Bucket goes.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Topics []NotificationTopic `json:"topics,omitempty"`
 
 	// quota is the bucket's quota as the provider enforces it, while the spec sets one.
 	// +optional

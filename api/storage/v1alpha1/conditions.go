@@ -92,8 +92,9 @@ const (
 	ReasonAccessDeniedByPolicy = "AccessDeniedByPolicy"
 	// ReasonVersioningUnsupported, ReasonLifecycleUnsupported, ReasonCORSUnsupported,
 	// ReasonObjectLockUnsupported, ReasonTagsUnsupported, ReasonACLUnsupported and
-	// ReasonPolicyUnsupported, ReasonEncryptionUnsupported, ReasonPublicAccessBlockUnsupported
-	// and ReasonLoggingUnsupported: the S3 server does not implement what the spec asks for (it
+	// ReasonPolicyUnsupported, ReasonEncryptionUnsupported, ReasonPublicAccessBlockUnsupported,
+	// ReasonLoggingUnsupported, ReasonWebsiteUnsupported and ReasonNotificationsUnsupported
+	// (also when the provider makes no topics): the S3 server does not implement what the spec asks for (it
 	// answered 501, or 405 for a sub-resource it lacks); the rest of the spec is applied, and the
 	// server is asked again once a resync period.
 	ReasonVersioningUnsupported        = "VersioningUnsupported"
@@ -106,6 +107,8 @@ const (
 	ReasonEncryptionUnsupported        = "EncryptionUnsupported"
 	ReasonPublicAccessBlockUnsupported = "PublicAccessBlockUnsupported"
 	ReasonLoggingUnsupported           = "LoggingUnsupported"
+	ReasonWebsiteUnsupported           = "WebsiteUnsupported"
+	ReasonNotificationsUnsupported     = "NotificationsUnsupported"
 	// ReasonObjectLockNotEnabled: the spec asks for object lock, but the bucket was created
 	// without it (an adopted bucket), and S3 turns it on only at creation.
 	ReasonObjectLockNotEnabled = "ObjectLockNotEnabled"

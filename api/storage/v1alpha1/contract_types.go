@@ -64,6 +64,15 @@ type ContractSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	SecretName string `json:"secretName,omitempty"`
 
+	// formats are the shapes the Secret holds the account's credentials in, several at once:
+	// env, aws-files, cosi, obc, rclone, s3cfg, as for a BucketAccess (docs/bucketaccess.md),
+	// without a bucket. Defaults to [env].
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=6
+	// +kubebuilder:default={env}
+	Formats []SecretFormat `json:"formats,omitempty"`
+
 	// keyRotation, when set, replaces the account's key every period, where the provider's
 	// accounts can hold more than one key (Ceph RGW can, versitygw cannot: the KeyRotation
 	// condition then says so). Without it a key is replaced only when the annotation
@@ -142,6 +151,13 @@ type ContractStatus struct {
 	// it; absent, the AWS forms.
 	// +optional
 	BucketPolicy *BucketPolicyForm `json:"bucketPolicy,omitempty"`
+
+	// websiteEndpoint is where the provider serves a bucket's static website, as it reports it:
+	// a URL in which {bucket} stands for the bucket's name, such as
+	// http://{bucket}.s3-website.example.com. Absent, the provider does not say, and Buckets
+	// show no websiteEndpoint.
+	// +optional
+	WebsiteEndpoint string `json:"websiteEndpoint,omitempty"`
 
 	// quotaBytes is the storage quota of the plan, as the provider reports it; absent when the
 	// plan has none.
@@ -293,3 +309,6 @@ func (c *Contract) Keys() *KeyStatus { return &c.Status.KeyStatus }
 
 // Rotation is how the Contract's key rotates (nil: only when asked), and the field that says so.
 func (c *Contract) Rotation() (*KeyRotation, string) { return c.Spec.KeyRotation, "spec.keyRotation" }
+
+// SecretFormats is what the Contract's Secret holds.
+func (c *Contract) SecretFormats() []SecretFormat { return FormatsOrDefault(c.Spec.Formats) }

@@ -52,6 +52,9 @@ type wantedAccess struct {
 	// Name is the BucketAccess; Bucket the Bucket it reaches, with Access.
 	Name, Bucket string
 	Access       storagev1alpha1.AccessMode
+	// Prefix limits it to the objects under it: the backup prefix, for the backup's and the
+	// restore's, so their keys cannot touch another Application's backups.
+	Prefix string
 	// Component labels it as the app's, the backup's or the restore's.
 	Component string
 }
@@ -77,11 +80,12 @@ func hashedName(name string) string {
 // wantedAccesses are the BucketAccesses app needs, in the order its environment uses them: one
 // per link, "<app>-<bucket>" with the link's access; with a backup into a linked Bucket, a
 // WriteOnly one "<app>-backup" and a ReadOnly one "<app>-restore" of that Bucket, and a
-// ReadOnly one "<app>-<bucket>-read" for each other Bucket a link reaches ReadWrite, which the
-// backup reads with. (It reads the backup Bucket with the restore's key, and a ReadOnly link's
-// Bucket with the link's own.) A link keeps its name when another would have it: the backup's,
-// the restore's or a read one then gets a hashed name.
-func wantedAccesses(app *paasv1alpha1.Application) []wantedAccess {
+// ReadOnly one "<app>-<bucket>-read" for each Bucket a link reaches ReadWrite, which the backup
+// reads with (a ReadOnly link's Bucket it reads with the link's own key; the restore's key
+// reaches only the backup prefix). A backup the operator refuses (backup false) gets none. A
+// link keeps its name when another would have it: the backup's, the restore's or a read one
+// then gets a hashed name.
+func wantedAccesses(app *paasv1alpha1.Application, backup bool) []wantedAccess {
 	wanted := make([]wantedAccess, 0, len(app.Spec.Buckets)+2)
 	taken := map[string]bool{}
 	for _, l := range app.Spec.Buckets {
@@ -89,16 +93,16 @@ func wantedAccesses(app *paasv1alpha1.Application) []wantedAccess {
 		taken[name] = true
 		wanted = append(wanted, wantedAccess{Name: name, Bucket: l.Name, Access: l.AccessOrDefault(), Component: ComponentApp})
 	}
-	backup := app.Spec.Backup
-	if backup == nil || !linksBucket(app.Spec.Buckets, backup.Bucket) {
+	b := app.Spec.Backup
+	if !backup || b == nil || !linksBucket(app.Spec.Buckets, b.Bucket) {
 		return wanted
 	}
 	more := []wantedAccess{
-		{Name: backupAccessSuffix, Bucket: backup.Bucket, Access: storagev1alpha1.AccessWriteOnly, Component: ComponentBackup},
-		{Name: restoreAccessSuffix, Bucket: backup.Bucket, Access: storagev1alpha1.AccessReadOnly, Component: ComponentRestore},
+		{Name: backupAccessSuffix, Bucket: b.Bucket, Access: storagev1alpha1.AccessWriteOnly, Prefix: app.BackupPrefixOrDefault(), Component: ComponentBackup},
+		{Name: restoreAccessSuffix, Bucket: b.Bucket, Access: storagev1alpha1.AccessReadOnly, Prefix: app.BackupPrefixOrDefault(), Component: ComponentRestore},
 	}
 	for _, l := range app.Spec.Buckets {
-		if l.Name != backup.Bucket && l.AccessOrDefault() == storagev1alpha1.AccessReadWrite {
+		if l.AccessOrDefault() == storagev1alpha1.AccessReadWrite {
 			more = append(more, wantedAccess{Name: l.Name + readAccessSuffix, Bucket: l.Name, Access: storagev1alpha1.AccessReadOnly, Component: ComponentBackup})
 		}
 	}
@@ -194,23 +198,20 @@ type appAccesses struct {
 	// backup and restore are the backup's and the restore's, nil without a backup into a
 	// linked Bucket.
 	backup, restore *accessState
-	// backupReads holds the backup's ReadOnly ones, by Bucket name: one for each Bucket other
-	// than the backup Bucket that a link reaches ReadWrite.
+	// backupReads holds the backup's ReadOnly ones, by Bucket name: one for each Bucket that a
+	// link reaches ReadWrite.
 	backupReads map[string]accessState
 }
 
 // backupReadKey is the key a backup run gets for link l: a ReadOnly one to its Bucket when the
-// link may read (the link's own when it is ReadOnly, the restore's for the backup Bucket, the
-// backup's own read one otherwise), none for a WriteOnly link. ok is false when the key the
-// link needs is not known yet.
-func (a appAccesses) backupReadKey(l resolvedLink, backupBucket string) (key *accessState, ok bool) {
-	switch {
-	case l.Mode == storagev1alpha1.AccessWriteOnly:
+// link may read (the link's own when it is ReadOnly, the backup's own read one otherwise), none
+// for a WriteOnly link. ok is false when the key the link needs is not known yet.
+func (a appAccesses) backupReadKey(l resolvedLink) (key *accessState, ok bool) {
+	switch l.Mode {
+	case storagev1alpha1.AccessWriteOnly:
 		return nil, true
-	case l.Mode == storagev1alpha1.AccessReadOnly:
+	case storagev1alpha1.AccessReadOnly:
 		return &l.Access, true
-	case l.Name == backupBucket:
-		return a.restore, a.restore != nil
 	}
 	st, found := a.backupReads[l.Name]
 	return &st, found
@@ -229,8 +230,8 @@ func restoreWriteKey(l resolvedLink) *accessState {
 // and returns what each wanted one says. buckets are the linked Buckets that exist, by name:
 // admission refuses a BucketAccess for a Bucket that does not exist or is being deleted, so
 // none is made for one until it is there (one made before is kept and kept up to date).
-func (r *ApplicationReconciler) syncAccesses(ctx context.Context, app *paasv1alpha1.Application, buckets map[string]*storagev1alpha1.Bucket) (appAccesses, error) {
-	wanted := wantedAccesses(app)
+func (r *ApplicationReconciler) syncAccesses(ctx context.Context, app *paasv1alpha1.Application, buckets map[string]*storagev1alpha1.Bucket, backup bool) (appAccesses, error) {
+	wanted := wantedAccesses(app, backup)
 	out := appAccesses{links: make(map[string]accessState, len(app.Spec.Buckets)), backupReads: map[string]accessState{}}
 	states := make(map[string]bool, len(wanted))
 	for _, w := range wanted {
@@ -322,9 +323,11 @@ func (r *ApplicationReconciler) applyAccess(ctx context.Context, app *paasv1alph
 	return ba, nil
 }
 
-// mutateAccess sets what the Application owns of a BucketAccess: its labels, Bucket and access.
+// mutateAccess sets what the Application owns of a BucketAccess: its labels, Bucket, access
+// and prefix.
 func mutateAccess(ba *storagev1alpha1.BucketAccess, app *paasv1alpha1.Application, w wantedAccess) {
 	setLabels(&ba.Labels, app, w.Component)
 	ba.Spec.Bucket = w.Bucket
 	ba.Spec.Access = w.Access
+	ba.Spec.Prefix = w.Prefix
 }

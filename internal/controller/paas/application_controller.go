@@ -125,7 +125,12 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	accesses, err := r.syncAccesses(ctx, app, linked)
+	// A refused backup gets no keys, so it is decided first.
+	backupRefused, err := r.backupRefusal(ctx, app)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	accesses, err := r.syncAccesses(ctx, app, linked, backupRefused == nil)
 	if err != nil {
 		return r.childFailed(app, err)
 	}
@@ -138,10 +143,6 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 	// What the operator must not write for a tenant, whatever admission let through.
 	envRefused := refusal(paasv1alpha1.ReasonEnvNotAllowed, application.EnvProblems(field.NewPath("spec", "env"), &app.Spec))
 	hostRefused, err := r.hostRefusal(ctx, app)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	backupRefused, err := r.backupRefusal(ctx, app)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -406,7 +407,7 @@ func (r *ApplicationReconciler) syncCronJob(ctx context.Context, app *paasv1alph
 	}
 	reads := []accessState{*creds}
 	for _, l := range links {
-		key, ok := accesses.backupReadKey(l, backup.Bucket)
+		key, ok := accesses.backupReadKey(l)
 		if !ok {
 			return nil, nil, fmt.Errorf("the backup's read key for Bucket %q is not known", l.Name)
 		}
@@ -421,7 +422,7 @@ func (r *ApplicationReconciler) syncCronJob(ctx context.Context, app *paasv1alph
 		reads = append(reads, *key)
 	}
 	env := append(bucketEnv(links, func(l resolvedLink) *accessState {
-		key, _ := accesses.backupReadKey(l, backup.Bucket)
+		key, _ := accesses.backupReadKey(l)
 		return key
 	}), backupEnv(*target, *creds, application.BackupPrefix(app))...)
 	env = append(env, backupRunEnv()...)

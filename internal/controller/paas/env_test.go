@@ -71,12 +71,12 @@ func TestBackupAndRestoreLinkKeys(t *testing.T) {
 		return resolvedLink{Name: name, Prefix: strings.ToUpper(name) + "_", Mode: mode, Access: key("web-" + name)}
 	}
 	restore := key("web-restore")
-	accesses := appAccesses{restore: &restore, backupReads: map[string]accessState{"media": key("web-media-read")}}
+	accesses := appAccesses{restore: &restore, backupReads: map[string]accessState{"photos": key("web-photos-read"), "media": key("web-media-read")}}
 	tests := []struct {
 		link                  resolvedLink
 		backupKey, restoreKey string // the Secrets read; "" for none
 	}{
-		{link: link("photos", storagev1alpha1.AccessReadWrite), backupKey: "web-restore-credentials", restoreKey: "web-photos-credentials"},
+		{link: link("photos", storagev1alpha1.AccessReadWrite), backupKey: "web-photos-read-credentials", restoreKey: "web-photos-credentials"},
 		{link: link("media", storagev1alpha1.AccessReadWrite), backupKey: "web-media-read-credentials", restoreKey: "web-media-credentials"},
 		{link: link("assets", storagev1alpha1.AccessReadOnly), backupKey: "web-assets-credentials"},
 		{link: link("logs", storagev1alpha1.AccessWriteOnly), restoreKey: "web-logs-credentials"},
@@ -92,7 +92,7 @@ func TestBackupAndRestoreLinkKeys(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.link.Name, func(t *testing.T) {
 			got := secretOf(bucketEnv([]resolvedLink{tt.link}, func(l resolvedLink) *accessState {
-				k, ok := accesses.backupReadKey(l, "photos")
+				k, ok := accesses.backupReadKey(l)
 				if !ok {
 					t.Fatalf("no backup key known for %s", l.Name)
 				}

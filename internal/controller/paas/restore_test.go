@@ -53,8 +53,9 @@ var _ = Describe("Backup and restore", func() {
 		const run = "web-backup-29412345"
 		runAsPod(ctx, ns, cj.Spec.JobTemplate.Spec.Template.Spec, run)
 
-		By("the backup's WriteOnly key cannot list, read or delete what it wrote")
+		By("the backup's WriteOnly key cannot list, read or delete what it wrote, nor write outside the backup prefix")
 		for _, cmd := range [][]string{
+			{"sh", "-c", `echo x | aws --endpoint-url "$AWS_ENDPOINT_URL" s3 cp - "s3://$BACKUP_BUCKET/elsewhere/x"`},
 			{"sh", "-c", `aws --endpoint-url "$AWS_ENDPOINT_URL" s3 ls "s3://$BACKUP_BUCKET/$BACKUP_PREFIX"`},
 			{"sh", "-c", `aws --endpoint-url "$AWS_ENDPOINT_URL" s3 cp "s3://$BACKUP_BUCKET/${BACKUP_SNAPSHOT_PREFIX}orders.db" -`},
 			{"sh", "-c", `aws --endpoint-url "$AWS_ENDPOINT_URL" s3 rm "s3://$BACKUP_BUCKET/${BACKUP_SNAPSHOT_PREFIX}orders.db"`},

@@ -60,6 +60,9 @@ type BucketReconciler struct {
 	APIReader client.Reader
 	// Settings are the bucket settings the spec manages; bucketsettings.All when nil.
 	Settings []bucketsettings.Syncer
+	// Topics makes the provider's topics the spec's notifications publish to; without it,
+	// notifications are Unsupported.
+	Topics contractclient.Topics
 	// Usage is the provider's contract API, for what each bucket holds and its quota; nil:
 	// no provider to ask (usage and quotas are then unsupported).
 	Usage contractclient.Usage
@@ -122,6 +125,10 @@ func (k bucketKind) Normal(ctx context.Context, b *storagev1alpha1.Bucket, p *en
 	if out, done := k.ensureBucket(ctx, b, p, acct.store, &found); done {
 		return out
 	}
+	contractID := acct.contract.Status.ContractID
+	if out, done := k.ensureTopics(ctx, b, p, contractID, in, found); done {
+		return out
+	}
 	failed := bucketsettings.Sync(ctx, in, k.emitter(b), k.settings()).Failed
 	if slices.ContainsFunc(failed, func(f bucketsettings.Failure) bool { return errors.Is(f.Err, objectstore.ErrNoSuchBucket) }) {
 		// Deleted behind the operator's back: make it again, then give it the spec, which
@@ -134,6 +141,9 @@ func (k bucketKind) Normal(ctx context.Context, b *storagev1alpha1.Bucket, p *en
 		failed = bucketsettings.Sync(ctx, in, k.emitter(b), k.settings()).Failed
 	}
 	found.usage = k.observeUsage(ctx, b, k.provider(acct.contract))
+	if out, done := k.settleTopics(ctx, b, contractID, in.Applied, failed, found); done {
+		return out
+	}
 	return k.settled(b, found, failed)
 }
 
@@ -184,7 +194,8 @@ func (k bucketKind) emitter(b *storagev1alpha1.Bucket) bucketsettings.Emit {
 // its Contract's endpoint add.
 func (k bucketKind) settingsInput(b *storagev1alpha1.Bucket, acct *account, users *bucketUsers, applied bool) *bucketsettings.Input {
 	in := &bucketsettings.Input{Bucket: b, Store: acct.store, Applied: applied, Grants: users.policyGrants(),
-		LifecycleRules: users.lifecycleRules(), PolicyForm: acct.contract.Status.BucketPolicy, OwnerTags: ownerTags(b)}
+		LifecycleRules: users.lifecycleRules(), PolicyForm: acct.contract.Status.BucketPolicy, OwnerTags: ownerTags(b),
+		WebsiteEndpoint: acct.contract.Status.WebsiteEndpoint}
 	if p := k.provider(acct.contract); p != nil {
 		in.Provider = p
 	}

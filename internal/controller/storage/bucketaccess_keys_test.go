@@ -36,7 +36,7 @@ type principalStore struct {
 	key contractclient.Credentials
 }
 
-func (s *principalStore) CheckAccess(context.Context, string) (objectstore.AccessCheck, error) {
+func (s *principalStore) CheckAccess(context.Context, string, string) (objectstore.AccessCheck, error) {
 	if !s.api.PrincipalKeyWorks("c1", s.key) {
 		return objectstore.AccessCheck{}, s3Answer(http.StatusForbidden, "InvalidAccessKeyId")
 	}

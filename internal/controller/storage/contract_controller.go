@@ -79,6 +79,7 @@ type ContractReconciler struct {
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts/finalizers,verbs=update
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -234,6 +235,7 @@ func setObserved(c *storagev1alpha1.Contract, got contractclient.Contract) {
 	c.Status.Plan = got.Plan
 	c.Status.QuotaBytes = got.QuotaBytes
 	c.Status.SecretName = c.SecretNameOrDefault()
+	c.Status.WebsiteEndpoint = got.WebsiteEndpoint
 	c.Status.BucketPolicy = nil
 	if f := got.PolicyForm; f != nil {
 		c.Status.BucketPolicy = &storagev1alpha1.BucketPolicyForm{ResourcePrefix: f.ResourcePrefix,
@@ -249,6 +251,7 @@ func (r *ContractReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&storagev1alpha1.Contract{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Owns(&corev1.Secret{}).
+		Owns(&corev1.ConfigMap{}).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(contractOfExistingSecret)).
 		Watches(&storagev1alpha1.Bucket{},
 			contractOfBucketAfter(tuning.BucketChurnSettle),

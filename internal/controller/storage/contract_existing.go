@@ -79,7 +79,7 @@ func (k contractKind) existingSecret(ctx context.Context, c *storagev1alpha1.Con
 	}
 	if owner := metav1.GetControllerOf(secret); owner != nil || secret.Labels[storagev1alpha1.ContractLabel] != c.Name && secret.Labels[storagev1alpha1.ContractLabel] != "" {
 		// The operator's own Secret of another resource, or one another Contract uses.
-		return nil, found.end(secretTaken{name}, engine.WaitingRetry(k.ResyncPeriod), nil), true
+		return nil, found.end(secretTaken{secret: name}, engine.WaitingRetry(k.ResyncPeriod), nil), true
 	}
 	if secret.Labels[storagev1alpha1.ContractLabel] == c.Name {
 		return secret, contractOutcome{}, false
