@@ -45,6 +45,9 @@ type Input struct {
 	// name; TopicsErr says why some could not be made.
 	TopicARNs map[string]string
 	TopicsErr error
+	// Provider reaches the bucket's provider through the contract API, for what it enforces
+	// beyond S3 (a quota); nil where there is none to ask.
+	Provider Provider
 }
 
 // Name is the bucket's name at the server.

@@ -25,6 +25,7 @@ var All = []Syncer{
 	Of[objectstore.Logging](Logging{}),
 	Of[site](Website{}),
 	Of[[]objectstore.Notification](Notifications{}),
+	Of[storagev1alpha1.ObservedQuota](Quota{}),
 }
 
 // Emit records an event on the Bucket: its type (corev1.EventTypeNormal or Warning), reason and

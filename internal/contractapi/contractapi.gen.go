@@ -128,6 +128,30 @@ type BucketPolicyForm struct {
 	ResourcePrefix string `json:"resourcePrefix"`
 }
 
+// BucketQuota The limits the provider enforces on a bucket; an absent limit is no limit.
+type BucketQuota struct {
+	// MaxObjects The objects past which writes are refused.
+	MaxObjects *int64 `json:"maxObjects,omitempty"`
+
+	// MaxSizeBytes The bytes past which writes are refused.
+	MaxSizeBytes *int64 `json:"maxSizeBytes,omitempty"`
+}
+
+// BucketUsage What one bucket holds, and its quota.
+type BucketUsage struct {
+	// Bytes The bytes its objects hold (their sizes, before replication or compression).
+	Bytes int64 `json:"bytes"`
+
+	// Name The bucket's name.
+	Name string `json:"name"`
+
+	// Objects How many objects it holds.
+	Objects int64 `json:"objects"`
+
+	// Quota The limits the provider enforces on a bucket; an absent limit is no limit.
+	Quota BucketQuota `json:"quota"`
+}
+
 // Contract A contract as the provider records it. Carries key ids, never secrets.
 type Contract struct {
 	// AccessKeys The contract's key pairs that work now, oldest first. Empty once cancelled.
@@ -210,6 +234,15 @@ type ContractRequest struct {
 // ContractState `active`: the account exists and its keys work. `cancelled`: the account was deleted; the
 // record stays readable.
 type ContractState string
+
+// ContractUsage The usage of every bucket a contract's account owns.
+type ContractUsage struct {
+	// Buckets One entry per bucket of the account, by name.
+	Buckets []BucketUsage `json:"buckets"`
+
+	// ObservedAt When the provider read its counters for this answer.
+	ObservedAt time.Time `json:"observedAt"`
+}
 
 // ContractWithCredentials A contract together with its first key pair, as returned by createContract.
 type ContractWithCredentials struct {
@@ -535,6 +568,9 @@ type AddPrincipalKeyParams struct {
 // CreateContractJSONRequestBody defines body for CreateContract for application/json ContentType.
 type CreateContractJSONRequestBody = ContractRequest
 
+// SetBucketQuotaJSONRequestBody defines body for SetBucketQuota for application/json ContentType.
+type SetBucketQuotaJSONRequestBody = BucketQuota
+
 // PutTopicJSONRequestBody defines body for PutTopic for application/json ContentType.
 type PutTopicJSONRequestBody = TopicRequest
 
@@ -666,6 +702,32 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/contracts/{id} (the `GetContract` operationId).
 	GetContract(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SetBucketQuotaWithBody Set the quota the provider enforces on one bucket of a contract.
+	//
+	// Makes the provider refuse writes that would take the bucket past `maxSizeBytes` or
+	// `maxObjects`; a limit that is absent is no limit, so `{}` removes the bucket's quota.
+	// Idempotent: the same body sets the same quota. A bucket the account does not own is
+	// `404 not-found` (its `instance` is this path); a provider that cannot enforce bucket
+	// quotas answers `501 not-supported`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/contracts/{id}/buckets/{bucket}/quota (the `SetBucketQuota` operationId).
+	SetBucketQuotaWithBody(ctx context.Context, id ContractID, bucket string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetBucketQuota Set the quota the provider enforces on one bucket of a contract.
+	//
+	// Makes the provider refuse writes that would take the bucket past `maxSizeBytes` or
+	// `maxObjects`; a limit that is absent is no limit, so `{}` removes the bucket's quota.
+	// Idempotent: the same body sets the same quota. A bucket the account does not own is
+	// `404 not-found` (its `instance` is this path); a provider that cannot enforce bucket
+	// quotas answers `501 not-supported`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/contracts/{id}/buckets/{bucket}/quota (the `SetBucketQuota` operationId).
+	SetBucketQuota(ctx context.Context, id ContractID, bucket string, body SetBucketQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// AddKey Add a key pair to a contract, or return the one already added for this Idempotency-Key.
 	//
 	// Makes a new key pair for the contract's account, for rotation: the existing keys keep
@@ -788,6 +850,19 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /v1/contracts/{id}/topics/{topicName} (the `PutTopic` operationId).
 	PutTopic(ctx context.Context, id ContractID, topicName TopicName, body PutTopicJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetUsage Read the usage and quota of every bucket of a contract, in one call.
+	//
+	// Answers, for every bucket the contract's account owns, the bytes and objects it holds
+	// and the quota the provider enforces on it, from the provider's own counters: one call
+	// answers for all the buckets of a contract, and no bucket is listed to answer it, so a
+	// client may ask once per resync whatever the buckets hold. The figures are as recent as
+	// the provider's counters (Ceph RGW updates them as objects are written). A provider that
+	// cannot tell usage cheaply answers `501 not-supported`. A cancelled contract owns no
+	// buckets: its answer is empty.
+	//
+	// Corresponds with GET /v1/contracts/{id}/usage (the `GetUsage` operationId).
+	GetUsage(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // CreateContractWithBody Create a contract, or return the one already created for this Idempotency-Key.
@@ -874,6 +949,52 @@ func (c *Client) CancelContract(ctx context.Context, id ContractID, params *Canc
 // Corresponds with GET /v1/contracts/{id} (the `GetContract` operationId).
 func (c *Client) GetContract(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetContractRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetBucketQuotaWithBody Set the quota the provider enforces on one bucket of a contract.
+//
+// Makes the provider refuse writes that would take the bucket past `maxSizeBytes` or
+// `maxObjects`; a limit that is absent is no limit, so `{}` removes the bucket's quota.
+// Idempotent: the same body sets the same quota. A bucket the account does not own is
+// `404 not-found` (its `instance` is this path); a provider that cannot enforce bucket
+// quotas answers `501 not-supported`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/contracts/{id}/buckets/{bucket}/quota (the `SetBucketQuota` operationId).
+func (c *Client) SetBucketQuotaWithBody(ctx context.Context, id ContractID, bucket string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetBucketQuotaRequestWithBody(c.Server, id, bucket, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetBucketQuota Set the quota the provider enforces on one bucket of a contract.
+//
+// Makes the provider refuse writes that would take the bucket past `maxSizeBytes` or
+// `maxObjects`; a limit that is absent is no limit, so `{}` removes the bucket's quota.
+// Idempotent: the same body sets the same quota. A bucket the account does not own is
+// `404 not-found` (its `instance` is this path); a provider that cannot enforce bucket
+// quotas answers `501 not-supported`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/contracts/{id}/buckets/{bucket}/quota (the `SetBucketQuota` operationId).
+func (c *Client) SetBucketQuota(ctx context.Context, id ContractID, bucket string, body SetBucketQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetBucketQuotaRequest(c.Server, id, bucket, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1117,6 +1238,29 @@ func (c *Client) PutTopic(ctx context.Context, id ContractID, topicName TopicNam
 	return c.Client.Do(req)
 }
 
+// GetUsage Read the usage and quota of every bucket of a contract, in one call.
+//
+// Answers, for every bucket the contract's account owns, the bytes and objects it holds
+// and the quota the provider enforces on it, from the provider's own counters: one call
+// answers for all the buckets of a contract, and no bucket is listed to answer it, so a
+// client may ask once per resync whatever the buckets hold. The figures are as recent as
+// the provider's counters (Ceph RGW updates them as objects are written). A provider that
+// cannot tell usage cheaply answers `501 not-supported`. A cancelled contract owns no
+// buckets: its answer is empty.
+//
+// Corresponds with GET /v1/contracts/{id}/usage (the `GetUsage` operationId).
+func (c *Client) GetUsage(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUsageRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // NewCreateContractRequest calls the generic CreateContract builder with application/json body
 func NewCreateContractRequest(server string, params *CreateContractParams, body CreateContractJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -1261,6 +1405,60 @@ func NewGetContractRequest(server string, id ContractID) (*http.Request, error) 
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewSetBucketQuotaRequest calls the generic SetBucketQuota builder with application/json body
+func NewSetBucketQuotaRequest(server string, id ContractID, bucket string, body SetBucketQuotaJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetBucketQuotaRequestWithBody(server, id, bucket, "application/json", bodyReader)
+}
+
+// NewSetBucketQuotaRequestWithBody constructs an http.Request for the SetBucketQuota method, with any body, and a specified content type
+func NewSetBucketQuotaRequestWithBody(server string, id ContractID, bucket string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "bucket", bucket, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/contracts/%s/buckets/%s/quota", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -1713,6 +1911,40 @@ func NewPutTopicRequestWithBody(server string, id ContractID, topicName TopicNam
 	return req, nil
 }
 
+// NewGetUsageRequest constructs an http.Request for the GetUsage method
+func NewGetUsageRequest(server string, id ContractID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/contracts/%s/usage", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -1814,6 +2046,32 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/contracts/{id} (the `GetContract` operationId).
 	GetContractWithResponse(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*GetContractResponse, error)
+
+	// SetBucketQuotaWithBodyWithResponse Set the quota the provider enforces on one bucket of a contract.
+	//
+	// Makes the provider refuse writes that would take the bucket past `maxSizeBytes` or
+	// `maxObjects`; a limit that is absent is no limit, so `{}` removes the bucket's quota.
+	// Idempotent: the same body sets the same quota. A bucket the account does not own is
+	// `404 not-found` (its `instance` is this path); a provider that cannot enforce bucket
+	// quotas answers `501 not-supported`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/contracts/{id}/buckets/{bucket}/quota (the `SetBucketQuota` operationId).
+	SetBucketQuotaWithBodyWithResponse(ctx context.Context, id ContractID, bucket string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetBucketQuotaResponse, error)
+
+	// SetBucketQuotaWithResponse Set the quota the provider enforces on one bucket of a contract.
+	//
+	// Makes the provider refuse writes that would take the bucket past `maxSizeBytes` or
+	// `maxObjects`; a limit that is absent is no limit, so `{}` removes the bucket's quota.
+	// Idempotent: the same body sets the same quota. A bucket the account does not own is
+	// `404 not-found` (its `instance` is this path); a provider that cannot enforce bucket
+	// quotas answers `501 not-supported`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/contracts/{id}/buckets/{bucket}/quota (the `SetBucketQuota` operationId).
+	SetBucketQuotaWithResponse(ctx context.Context, id ContractID, bucket string, body SetBucketQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*SetBucketQuotaResponse, error)
 
 	// AddKeyWithResponse Add a key pair to a contract, or return the one already added for this Idempotency-Key.
 	//
@@ -1955,6 +2213,21 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /v1/contracts/{id}/topics/{topicName} (the `PutTopic` operationId).
 	PutTopicWithResponse(ctx context.Context, id ContractID, topicName TopicName, body PutTopicJSONRequestBody, reqEditors ...RequestEditorFn) (*PutTopicResponse, error)
+
+	// GetUsageWithResponse Read the usage and quota of every bucket of a contract, in one call.
+	//
+	// Answers, for every bucket the contract's account owns, the bytes and objects it holds
+	// and the quota the provider enforces on it, from the provider's own counters: one call
+	// answers for all the buckets of a contract, and no bucket is listed to answer it, so a
+	// client may ask once per resync whatever the buckets hold. The figures are as recent as
+	// the provider's counters (Ceph RGW updates them as objects are written). A provider that
+	// cannot tell usage cheaply answers `501 not-supported`. A cancelled contract owns no
+	// buckets: its answer is empty.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/contracts/{id}/usage (the `GetUsage` operationId).
+	GetUsageWithResponse(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*GetUsageResponse, error)
 }
 
 // CreateContractResponse429Headers the declared response headers of an HTTP 429 response for CreateContract
@@ -2235,6 +2508,117 @@ func (r GetContractResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetContractResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SetBucketQuotaResponse429Headers the declared response headers of an HTTP 429 response for SetBucketQuota
+type SetBucketQuotaResponse429Headers struct {
+	RetryAfter int
+}
+
+// SetBucketQuotaResponse503Headers the declared response headers of an HTTP 503 response for SetBucketQuota
+type SetBucketQuotaResponse503Headers struct {
+	RetryAfter int
+}
+
+type SetBucketQuotaResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BucketQuota
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
+	ApplicationproblemJSON501 *NotSupported
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *BackendUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SetBucketQuotaResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SetBucketQuotaResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetBucketQuotaResponse) GetJSON200() *BucketQuota {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SetBucketQuotaResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SetBucketQuotaResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SetBucketQuotaResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r SetBucketQuotaResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r SetBucketQuotaResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r SetBucketQuotaResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
+func (r SetBucketQuotaResponse) GetApplicationproblemJSON501() *NotSupported {
+	return r.ApplicationproblemJSON501
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r SetBucketQuotaResponse) GetApplicationproblemJSON503() *BackendUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SetBucketQuotaResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetBucketQuotaResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetBucketQuotaResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetBucketQuotaResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -3267,6 +3651,103 @@ func (r PutTopicResponse) ContentType() string {
 	return ""
 }
 
+// GetUsageResponse429Headers the declared response headers of an HTTP 429 response for GetUsage
+type GetUsageResponse429Headers struct {
+	RetryAfter int
+}
+
+// GetUsageResponse503Headers the declared response headers of an HTTP 503 response for GetUsage
+type GetUsageResponse503Headers struct {
+	RetryAfter int
+}
+
+type GetUsageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ContractUsage
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
+	ApplicationproblemJSON501 *NotSupported
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *BackendUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetUsageResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetUsageResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetUsageResponse) GetJSON200() *ContractUsage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetUsageResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetUsageResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetUsageResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetUsageResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
+func (r GetUsageResponse) GetApplicationproblemJSON501() *NotSupported {
+	return r.ApplicationproblemJSON501
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetUsageResponse) GetApplicationproblemJSON503() *BackendUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUsageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUsageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUsageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUsageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreateContractWithBodyWithResponse Create a contract, or return the one already created for this Idempotency-Key.
 //
 // Buys a contract: an account on the provider's S3 endpoint with one key pair. The answer is
@@ -3347,6 +3828,44 @@ func (c *ClientWithResponses) GetContractWithResponse(ctx context.Context, id Co
 		return nil, err
 	}
 	return ParseGetContractResponse(rsp)
+}
+
+// SetBucketQuotaWithBodyWithResponse Set the quota the provider enforces on one bucket of a contract.
+//
+// Makes the provider refuse writes that would take the bucket past `maxSizeBytes` or
+// `maxObjects`; a limit that is absent is no limit, so `{}` removes the bucket's quota.
+// Idempotent: the same body sets the same quota. A bucket the account does not own is
+// `404 not-found` (its `instance` is this path); a provider that cannot enforce bucket
+// quotas answers `501 not-supported`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/contracts/{id}/buckets/{bucket}/quota (the `SetBucketQuota` operationId).
+func (c *ClientWithResponses) SetBucketQuotaWithBodyWithResponse(ctx context.Context, id ContractID, bucket string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetBucketQuotaResponse, error) {
+	rsp, err := c.SetBucketQuotaWithBody(ctx, id, bucket, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetBucketQuotaResponse(rsp)
+}
+
+// SetBucketQuotaWithResponse Set the quota the provider enforces on one bucket of a contract.
+//
+// Makes the provider refuse writes that would take the bucket past `maxSizeBytes` or
+// `maxObjects`; a limit that is absent is no limit, so `{}` removes the bucket's quota.
+// Idempotent: the same body sets the same quota. A bucket the account does not own is
+// `404 not-found` (its `instance` is this path); a provider that cannot enforce bucket
+// quotas answers `501 not-supported`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/contracts/{id}/buckets/{bucket}/quota (the `SetBucketQuota` operationId).
+func (c *ClientWithResponses) SetBucketQuotaWithResponse(ctx context.Context, id ContractID, bucket string, body SetBucketQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*SetBucketQuotaResponse, error) {
+	rsp, err := c.SetBucketQuota(ctx, id, bucket, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetBucketQuotaResponse(rsp)
 }
 
 // AddKeyWithResponse Add a key pair to a contract, or return the one already added for this Idempotency-Key.
@@ -3554,6 +4073,27 @@ func (c *ClientWithResponses) PutTopicWithResponse(ctx context.Context, id Contr
 		return nil, err
 	}
 	return ParsePutTopicResponse(rsp)
+}
+
+// GetUsageWithResponse Read the usage and quota of every bucket of a contract, in one call.
+//
+// Answers, for every bucket the contract's account owns, the bytes and objects it holds
+// and the quota the provider enforces on it, from the provider's own counters: one call
+// answers for all the buckets of a contract, and no bucket is listed to answer it, so a
+// client may ask once per resync whatever the buckets hold. The figures are as recent as
+// the provider's counters (Ceph RGW updates them as objects are written). A provider that
+// cannot tell usage cheaply answers `501 not-supported`. A cancelled contract owns no
+// buckets: its answer is empty.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/contracts/{id}/usage (the `GetUsage` operationId).
+func (c *ClientWithResponses) GetUsageWithResponse(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*GetUsageResponse, error) {
+	rsp, err := c.GetUsage(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUsageResponse(rsp)
 }
 
 // ParseCreateContractResponse parses an HTTP response from a CreateContractWithResponse call
@@ -3817,6 +4357,111 @@ func ParseGetContractResponse(rsp *http.Response) (*GetContractResponse, error) 
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSetBucketQuotaResponse parses an HTTP response from a SetBucketQuotaWithResponse call
+func ParseSetBucketQuotaResponse(rsp *http.Response) (*SetBucketQuotaResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetBucketQuotaResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BucketQuota
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotSupported
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest BackendUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers SetBucketQuotaResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SetBucketQuotaResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -4794,6 +5439,97 @@ func ParsePutTopicResponse(rsp *http.Response) (*PutTopicResponse, error) {
 	return response, nil
 }
 
+// ParseGetUsageResponse parses an HTTP response from a GetUsageWithResponse call
+func ParseGetUsageResponse(rsp *http.Response) (*GetUsageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUsageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ContractUsage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotSupported
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest BackendUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetUsageResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetUsageResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// CreateContract Create a contract, or return the one already created for this Idempotency-Key.
@@ -4805,6 +5541,9 @@ type ServerInterface interface {
 	// GetContract Get a contract.
 	// (GET /v1/contracts/{id})
 	GetContract(w http.ResponseWriter, r *http.Request, id ContractID)
+	// SetBucketQuota Set the quota the provider enforces on one bucket of a contract.
+	// (PUT /v1/contracts/{id}/buckets/{bucket}/quota)
+	SetBucketQuota(w http.ResponseWriter, r *http.Request, id ContractID, bucket string)
 	// AddKey Add a key pair to a contract, or return the one already added for this Idempotency-Key.
 	// (POST /v1/contracts/{id}/keys)
 	AddKey(w http.ResponseWriter, r *http.Request, id ContractID, params AddKeyParams)
@@ -4835,6 +5574,9 @@ type ServerInterface interface {
 	// PutTopic Create a topic, or change where an existing one pushes to.
 	// (PUT /v1/contracts/{id}/topics/{topicName})
 	PutTopic(w http.ResponseWriter, r *http.Request, id ContractID, topicName TopicName)
+	// GetUsage Read the usage and quota of every bucket of a contract, in one call.
+	// (GET /v1/contracts/{id}/usage)
+	GetUsage(w http.ResponseWriter, r *http.Request, id ContractID)
 }
 
 // ServerInterfaceWrapper converts contexts to parameters.
@@ -4950,6 +5692,41 @@ func (siw *ServerInterfaceWrapper) GetContract(w http.ResponseWriter, r *http.Re
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetContract(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// SetBucketQuota operation middleware
+func (siw *ServerInterfaceWrapper) SetBucketQuota(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id ContractID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "bucket" -------------
+	var bucket string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "bucket", r.PathValue("bucket"), &bucket, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "bucket", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SetBucketQuota(w, r, id, bucket)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5375,6 +6152,32 @@ func (siw *ServerInterfaceWrapper) PutTopic(w http.ResponseWriter, r *http.Reque
 	handler.ServeHTTP(w, r)
 }
 
+// GetUsage operation middleware
+func (siw *ServerInterfaceWrapper) GetUsage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id ContractID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetUsage(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 type UnescapedCookieParamError struct {
 	ParamName string
 	Err       error
@@ -5508,6 +6311,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/contracts/{id}/topics", wrapper.ListTopics)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/v1/contracts/{id}/topics/{topicName}", wrapper.DeleteTopic)
 	m.HandleFunc(http.MethodPut+" "+options.BaseURL+"/v1/contracts/{id}/topics/{topicName}", wrapper.PutTopic)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/contracts/{id}/usage", wrapper.GetUsage)
+	m.HandleFunc(http.MethodPut+" "+options.BaseURL+"/v1/contracts/{id}/buckets/{bucket}/quota", wrapper.SetBucketQuota)
 
 	return m
 }
@@ -5899,6 +6704,158 @@ func (response GetContract500ApplicationProblemPlusJSONResponse) VisitGetContrac
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBucketQuotaRequestObject struct {
+	Id     ContractID `json:"id"`
+	Bucket string     `json:"bucket"`
+	Body   *SetBucketQuotaJSONRequestBody
+}
+
+type SetBucketQuotaResponseObject interface {
+	VisitSetBucketQuotaResponse(w http.ResponseWriter) error
+}
+
+type SetBucketQuota200JSONResponse BucketQuota
+
+func (response SetBucketQuota200JSONResponse) VisitSetBucketQuotaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBucketQuota400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response SetBucketQuota400ApplicationProblemPlusJSONResponse) VisitSetBucketQuotaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBucketQuota401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response SetBucketQuota401ApplicationProblemPlusJSONResponse) VisitSetBucketQuotaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBucketQuota404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response SetBucketQuota404ApplicationProblemPlusJSONResponse) VisitSetBucketQuotaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBucketQuota409ApplicationProblemPlusJSONResponse Problem
+
+func (response SetBucketQuota409ApplicationProblemPlusJSONResponse) VisitSetBucketQuotaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBucketQuota429ApplicationProblemPlusJSONResponse struct {
+	RateLimitedApplicationProblemPlusJSONResponse
+}
+
+func (response SetBucketQuota429ApplicationProblemPlusJSONResponse) VisitSetBucketQuotaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBucketQuota500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response SetBucketQuota500ApplicationProblemPlusJSONResponse) VisitSetBucketQuotaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBucketQuota501ApplicationProblemPlusJSONResponse struct {
+	NotSupportedApplicationProblemPlusJSONResponse
+}
+
+func (response SetBucketQuota501ApplicationProblemPlusJSONResponse) VisitSetBucketQuotaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBucketQuota503ApplicationProblemPlusJSONResponse struct {
+	BackendUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response SetBucketQuota503ApplicationProblemPlusJSONResponse) VisitSetBucketQuotaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7289,6 +8246,126 @@ func (response PutTopic503ApplicationProblemPlusJSONResponse) VisitPutTopicRespo
 	return err
 }
 
+type GetUsageRequestObject struct {
+	Id ContractID `json:"id"`
+}
+
+type GetUsageResponseObject interface {
+	VisitGetUsageResponse(w http.ResponseWriter) error
+}
+
+type GetUsage200JSONResponse ContractUsage
+
+func (response GetUsage200JSONResponse) VisitGetUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsage401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetUsage401ApplicationProblemPlusJSONResponse) VisitGetUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsage404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetUsage404ApplicationProblemPlusJSONResponse) VisitGetUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsage429ApplicationProblemPlusJSONResponse struct {
+	RateLimitedApplicationProblemPlusJSONResponse
+}
+
+func (response GetUsage429ApplicationProblemPlusJSONResponse) VisitGetUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsage500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response GetUsage500ApplicationProblemPlusJSONResponse) VisitGetUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsage501ApplicationProblemPlusJSONResponse struct {
+	NotSupportedApplicationProblemPlusJSONResponse
+}
+
+func (response GetUsage501ApplicationProblemPlusJSONResponse) VisitGetUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsage503ApplicationProblemPlusJSONResponse struct {
+	BackendUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetUsage503ApplicationProblemPlusJSONResponse) VisitGetUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// CreateContract Create a contract, or return the one already created for this Idempotency-Key.
@@ -7300,6 +8377,9 @@ type StrictServerInterface interface {
 	// GetContract Get a contract.
 	// (GET /v1/contracts/{id})
 	GetContract(ctx context.Context, request GetContractRequestObject) (GetContractResponseObject, error)
+	// SetBucketQuota Set the quota the provider enforces on one bucket of a contract.
+	// (PUT /v1/contracts/{id}/buckets/{bucket}/quota)
+	SetBucketQuota(ctx context.Context, request SetBucketQuotaRequestObject) (SetBucketQuotaResponseObject, error)
 	// AddKey Add a key pair to a contract, or return the one already added for this Idempotency-Key.
 	// (POST /v1/contracts/{id}/keys)
 	AddKey(ctx context.Context, request AddKeyRequestObject) (AddKeyResponseObject, error)
@@ -7330,6 +8410,9 @@ type StrictServerInterface interface {
 	// PutTopic Create a topic, or change where an existing one pushes to.
 	// (PUT /v1/contracts/{id}/topics/{topicName})
 	PutTopic(ctx context.Context, request PutTopicRequestObject) (PutTopicResponseObject, error)
+	// GetUsage Read the usage and quota of every bucket of a contract, in one call.
+	// (GET /v1/contracts/{id}/usage)
+	GetUsage(ctx context.Context, request GetUsageRequestObject) (GetUsageResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
@@ -7450,6 +8533,40 @@ func (sh *strictHandler) GetContract(w http.ResponseWriter, r *http.Request, id 
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetContractResponseObject); ok {
 		if err := validResponse.VisitGetContractResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// SetBucketQuota operation middleware
+func (sh *strictHandler) SetBucketQuota(w http.ResponseWriter, r *http.Request, id ContractID, bucket string) {
+	var request SetBucketQuotaRequestObject
+
+	request.Id = id
+	request.Bucket = bucket
+
+	var body SetBucketQuotaJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SetBucketQuota(ctx, request.(SetBucketQuotaRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SetBucketQuota")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SetBucketQuotaResponseObject); ok {
+		if err := validResponse.VisitSetBucketQuotaResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -7728,6 +8845,32 @@ func (sh *strictHandler) PutTopic(w http.ResponseWriter, r *http.Request, id Con
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(PutTopicResponseObject); ok {
 		if err := validResponse.VisitPutTopicResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetUsage operation middleware
+func (sh *strictHandler) GetUsage(w http.ResponseWriter, r *http.Request, id ContractID) {
+	var request GetUsageRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetUsage(ctx, request.(GetUsageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetUsage")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetUsageResponseObject); ok {
+		if err := validResponse.VisitGetUsageResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -52,6 +52,8 @@ type Contract struct {
 	OneKeyOnly bool
 	// OneKeyOnlyReason is the provider's reason for OneKeyOnly, for people; "" when it gave none.
 	OneKeyOnlyReason string
+	// QuotaBytes is the plan's storage quota; 0 when it has none.
+	QuotaBytes int64
 	// Credentials are set only by Buy: the API returns the secret nowhere else.
 	Credentials *Credentials
 	// WebsiteEndpoint is where the provider serves a bucket's static website, with {bucket}
@@ -124,7 +126,8 @@ func (c *Client) Buy(ctx context.Context, idempotencyKey string, req Request) (C
 		return Contract{}, false, noBody(op, resp.StatusCode(), "a contract")
 	}
 	out := fromContract(contractapi.Contract{Id: got.Id, State: got.State, Endpoint: got.Endpoint, Region: got.Region, Plan: got.Plan,
-		AccessKeys: got.AccessKeys, BucketPolicy: got.BucketPolicy, KeyRotation: got.KeyRotation, Website: got.Website})
+		AccessKeys: got.AccessKeys, BucketPolicy: got.BucketPolicy, KeyRotation: got.KeyRotation, Website: got.Website,
+		QuotaBytes: got.QuotaBytes})
 	out.Credentials = &Credentials{AccessKeyID: got.Credentials.AccessKeyId, SecretAccessKey: got.Credentials.SecretAccessKey}
 	return out, resp.JSON201 != nil, nil
 }
@@ -150,6 +153,9 @@ func (c *Client) Get(ctx context.Context, id string) (Contract, error) {
 func fromContract(got contractapi.Contract) Contract {
 	c := Contract{ID: got.Id, State: string(got.State), Endpoint: got.Endpoint, Region: got.Region, Plan: got.Plan,
 		AccessKeyIDs: keyIDs(got.AccessKeys)}
+	if got.QuotaBytes != nil {
+		c.QuotaBytes = *got.QuotaBytes
+	}
 	if f := got.BucketPolicy; f != nil {
 		c.PolicyForm = &PolicyForm{ResourcePrefix: f.ResourcePrefix, OwnerPrincipal: f.OwnerPrincipal, OwnerNeedsAllow: f.OwnerNeedsAllow}
 	}

@@ -187,6 +187,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := (&storagecontroller.BucketReconciler{
 		Client:                  mgr.GetClient(),
 		Stores:                  stores,
+		Usage:                   contractclient.New(api),
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder("bucket-controller"),
 		Topics:                  contractclient.New(api),

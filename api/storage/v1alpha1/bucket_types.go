@@ -191,6 +191,11 @@ type BucketSpec struct {
 	// for another resource is never taken over.
 	// +optional
 	Adopt bool `json:"adopt,omitempty"`
+
+	// quota is the most the bucket may hold; the provider enforces it, refusing writes past
+	// it, and the QuotaNearlyFull condition warns before. Removing it removes the limit.
+	// +optional
+	Quota *BucketQuota `json:"quota,omitempty"`
 }
 
 // VersioningStatus is a bucket's versioning state.
@@ -477,6 +482,15 @@ type BucketStatus struct {
 	// +listMapKey=name
 	Topics []NotificationTopic `json:"topics,omitempty"`
 
+	// quota is the bucket's quota as the provider enforces it, while the spec sets one.
+	// +optional
+	Quota *ObservedQuota `json:"quota,omitempty"`
+
+	// usage is what the bucket holds, as the provider counts it; absent where the provider
+	// cannot tell (see the UsageUnsupported reason).
+	// +optional
+	Usage *BucketUsage `json:"usage,omitempty"`
+
 	// managementPolicy is Observe when the settings in this status were observed by an Observe
 	// pass, and absent otherwise. What an Observe pass recorded was never written by the
 	// operator, so a switch to Manage does not take it for the operator's own (and remove it
@@ -501,6 +515,8 @@ type BucketStatus struct {
 // +kubebuilder:printcolumn:name="Bucket",type=string,JSONPath=`.spec.bucketName`
 // +kubebuilder:printcolumn:name="Contract",type=string,JSONPath=`.spec.contractName`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Size",type=string,JSONPath=`.status.usage.size`
+// +kubebuilder:printcolumn:name="Objects",type=integer,JSONPath=`.status.usage.objects`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:selectablefield:JSONPath=`.spec.bucketName`

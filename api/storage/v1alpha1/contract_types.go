@@ -159,6 +159,15 @@ type ContractStatus struct {
 	// +optional
 	WebsiteEndpoint string `json:"websiteEndpoint,omitempty"`
 
+	// quotaBytes is the storage quota of the plan, as the provider reports it; absent when the
+	// plan has none.
+	// +optional
+	QuotaBytes int64 `json:"quotaBytes,omitempty"`
+
+	// usage is what the Buckets naming this Contract hold together, summed from their status.
+	// +optional
+	Usage *ContractUsage `json:"usage,omitempty"`
+
 	// purchaseRequested is set by the operator before it first asks the provider for this
 	// Contract's contract, so that a deletion finds a purchase whose answer was lost. It lives in
 	// status, which only the operator writes: a user cannot make it replay a purchase.
@@ -212,6 +221,7 @@ type BucketPolicyForm struct {
 // +kubebuilder:printcolumn:name="Contract ID",type=string,JSONPath=`.status.contractID`
 // +kubebuilder:printcolumn:name="Secret",type=string,JSONPath=`.status.secretName`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Size",type=string,JSONPath=`.status.usage.size`,priority=1
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 

@@ -63,11 +63,16 @@ type BucketReconciler struct {
 	// Topics makes the provider's topics the spec's notifications publish to; without it,
 	// notifications are Unsupported.
 	Topics contractclient.Topics
+	// Usage is the provider's contract API, for what each bucket holds and its quota; nil:
+	// no provider to ask (usage and quotas are then unsupported).
+	Usage contractclient.Usage
 
 	// written is this controller's record of its own last writes (engine.Writes).
 	written engine.Writes
 	// ownSecrets reads the keys of Contracts over an account the user has (spec.credentials).
 	ownSecrets accountSecrets
+	// usage is the provider's last answer about the buckets of each contract.
+	usage providerUsage
 	// names serialises the passes that take a bucket name, so that of two Buckets naming the
 	// same bucket exactly one records it (the manager is a single leader).
 	names keylock.Map
@@ -135,6 +140,7 @@ func (k bucketKind) Normal(ctx context.Context, b *storagev1alpha1.Bucket, p *en
 		in.Applied = false
 		failed = bucketsettings.Sync(ctx, in, k.emitter(b), k.settings()).Failed
 	}
+	found.usage = k.observeUsage(ctx, b, k.provider(acct.contract))
 	if out, done := k.settleTopics(ctx, b, contractID, in.Applied, failed, found); done {
 		return out
 	}
@@ -153,6 +159,8 @@ func (k bucketKind) settled(b *storagev1alpha1.Bucket, found bucketFound, failed
 			lockMissing = true
 		case f.Unsupported:
 			unsupported = append(unsupported, f)
+		case isAPIError(f.Err):
+			return endOnAPIFailure(found, f.Err)
 		default:
 			return k.s3Failed(b, found, f.Err)
 		}
@@ -185,9 +193,13 @@ func (k bucketKind) emitter(b *storagev1alpha1.Bucket) bucketsettings.Emit {
 // settingsInput is what the settings of b are brought to: its spec, with what its users and
 // its Contract's endpoint add.
 func (k bucketKind) settingsInput(b *storagev1alpha1.Bucket, acct *account, users *bucketUsers, applied bool) *bucketsettings.Input {
-	return &bucketsettings.Input{Bucket: b, Store: acct.store, Applied: applied, Grants: users.policyGrants(),
+	in := &bucketsettings.Input{Bucket: b, Store: acct.store, Applied: applied, Grants: users.policyGrants(),
 		LifecycleRules: users.lifecycleRules(), PolicyForm: acct.contract.Status.BucketPolicy, OwnerTags: ownerTags(b),
 		WebsiteEndpoint: acct.contract.Status.WebsiteEndpoint}
+	if p := k.provider(acct.contract); p != nil {
+		in.Provider = p
+	}
+	return in
 }
 
 // specApplied reports whether the current spec was applied by an earlier pass that ended Ready.
@@ -266,6 +278,7 @@ func deniedByPolicy(found bucketFound, err error) bucketOutcome {
 // SetupWithManager registers the controller. A Bucket wakes when its spec changes, when its
 // Contract or the Contract's Secret changes, and every ResyncPeriod.
 func (r *BucketReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.usage.api = r.Usage
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&storagev1alpha1.Bucket{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).

@@ -109,6 +109,9 @@ func (k contractKind) Normal(ctx context.Context, c *storagev1alpha1.Contract, p
 		return contractOutcome{Err: err}
 	}
 	found := contractFound{buckets: &buckets}
+	if err := k.sumUsage(ctx, c, buckets); err != nil {
+		return found.end(nil, 0, err)
+	}
 	if existingAccount(c) {
 		return k.useExisting(ctx, c, found)
 	}
@@ -230,6 +233,7 @@ func setObserved(c *storagev1alpha1.Contract, got contractclient.Contract) {
 	c.Status.Endpoint = got.Endpoint
 	c.Status.Region = got.Region
 	c.Status.Plan = got.Plan
+	c.Status.QuotaBytes = got.QuotaBytes
 	c.Status.SecretName = c.SecretNameOrDefault()
 	c.Status.WebsiteEndpoint = got.WebsiteEndpoint
 	c.Status.BucketPolicy = nil
@@ -251,7 +255,7 @@ func (r *ContractReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(contractOfExistingSecret)).
 		Watches(&storagev1alpha1.Bucket{},
 			contractOfBucketAfter(tuning.BucketChurnSettle),
-			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, usageChanged))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
 		Named("contract").
 		Complete(r)
