@@ -51,6 +51,9 @@ type API struct {
 	// SingleKey makes AddKey answer ErrNotSupported, as a provider whose accounts hold one key
 	// pair (versitygw) does.
 	SingleKey bool
+	// PrincipalsByKey makes a principal's Principal element name its keys, as versitygw's
+	// does, so that it changes with every key added or revoked.
+	PrincipalsByKey bool
 }
 
 var _ contractclient.API = (*API)(nil)

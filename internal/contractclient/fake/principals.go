@@ -30,9 +30,15 @@ type principal struct {
 	deleted      bool
 }
 
-func (p *principal) view() contractclient.Principal {
-	return contractclient.Principal{ID: p.id, AccessKeyIDs: slices.Clone(p.keys),
-		PolicyPrincipal: map[string]any{"AWS": "arn:aws:iam:::user/" + p.contract + "-" + p.id}}
+// view is the principal as the API answers it. byKey names each of its keys in the Principal
+// element, as versitygw's backend does (each key is a user of its own), rather than the
+// principal, as Ceph RGW's does.
+func (p *principal) view(byKey bool) contractclient.Principal {
+	named := any("arn:aws:iam:::user/" + p.contract + "-" + p.id)
+	if byKey {
+		named = slices.Clone(p.keys)
+	}
+	return contractclient.Principal{ID: p.id, AccessKeyIDs: slices.Clone(p.keys), PolicyPrincipal: map[string]any{"AWS": named}}
 }
 
 // Principal returns a copy of a principal, and whether it exists and is not deleted.
@@ -43,7 +49,7 @@ func (a *API) Principal(contractID, id string) (contractclient.Principal, bool) 
 	if !ok || p.deleted {
 		return contractclient.Principal{}, false
 	}
-	return p.view(), true
+	return p.view(a.PrincipalsByKey), true
 }
 
 // CreatePrincipal implements contractclient.Principals.
@@ -75,7 +81,7 @@ func (a *API) CreatePrincipal(_ context.Context, contractID, key string) (contra
 	if p.deleted {
 		return contractclient.Principal{}, false, contractclient.NewRefusal("creating a principal in contract "+contractID, contractclient.ErrPrincipalDeleted, "principal "+id+" was deleted")
 	}
-	out := p.view()
+	out := p.view(a.PrincipalsByKey)
 	out.Credentials = &p.first
 	return out, !replay, nil
 }
@@ -91,7 +97,7 @@ func (a *API) GetPrincipal(_ context.Context, contractID, id string) (contractcl
 	if !ok || p.deleted {
 		return contractclient.Principal{}, contractclient.NewRefusal("reading principal "+id+" of contract "+contractID, contractclient.ErrNotFound, "no principal "+id)
 	}
-	return p.view(), nil
+	return p.view(a.PrincipalsByKey), nil
 }
 
 // DeletePrincipal implements contractclient.Principals.
@@ -133,7 +139,7 @@ func (a *API) AddPrincipalKey(_ context.Context, contractID, id, key string) (co
 	if failing {
 		return contractclient.Principal{}, contractclient.Credentials{}, f.Err
 	}
-	return p.view(), creds, nil
+	return p.view(a.PrincipalsByKey), creds, nil
 }
 
 // RemovePrincipalKey implements contractclient.Principals.

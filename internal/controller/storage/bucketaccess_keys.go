@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"strings"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 type principalKeys struct {
 	kind   accessKind
 	access *storagev1alpha1.BucketAccess
+	pass   *engine.Pass[*storagev1alpha1.BucketAccess]
 	target *target
 	first  *contractclient.Credentials
 }
@@ -52,7 +54,10 @@ func (p principalKeys) Add(ctx context.Context, idempotencyKey string) (contract
 	return key, nil
 }
 
-// Revoke revokes a key pair, and reads back how the policy names the principal without it.
+// Revoke revokes a key pair, and records at once how the policy names the principal without
+// it. The lifecycle records the key's retirement next, and never revokes it again: a crash
+// between the two must not leave status naming a key the server no longer has, which the
+// Bucket's policy would name too, and a server such as versitygw refuses the whole policy for.
 func (p principalKeys) Revoke(ctx context.Context, accessKeyID string) error {
 	a := p.access
 	if err := p.kind.Principals.RemovePrincipalKey(ctx, a.Status.ContractID, a.Status.PrincipalID, accessKeyID); err != nil {
@@ -62,8 +67,11 @@ func (p principalKeys) Revoke(ctx context.Context, accessKeyID string) error {
 	if err != nil {
 		return err
 	}
-	a.Status.PolicyPrincipal = policyPrincipalRaw(got.PolicyPrincipal)
-	return nil
+	principal := policyPrincipalRaw(got.PolicyPrincipal)
+	if apiequality.Semantic.DeepEqual(principal, a.Status.PolicyPrincipal) {
+		return nil // named by principal, not by key (Ceph RGW): nothing to record
+	}
+	return p.pass.Record(ctx, func(o *storagev1alpha1.BucketAccess) { o.Status.PolicyPrincipal = principal })
 }
 
 // Verify checks what the key can do in the bucket: a key that cannot yet do all its access
@@ -123,7 +131,7 @@ func (k accessKind) keys(a *storagev1alpha1.BucketAccess, p *engine.Pass[*storag
 			What:     "the credentials for bucket " + a.Status.BucketName,
 		}
 	}}
-	keys := keysOf(p, a, principalKeys{kind: k, access: a, target: t, first: first}, held,
+	keys := keysOf(p, a, principalKeys{kind: k, access: a, pass: p, target: t, first: first}, held,
 		credentials.Shared{Refusals: &k.refusals, ResyncPeriod: k.ResyncPeriod, Now: k.Now.Time(), Recorder: k.Recorder})
 	// A key limited to a prefix is handed out only once it is found limited to it.
 	keys.VerifyFirst = a.Spec.Prefix != ""

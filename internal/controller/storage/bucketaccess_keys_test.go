@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -210,5 +211,66 @@ func TestADeletedSecretGetsANewKeyAndTheOldOneIsRevoked(t *testing.T) {
 	f.wantReplacedAndRevoked(first)
 	if !metav1.IsControlledBy(f.secret(), f.access) {
 		t.Errorf("the Secret written again is not owned by its BucketAccess: %v", f.secret().OwnerReferences)
+	}
+}
+
+// Found by the sieve (issue 38): the manager died right after recording a revoked key's
+// retirement. The key is never revoked again, so nothing else would fix status's Principal
+// element, and on a server that names principals by key (versitygw) the Bucket's policy would
+// name a key the server no longer has, which it refuses whole.
+func TestARevokedKeyLeavesThePolicyPrincipalEvenIfThePassStopsRightAfter(t *testing.T) {
+	armed, crashed, dead := false, false, false
+	f := newAccessKeyFixture(t, interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			if dead {
+				return errLost // the manager is gone: the rest of the pass writes nothing
+			}
+			data, err := patch.Data(obj)
+			if err != nil {
+				return err
+			}
+			if err := c.SubResource(sub).Patch(ctx, obj, patch, opts...); err != nil {
+				return err
+			}
+			// The record that the replaced key is gone: written, then the manager dies.
+			if armed && !crashed && strings.Contains(string(data), `"retiringKeys"`) {
+				crashed, dead = true, true
+				return errLost
+			}
+			return nil
+		},
+	})
+	f.api.PrincipalsByKey = true
+	first := f.secretKey()
+	if err := f.cluster.Patch(context.Background(), f.access, client.RawPatch(types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"storage.osm.dev/rotate-key":"scheduled"}}}`))); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.pass(); err != nil {
+		t.Fatal(err)
+	}
+	second := f.secretKey()
+	if diff := cmp.Diff([]string{first}, f.retiring()); diff != "" {
+		t.Fatalf("retiring keys after the rotation (-want +got):\n%s", diff)
+	}
+
+	armed = true
+	f.overlapPassed()
+	if err := f.pass(); err == nil || !crashed {
+		t.Fatalf("the pass that was to stop after recording the revocation returned %v", err)
+	}
+	dead = false // restarted
+	if err := f.pass(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{second}, f.providerKeys()); diff != "" {
+		t.Fatalf("the principal's keys (-want +got):\n%s", diff)
+	}
+	var principal map[string]any
+	if err := json.Unmarshal(f.access.Status.PolicyPrincipal.Raw, &principal); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]any{"AWS": []any{second}}, principal); diff != "" {
+		t.Errorf("status.policyPrincipal (-want +got):\n%s: the policy would name revoked key %s", diff, first)
 	}
 }
