@@ -152,8 +152,8 @@ func TestApplicationInTheCluster(t *testing.T) {
 	}
 	if got, err := k.must(quick, "get", "bucketaccess", "-o",
 		`jsonpath={range .items[*]}{.metadata.name}={.spec.access}:{.status.conditions[?(@.type=="Ready")].status} {end}`); err != nil ||
-		strings.Join(strings.Fields(got), " ") != "web-backup=WriteOnly:True web-data=ReadWrite:True web-restore=ReadOnly:True" {
-		t.Errorf("BucketAccesses %q (%v), want web-backup WriteOnly, web-data ReadWrite, web-restore ReadOnly, all Ready", got, err)
+		strings.Join(strings.Fields(got), " ") != "web-backup=WriteOnly:True web-data=ReadWrite:True web-data-read=ReadOnly:True web-restore=ReadOnly:True" {
+		t.Errorf("BucketAccesses %q (%v), want web-backup WriteOnly, web-data ReadWrite, web-data-read ReadOnly (the backup's read of the data), web-restore ReadOnly, all Ready", got, err)
 	}
 	if got, err := k.must(quick, "get", "deployment/web", "-o", "jsonpath={.status.availableReplicas}"); err != nil || got != "2" {
 		t.Errorf("deployment web: availableReplicas %q (%v), want 2", got, err)

@@ -75,7 +75,7 @@ func environment() (*Env, error) {
 
 // portFlags are the osm-dev flags that take a port, each given a free one.
 var portFlags = []string{
-	"api-port", "etcd-port", "etcd-peer-port", "s3-port", "s3-admin-port",
+	"api-port", "etcd-port", "etcd-peer-port", "s3-port", "s3-admin-port", "s3-website-port",
 	"contract-api-port", "webhook-port", "health-port", "metrics-port",
 	"controller-manager-port", "scheduler-port",
 }

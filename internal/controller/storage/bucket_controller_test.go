@@ -236,8 +236,13 @@ var _ = Describe("Bucket", func() {
 		b := newBucket(ns, "patient", "pending")
 		Expect(k8s.Create(ctx, b)).To(Succeed())
 
-		cond := bucketNotReady(ctx, b, storagev1alpha1.ReasonContractNotReady)
-		Expect(cond.Message).To(HavePrefix("Contract pending is not Ready (ContractAPIUnavailable: "))
+		// The first pass may see the Contract before its first status ("it has no status yet");
+		// the Contract's status wakes the Bucket, which then says why.
+		Eventually(func(g Gomega) {
+			cond := readyCondition(g, ctx, b, func() []metav1.Condition { return b.Status.Conditions })
+			g.Expect(cond.Reason).To(Equal(storagev1alpha1.ReasonContractNotReady))
+			g.Expect(cond.Message).To(HavePrefix("Contract pending is not Ready (ContractAPIUnavailable: "))
+		}).Should(Succeed())
 
 		Expect(stk.ContractAPI.Start()).To(Succeed())
 		bucketReady(ctx, b)
