@@ -35,12 +35,20 @@ type KubeProxy struct {
 	window time.Duration
 }
 
-// staleView is a view of the cluster as of resourceVersion, served until until.
+// staleView is a view of the cluster as of resourceVersion, served for hold from the first
+// list it answers.
 type staleView struct {
 	resourceVersion string
-	until           time.Time
+	hold            time.Duration
+	// until is when the view catches up: zero until it served its first list.
+	until time.Time
 	// served counts the lists served from resourceVersion.
 	served int
+}
+
+// active reports whether the view is (still) served at now.
+func (v staleView) active(now time.Time) bool {
+	return v.resourceVersion != "" && (v.until.IsZero() || now.Before(v.until))
 }
 
 // NewKubeProxy starts a proxy in front of the API server at target, reached with transport,
@@ -83,19 +91,21 @@ func (p *KubeProxy) Close() {
 
 // ServeStale makes lists that accept a cached answer (resourceVersion 0, as an informer's
 // first list asks) answer as of resourceVersion, and holds back the events of watches started
-// meanwhile, until hold has passed: then the view catches up at once. This is what a client
-// sees of an API server whose cache lags behind, as an HA control plane's can after a failover.
+// meanwhile, until hold has passed since the first such list: then the view catches up at once.
+// This is what a client sees of an API server whose cache lags behind, as an HA control plane's
+// can after a failover.
 func (p *KubeProxy) ServeStale(resourceVersion string, hold time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.stale = staleView{resourceVersion: resourceVersion, until: time.Now().Add(hold)}
+	p.stale = staleView{resourceVersion: resourceVersion, hold: hold}
 }
 
-// StaleLists is how many lists were served from the stale view since ServeStale.
-func (p *KubeProxy) StaleLists() int {
+// StaleServed is how many lists the stale view served since ServeStale, and when it catches
+// up (zero while it has served none).
+func (p *KubeProxy) StaleServed() (lists int, until time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.stale.served
+	return p.stale.served, p.stale.until
 }
 
 // Coalesce makes every watch deliver, per window, only the newest event of each object; 0
@@ -106,11 +116,12 @@ func (p *KubeProxy) Coalesce(window time.Duration) {
 	p.window = window
 }
 
-// staleUntil is when the stale view ends, or the zero time when there is none.
+// staleUntil is the stale view's resource version and when it catches up, or "" when none is
+// served.
 func (p *KubeProxy) staleUntil() (string, time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if time.Now().After(p.stale.until) {
+	if !p.stale.active(time.Now()) {
 		return "", time.Time{}
 	}
 	return p.stale.resourceVersion, p.stale.until
@@ -140,8 +151,12 @@ func (p *KubeProxy) rewriteList(out *http.Request) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.stale.resourceVersion == "" || time.Now().After(p.stale.until) {
+	now := time.Now()
+	if !p.stale.active(now) {
 		return
+	}
+	if p.stale.until.IsZero() {
+		p.stale.until = now.Add(p.stale.hold)
 	}
 	p.stale.served++
 	q.Set("resourceVersion", p.stale.resourceVersion)
@@ -154,11 +169,11 @@ func (p *KubeProxy) modifyWatch(resp *http.Response) error {
 	if resp.Request.URL.Query().Get("watch") != "true" || resp.StatusCode != http.StatusOK {
 		return nil
 	}
-	_, until := p.staleUntil()
+	rv, until := p.staleUntil()
 	p.mu.Lock()
 	window := p.window
 	p.mu.Unlock()
-	if until.IsZero() && window == 0 {
+	if rv == "" && window == 0 {
 		return nil
 	}
 	resp.Body = delayEvents(resp.Body, until, window)

@@ -160,17 +160,18 @@ func TestStaleViewRewritesInformerLists(t *testing.T) {
 		return resp.StatusCode
 	}
 	p.ServeStale("17", 300*time.Millisecond)
-	get("resourceVersion=0")
-	get("resourceVersion=")
 	if code := get("watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"); code != http.StatusBadRequest {
 		t.Errorf("a streaming list while stale: %d, want 400", code)
 	}
+	time.Sleep(350 * time.Millisecond) // the view lasts from its first list on
+	get("resourceVersion=0")
+	get("resourceVersion=")
 	time.Sleep(350 * time.Millisecond)
 	get("resourceVersion=0")
 	if diff := cmp.Diff([]string{"17/Exact", "/", "0/"}, seen); diff != "" {
 		t.Errorf("lists reaching the API server (-want +got):\n%s", diff)
 	}
-	if p.StaleLists() != 1 {
-		t.Errorf("StaleLists() = %d, want 1", p.StaleLists())
+	if n, until := p.StaleServed(); n != 1 || until.IsZero() {
+		t.Errorf("StaleServed() = %d, %s; want 1 list and when it caught up", n, until)
 	}
 }
