@@ -54,7 +54,7 @@ func (s *Stack) startManagerProcess() error {
 	if len(o.WatchNamespaces) > 0 {
 		args = append(args, "--watch-namespaces="+strings.Join(o.WatchNamespaces, ","))
 	}
-	p, err := localenv.StartProcess("manager", s.ManagerLog(), bin, args, nil)
+	p, err := localenv.StartProcess("manager", s.ManagerLog(), bin, append(args, s.ManagerArgs...), nil)
 	if err != nil {
 		return err
 	}

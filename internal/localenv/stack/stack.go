@@ -40,6 +40,8 @@ type Stack struct {
 	ContractAPI *ContractAPI
 	// ManagerOptions are used by StartManager; tests may change them between restarts.
 	ManagerOptions operator.Options
+	// ManagerArgs are more flags for a manager run as its own process ("--zap-log-level=debug").
+	ManagerArgs []string
 	// ManagerClient is the running manager's cached client, for what only a cache can answer
 	// (field-indexed lists).
 	ManagerClient client.Client
