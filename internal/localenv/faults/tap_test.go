@@ -117,7 +117,9 @@ func TestWatchEventsAreHeldThenCoalesced(t *testing.T) {
 		for sc.Scan() {
 			var e struct {
 				Type   string
-				Object struct{ Metadata struct{ Name, ResourceVersion string } }
+				Object struct {
+					Metadata struct{ Name, ResourceVersion string }
+				}
 			}
 			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 				t.Fatal(err)
