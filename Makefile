@@ -128,6 +128,11 @@ build: ## Build the manager and the contract server into bin/.
 	go build -o $(BIN_DIR)/manager ./cmd/manager
 	go build -o $(BIN_DIR)/contract-server ./cmd/contract-server
 
+.PHONY: install-plugin
+install-plugin: ## Build the kubectl plugin into bin/kubectl-osm; with bin/ on PATH, `kubectl osm` runs it (docs/kubectl-osm.md).
+	go build -o $(BIN_DIR)/kubectl-osm ./cmd/kubectl-osm
+	@echo 'kubectl osm: put $(BIN_DIR) on PATH (export PATH="$(BIN_DIR):$$PATH"), or copy $(BIN_DIR)/kubectl-osm into a folder on PATH'
+
 .PHONY: image
 image: ## Build OCI images of the manager and the contract server into dist/images/ (no Docker): static, non-root, reproducible.
 	@mkdir -p $(abspath $(DIST_DIR))/bin

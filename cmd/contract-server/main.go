@@ -5,7 +5,7 @@
 // CONTRACT_SERVER_ADMIN_SECRET_KEY, and so on. Prefer the environment for secrets, which a
 // process listing would otherwise show.
 //
-// Hardening (README "Contract server hardening"):
+// Hardening (docs/install.md, "Hardening the contract server"):
 //   - --tls-cert-file and --tls-private-key-file serve HTTPS, re-reading renewed files;
 //   - --token-file is re-read when it changes, keeping the last good token;
 //   - --rate-limit limits each client holding the token on a budget of its own, after

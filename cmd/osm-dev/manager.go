@@ -57,8 +57,9 @@ func (e *environment) buildManager(ctx context.Context, out string) ([]byte, err
 	return cmd.CombinedOutput()
 }
 
-// startManager runs the manager (under Delve with --debug), its log shown in this terminal and
-// appended to logs/manager.log, and waits until it is ready and its webhook server answers.
+// startManager runs the manager (under Delve with --debug), its log appended to
+// logs/manager.log and never shown in this terminal, which keeps the start-up summary and the
+// reload lines; it waits until the manager is ready and its webhook server answers.
 func (e *environment) startManager(ctx context.Context) error {
 	bin, args := e.path("bin", "manager"), e.managerArgs()
 	if e.opts.debug {
@@ -68,7 +69,7 @@ func (e *environment) startManager(ctx context.Context) error {
 			"--api-version=2", "--accept-multiclient", "--continue", bin, "--"}, args...)
 		bin = e.dlv
 	}
-	p, err := localenv.StartProcessTee("manager", e.path("logs", "manager.log"), os.Stdout, bin, args, nil)
+	p, err := localenv.StartProcess("manager", e.path("logs", "manager.log"), bin, args, nil)
 	if err != nil {
 		return err
 	}

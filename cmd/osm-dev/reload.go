@@ -15,7 +15,8 @@ import (
 
 // reload rebuilds and restarts the manager after its sources changed; saved is when the first
 // of them was saved. Everything else stays: etcd, the API server, S3, the contract server, and
-// every resource in them. It prints one line: what changed and how it went. Until the new
+// every resource in them. It prints one line: what changed and how it went; a failed build or
+// generator names its first error, and its whole output is in logs/reload.log. Until the new
 // binary is built, the old manager keeps running, so a build that fails changes nothing.
 func (e *environment) reload(ctx context.Context, saved time.Time, changed []string) {
 	what := describe(changed)
@@ -23,10 +24,15 @@ func (e *environment) reload(ctx context.Context, saved time.Time, changed []str
 		if ctx.Err() != nil {
 			return // Ctrl-C: not a failure worth a line
 		}
-		fmt.Printf("reload  %s → %s\n", what, why)
 		if len(out) > 0 {
-			fmt.Printf("%s\n", strings.TrimRight(string(out), "\n"))
+			log := e.path("logs", "reload.log")
+			if err := os.WriteFile(log, out, 0o600); err == nil {
+				why += fmt.Sprintf(": %s (all of it in %s)", firstError(out), log)
+			} else {
+				why += ": " + firstError(out)
+			}
 		}
+		fmt.Printf("reload  %s → %s\n", what, why)
 	}
 
 	if slices.ContainsFunc(changed, func(p string) bool { return strings.HasPrefix(p, "api"+string(filepath.Separator)) }) {
@@ -138,4 +144,15 @@ func (e *environment) buildDelve(ctx context.Context) error {
 	}
 	status("delve", "%s; the manager is built with -gcflags='all=-N -l'", e.dlv)
 	return nil
+}
+
+// firstError is the first line of a compiler's or generator's output that says what is wrong:
+// not the "# package" header go build puts before its errors.
+func firstError(out []byte) string {
+	for _, line := range strings.Split(string(out), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			return line
+		}
+	}
+	return "no output"
 }

@@ -83,7 +83,7 @@ func mergedPrincipal(grants []AccessGrant, mode string) map[string]any {
 			continue
 		}
 		for kind, v := range g.Principal {
-			values[kind] = append(values[kind], principalValues(v)...)
+			values[kind] = append(values[kind], stringList(v)...)
 		}
 	}
 	principal := make(map[string]any, len(values))
@@ -105,8 +105,9 @@ func mergedPrincipal(grants []AccessGrant, mode string) map[string]any {
 	return principal
 }
 
-// principalValues are the names in one kind of a Principal element: a string or a list of them.
-func principalValues(v any) []string {
+// stringList is an element IAM accepts as a string or a list of strings (a kind of Principal, a
+// condition value), as a list.
+func stringList(v any) []string {
 	switch v := v.(type) {
 	case string:
 		return []string{v}

@@ -22,6 +22,9 @@ type Input struct {
 	Bucket *storagev1alpha1.Bucket
 	// Store reaches the bucket with its account's keys.
 	Store objectstore.Store
+	// Observe: only read. Every setting is read and recorded in status, whatever the spec asks,
+	// and compared with the spec; nothing is written.
+	Observe bool
 	// Applied says the spec as it stands was applied by an earlier pass that ended Ready: what
 	// the server showed then (status) still counts as the spec, so a server that echoes a
 	// setting in a form of its own causes no write, and a change made there since is drift.

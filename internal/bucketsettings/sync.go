@@ -13,6 +13,7 @@ import (
 
 // All are the settings a Bucket's spec manages, in the order their failures are reported.
 var All = []Syncer{
+	Of[objectstore.PublicAccessBlock](PublicAccessBlock{}),
 	Of[objectstore.ACL](ACL{}),
 	Of[string](Policy{}),
 	Of[string](Versioning{}),
@@ -20,61 +21,121 @@ var All = []Syncer{
 	Of[[]objectstore.LifecycleRule](Lifecycle{}),
 	Of[[]objectstore.CORSRule](CORS{}),
 	Of[map[string]string](Tags{}),
+	Of[objectstore.Encryption](Encryption{}),
+	Of[objectstore.Logging](Logging{}),
 }
 
 // Emit records an event on the Bucket: its type (corev1.EventTypeNormal or Warning), reason and
 // message.
 type Emit func(eventType, reason, message string)
 
+// Result is what Sync did.
+type Result struct {
+	// Failed are the settings it could not bring to the spec (observing: could not read), in
+	// the order of the settings given.
+	Failed []Failure
+	// Differ are, when observing, the settings whose value at the server is not the spec's:
+	// what Manage would write.
+	Differ []Info
+}
+
 // Failure is a setting Sync could not bring to the spec, and why.
 type Failure struct {
 	Info Info
 	Err  error
+	// Unsupported: the server does not implement the setting; no retry changes that.
+	Unsupported bool
 }
 
 // Syncer is a Setting ready for Sync (see Of).
 type Syncer interface {
 	bring(ctx context.Context, in *Input, emit Emit) outcome
+	isGate() bool
+	forget(in *Input, st *storagev1alpha1.BucketStatus)
+}
+
+// gate marks a Setting that decides whether the writes of others are allowed: Sync brings it
+// to the spec before them.
+type gate interface{ gate() }
+
+// Unsupporter is a Setting whose server may say it lacks the setting otherwise than with a 501
+// or a 405: Unsupported tells such an answer.
+type Unsupporter interface {
+	Unsupported(err error) bool
 }
 
 // Of makes a Setting a Syncer.
 func Of[V any](s Setting[V]) Syncer { return syncer[V]{s} }
 
 // Sync brings every setting of settings to the spec: side by side, since each is a sub-resource
-// of its own on every server here (and every pass, a resync included, waits for all), and then
-// records what each showed in the Bucket's status, in order. It returns the settings it could
-// not bring to the spec, in the order of settings; the others are applied whatever became of
-// those. Nothing is written where the server already has what the spec asks, so a Bucket that
-// did not change costs reads alone.
-func Sync(ctx context.Context, in *Input, emit Emit, settings []Syncer) []Failure {
+// of its own on every server here (and every pass, a resync included, waits for all), after the
+// gates among them, and then records what each showed in the Bucket's status, in order. The
+// settings it could not bring to the spec are in the Result; the others are applied whatever
+// became of those. Nothing is written where the server already has what the spec asks, so a
+// Bucket that did not change costs reads alone; and nothing at all when in.Observe.
+func Sync(ctx context.Context, in *Input, emit Emit, settings []Syncer) Result {
 	outcomes := make([]outcome, len(settings))
-	var wg sync.WaitGroup
-	for i, s := range settings {
-		wg.Go(func() { outcomes[i] = s.bring(ctx, in, emit) })
+	for _, gates := range []bool{true, false} {
+		var wg sync.WaitGroup
+		for i, s := range settings {
+			if s.isGate() == gates {
+				wg.Go(func() { outcomes[i] = s.bring(ctx, in, emit) })
+			}
+		}
+		wg.Wait()
 	}
-	wg.Wait()
-	var failed []Failure
+	var res Result
 	for _, o := range outcomes {
 		if o.record != nil {
 			o.record(&in.Bucket.Status)
 		}
 		if o.err != nil {
-			failed = append(failed, Failure{Info: o.info, Err: o.err})
+			res.Failed = append(res.Failed, Failure{Info: o.info, Err: o.err, Unsupported: o.unsupported})
+		}
+		if o.differs {
+			res.Differ = append(res.Differ, o.info)
 		}
 	}
-	return failed
+	return res
 }
 
-// outcome is what syncing one setting did: a change of status to make, and an error.
+// Forget clears from st what settings recorded: what an Observe pass saw was never written by
+// the operator, so a Manage pass must not take it for its own.
+func Forget(in *Input, st *storagev1alpha1.BucketStatus, settings []Syncer) {
+	for _, s := range settings {
+		s.forget(in, st)
+	}
+}
+
+// outcome is what syncing one setting did: a change of status to make, an error (and whether
+// it says the server lacks the setting), and, observing, whether the server differs.
 type outcome struct {
-	info   Info
-	record func(*storagev1alpha1.BucketStatus)
-	err    error
+	info        Info
+	record      func(*storagev1alpha1.BucketStatus)
+	err         error
+	unsupported bool
+	differs     bool
 }
 
 type syncer[V any] struct{ Setting[V] }
 
+func (s syncer[V]) isGate() bool { _, ok := s.Setting.(gate); return ok }
+
+func (s syncer[V]) forget(in *Input, st *storagev1alpha1.BucketStatus) {
+	var zero V
+	s.Record(in, st, zero, false)
+}
+
+// failed is the outcome of an error.
+func (s syncer[V]) failed(err error) outcome {
+	u, ok := s.Setting.(Unsupporter)
+	return outcome{info: s.Info(), err: err, unsupported: objectstore.IsNotImplemented(err) || ok && u.Unsupported(err)}
+}
+
 func (s syncer[V]) bring(ctx context.Context, in *Input, emit Emit) outcome {
+	if in.Observe {
+		return s.observe(ctx, in)
+	}
 	info := s.Info()
 	recorded, hasRecord := s.Recorded(in)
 	if !s.Wanted(in) {
@@ -82,11 +143,13 @@ func (s syncer[V]) bring(ctx context.Context, in *Input, emit Emit) outcome {
 	}
 	observed, err := s.Observe(ctx, in)
 	if err != nil {
-		return outcome{info: info, err: err}
+		return s.failed(err)
 	}
 	if c, ok := s.Setting.(Checker[V]); ok {
 		if err := c.Check(observed); err != nil {
-			return outcome{info: info, record: s.recordNone(in), err: err}
+			o := s.failed(err)
+			o.record = s.recordNone(in)
+			return o
 		}
 	}
 	desired := s.Desired(in, observed)
@@ -98,13 +161,40 @@ func (s syncer[V]) bring(ctx context.Context, in *Input, emit Emit) outcome {
 		return outcome{info: info, record: s.record(in, observed, recorded, hasRecord)}
 	}
 	if err := s.Write(ctx, in, desired); err != nil {
-		return outcome{info: info, err: err}
+		return s.failed(err)
 	}
 	wrote(emit, info, applied, s.Describe(in, desired))
 	if observed, err = s.Observe(ctx, in); err != nil {
-		return outcome{info: info, err: err}
+		return s.failed(err)
 	}
 	return outcome{info: info, record: s.record(in, observed, recorded, hasRecord)}
+}
+
+// observe reads the setting whatever the spec asks, records it, and says whether it differs
+// from what the spec asks. A setting the server lacks is no failure unless the spec asks for it.
+func (s syncer[V]) observe(ctx context.Context, in *Input) outcome {
+	recorded, hasRecord := s.Recorded(in)
+	spec := specOnly(in)
+	observed, err := s.Observe(ctx, in)
+	if err != nil {
+		o := s.failed(err)
+		if o.unsupported && !s.Wanted(spec) {
+			return outcome{info: o.info, record: s.recordNone(in)}
+		}
+		return o
+	}
+	return outcome{info: s.Info(), record: s.record(in, observed, recorded, hasRecord),
+		differs: s.Wanted(spec) && !s.Equal(s.Desired(spec, observed), observed)}
+}
+
+// specOnly is in with the Bucket's status left out, so Wanted and Desired answer for the spec
+// alone: what the status of an Observe Bucket shows was never the operator's.
+func specOnly(in *Input) *Input {
+	out := *in
+	b := *in.Bucket
+	b.Status = storagev1alpha1.BucketStatus{}
+	out.Bucket = &b
+	return &out
 }
 
 // drop handles a setting the spec no longer sets: what the operator wrote is removed where the
@@ -116,7 +206,7 @@ func (s syncer[V]) drop(ctx context.Context, in *Input, emit Emit, hasRecord boo
 	}
 	if rm, ok := s.Setting.(Remover); ok {
 		if err := rm.Remove(ctx, in); err != nil {
-			return outcome{info: info, err: err}
+			return s.failed(err)
 		}
 		wrote(emit, info, in.Applied, rm.Removed(in))
 	}

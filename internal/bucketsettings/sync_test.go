@@ -62,7 +62,7 @@ func TestEverySettingIsWrittenOnceThenOnlyRead(t *testing.T) {
 	in, store := fixture(t)
 	ev := &events{}
 	made := len(store.Calls())
-	if failed := Sync(context.Background(), in, ev.emit, All); len(failed) > 0 {
+	if failed := Sync(context.Background(), in, ev.emit, All).Failed; len(failed) > 0 {
 		t.Fatalf("Sync failed: %+v", failed)
 	}
 	want := []string{"PutACL", "PutBucketTags", "PutCORS", "PutLifecycle", "PutObjectLock"} // versioning came with the lock
@@ -86,7 +86,7 @@ func TestEverySettingIsWrittenOnceThenOnlyRead(t *testing.T) {
 	in.Applied = true
 	before := len(store.Calls())
 	for range 3 {
-		if failed := Sync(context.Background(), in, ev.emit, All); len(failed) > 0 {
+		if failed := Sync(context.Background(), in, ev.emit, All).Failed; len(failed) > 0 {
 			t.Fatalf("Sync failed: %+v", failed)
 		}
 	}
@@ -103,7 +103,7 @@ func TestDriftIsRestoredWithAWarning(t *testing.T) {
 	_ = store.PutACL(ctx, "b", objectstore.DesiredACL("AK", "private", nil))
 	_ = store.PutBucketTags(ctx, "b", map[string]string{"storage.osm.dev/bucket": "ns/b", "team": "other", "extra": "1"})
 	ev := &events{}
-	if failed := Sync(ctx, in, ev.emit, All); len(failed) > 0 {
+	if failed := Sync(ctx, in, ev.emit, All).Failed; len(failed) > 0 {
 		t.Fatalf("Sync failed: %+v", failed)
 	}
 	slices.Sort(ev.got)
@@ -119,7 +119,7 @@ func TestASettingTheServerLacksFailsAloneAndTheRestIsApplied(t *testing.T) {
 	in, store := fixture(t)
 	store.Fail("Lifecycle", fakes3.Failure{Err: fakes3.NotImplemented})
 	store.Fail("BucketTags", fakes3.Failure{Err: errors.New("the network went")})
-	failed := Sync(context.Background(), in, func(string, string, string) {}, All)
+	failed := Sync(context.Background(), in, func(string, string, string) {}, All).Failed
 	var fields []string
 	for _, f := range failed {
 		fields = append(fields, f.Info.Field)
@@ -144,7 +144,7 @@ func TestABucketWithoutObjectLockIsReportedNotChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	in.Bucket.Spec.BucketName = "plain"
-	failed := Sync(context.Background(), in, func(string, string, string) {}, All)
+	failed := Sync(context.Background(), in, func(string, string, string) {}, All).Failed
 	if len(failed) != 1 || !errors.Is(failed[0].Err, ErrObjectLockNotEnabled) {
 		t.Fatalf("failures %+v, want the missing object lock alone", failed)
 	}

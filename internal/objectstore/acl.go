@@ -134,3 +134,19 @@ func (a ACL) Canned() (string, bool) {
 	}
 	return "", false
 }
+
+// IsPublicACL says whether acl grants anything to everyone or to every AWS account, which is
+// what AWS's public access block calls a public ACL.
+func IsPublicACL(acl ACL) bool {
+	for _, g := range Normalize(acl).Grants {
+		if g.Grantee.Type == GranteeGroup && (g.Grantee.Value == GroupAllUsers || g.Grantee.Value == GroupAuthenticatedUsers) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsPublicCanned says whether a canned ACL is public (see IsPublicACL).
+func IsPublicCanned(canned string) bool {
+	return IsPublicACL(ACL{Grants: cannedGroupGrants[canned]})
+}

@@ -98,11 +98,17 @@ func Describe(err error) string {
 
 // IsNotImplemented reports whether the server does not implement the call: 501, as versitygw
 // answers bucket lifecycle calls (NotImplemented) and, without a versioning directory,
-// PutBucketVersioning (VersioningNotConfigured).
+// PutBucketVersioning (VersioningNotConfigured); or 405 MethodNotAllowed, as Ceph RGW answers
+// for a bucket sub-resource it lacks (PutBucketLogging) or has switched off (website). It is asked of calls on a bucket's
+// sub-resources, which S3 defines for every method used, so there a 405 means the server lacks
+// the sub-resource.
 func IsNotImplemented(err error) bool {
 	var resp *awshttp.ResponseError
-	if errors.As(err, &resp) && resp.HTTPStatusCode() == http.StatusNotImplemented {
-		return true
+	if errors.As(err, &resp) {
+		switch resp.HTTPStatusCode() {
+		case http.StatusNotImplemented, http.StatusMethodNotAllowed:
+			return true
+		}
 	}
 	return ErrorCode(err) == "NotImplemented"
 }

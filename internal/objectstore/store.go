@@ -65,6 +65,22 @@ type Store interface {
 	ObjectLock(ctx context.Context, bucket string) (ObjectLock, error)
 	// PutObjectLock sets the default retention of a bucket created with object lock.
 	PutObjectLock(ctx context.Context, bucket string, lock ObjectLock) error
+	// Encryption reads the bucket's default encryption; the zero value when it has none.
+	Encryption(ctx context.Context, bucket string) (Encryption, error)
+	// PutEncryption sets the bucket's default encryption.
+	PutEncryption(ctx context.Context, bucket string, enc Encryption) error
+	// DeleteEncryption removes it (AWS then encrypts with SSE-S3, its default).
+	DeleteEncryption(ctx context.Context, bucket string) error
+	// PublicAccessBlock reads the bucket's public access block; the zero value when it has none.
+	PublicAccessBlock(ctx context.Context, bucket string) (PublicAccessBlock, error)
+	// PutPublicAccessBlock sets the bucket's public access block.
+	PutPublicAccessBlock(ctx context.Context, bucket string, block PublicAccessBlock) error
+	// DeletePublicAccessBlock removes it.
+	DeletePublicAccessBlock(ctx context.Context, bucket string) error
+	// Logging reads where the bucket's access logs go; the zero value when logging is off.
+	Logging(ctx context.Context, bucket string) (Logging, error)
+	// PutLogging sets where they go; the zero value turns logging off.
+	PutLogging(ctx context.Context, bucket string, logging Logging) error
 	// CountObjects counts the bucket's objects up to limit; more says there are others.
 	CountObjects(ctx context.Context, bucket string, limit int32) (n int, more bool, err error)
 	// DeleteBucket deletes an empty bucket; ErrBucketNotEmpty otherwise.

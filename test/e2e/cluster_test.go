@@ -2,12 +2,9 @@ package e2e
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
 // The cases below need the whole cluster osm-dev runs: kube-controller-manager (Deployments,
@@ -202,37 +199,4 @@ func waitGone(t *testing.T, k *kubectl, kinds, selector string, timeout time.Dur
 		}
 		time.Sleep(time.Second)
 	}
-}
-
-// TestSamples is the README's first step after `make dev`: `kubectl apply -f config/samples/`
-// makes the sample Application Ready with no status written by hand. The samples live in
-// namespace demo; the test deletes them again (with OSM_E2E_ENV_FILE, from that environment).
-func TestSamples(t *testing.T) {
-	t.Parallel()
-	env := requireEnv(t)
-	root, err := localenv.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	samples := filepath.Join(root, "config", "samples")
-	k := &kubectl{env: env, logf: t.Logf}
-	t.Cleanup(func() {
-		if _, err := k.must(quick, "delete", "-f", samples, "--wait=false"); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-		demo := &kubectl{env: env, namespace: "demo", logf: t.Logf}
-		for _, kind := range []string{"applications", "bucketaccesses", "buckets", "contracts"} {
-			if _, err := demo.must(goneTimeout+kubectlSlack, "wait", "--for=delete", kind, "--all", "--timeout="+goneTimeout.String()); err != nil &&
-				!strings.Contains(err.Error(), "no matching resources found") {
-				t.Errorf("cleanup: %v", err)
-			}
-		}
-	})
-	start := time.Now()
-	if _, err := k.must(quick, "apply", "-f", samples); err != nil {
-		t.Fatal(err)
-	}
-	demo := &kubectl{env: env, namespace: "demo", logf: t.Logf}
-	waitFor(t, demo, appTimeout, "condition=Ready", "contract/demo", "bucket/photos", "application/photos")
-	t.Logf("sample Application Ready %.0fs after kubectl apply", time.Since(start).Seconds())
 }

@@ -36,6 +36,9 @@ func TestMain(m *testing.M) {
 	if dev != nil {
 		_ = os.RemoveAll(dev.root)
 	}
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
 	os.Exit(code)
 }
 

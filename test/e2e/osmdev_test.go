@@ -94,7 +94,20 @@ var (
 	buildErr  error
 )
 
-// buildOSMDev builds bin/osm-dev once per run of the suite.
+// The suite's own binaries (osm-dev, kubectl-osm) go to a folder TestMain removes.
+var (
+	binDirOnce sync.Once
+	binDir     string
+	binDirErr  error
+)
+
+func suiteBinDir() (string, error) {
+	binDirOnce.Do(func() { binDir, binDirErr = os.MkdirTemp("", "osm-e2e-bin-") })
+	return binDir, binDirErr
+}
+
+// buildOSMDev builds osm-dev once per run of the suite, into a folder of its own: the
+// servers' bin/ (OSM_BIN_DIR) may be shared with other checkouts, whose suites build their own.
 func buildOSMDev() (string, error) {
 	buildOnce.Do(func() {
 		root, err := localenv.ModuleRoot()
@@ -102,7 +115,7 @@ func buildOSMDev() (string, error) {
 			buildErr = err
 			return
 		}
-		binDir, err := localenv.BinDir()
+		binDir, err := suiteBinDir()
 		if err != nil {
 			buildErr = err
 			return
@@ -117,7 +130,7 @@ func buildOSMDev() (string, error) {
 	return osmDevBin, buildErr
 }
 
-// launchOSMDev starts bin/osm-dev with extra flags, on free ports with a temporary state dir,
+// launchOSMDev starts osm-dev with extra flags, on free ports with a temporary state dir,
 // and waits for env.json. The osmDev it returns, even with an error, must be stopped.
 func launchOSMDev(extra ...string) (*osmDev, *Env, error) {
 	root, err := localenv.ModuleRoot()

@@ -167,9 +167,9 @@ func checkInstaller(t *testing.T, r *release, objs []*unstructured.Unstructured)
 		}
 	}
 	d := deploymentOf(t, objs)
-	// README's one-file install sets the contract API's URL by replacing this argument.
+	// The one-file install (docs/install.md) sets the contract API's URL by replacing this argument.
 	if args := d.Spec.Template.Spec.Containers[0].Args; len(args) < 4 || !strings.HasPrefix(args[3], "--contract-api-url=") {
-		t.Errorf("the Deployment's args/3 is not --contract-api-url, which README's kubectl patch replaces: %q", args)
+		t.Errorf("the Deployment's args/3 is not --contract-api-url, which docs/install.md's kubectl patch replaces: %q", args)
 	}
 	if want := imageRepository + "@" + r.digests["manager"]; d.Spec.Template.Spec.Containers[0].Image != want {
 		t.Errorf("the Deployment runs image %s, want %s (pinned by digest)", d.Spec.Template.Spec.Containers[0].Image, want)

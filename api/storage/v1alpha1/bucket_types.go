@@ -146,6 +146,38 @@ type BucketSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('storage.osm.dev/') && !k.startsWith('aws:'))",message="tag keys under storage.osm.dev/ are the operator's own, and aws: is reserved by S3"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 128 && size(self[k]) <= 256)",message="a tag key has at most 128 characters, and its value at most 256"
 	Tags map[string]string `json:"tags,omitempty"`
+
+	// encryption is the bucket's default encryption. Removing it removes the bucket's own
+	// (AWS then encrypts with SSE-S3, its default for every bucket).
+	// +optional
+	Encryption *BucketEncryption `json:"encryption,omitempty"`
+
+	// publicAccessBlock blocks public access to the bucket whatever its ACL and policy say. A
+	// public cannedAcl or a public policy under a block that refuses it is refused here.
+	// Removing it removes the bucket's block.
+	// +optional
+	PublicAccessBlock *PublicAccessBlock `json:"publicAccessBlock,omitempty"`
+
+	// logging sends the bucket's server access logs to another bucket of the same Contract.
+	// Removing it turns logging off.
+	// +optional
+	Logging *BucketLogging `json:"logging,omitempty"`
+
+	// managementPolicy is Manage (the default) or Observe. An Observe Bucket reads the bucket
+	// (it must exist) and reports every setting in status, with the InSync condition saying
+	// whether it matches this spec, and never creates, changes, tags or deletes anything at the
+	// server, whatever bucketReclaimPolicy says: a team can put an existing bucket under watch
+	// first, and switch to Manage once the spec is right.
+	// +optional
+	// +kubebuilder:default=Manage
+	ManagementPolicy ManagementPolicy `json:"managementPolicy,omitempty"`
+
+	// adopt lets this Bucket take over a bucket of its Contract's account that exists and
+	// carries no owner tag (one made outside the operator): it is tagged for this resource,
+	// then managed. Without it such a bucket is reported as BucketNameTaken. A bucket tagged
+	// for another resource is never taken over.
+	// +optional
+	Adopt bool `json:"adopt,omitempty"`
 }
 
 // VersioningStatus is a bucket's versioning state.
@@ -396,6 +428,25 @@ type BucketStatus struct {
 	// operator's own.
 	// +optional
 	Tags map[string]string `json:"tags,omitempty"`
+
+	// encryption is the bucket's default encryption as observed while the spec sets one.
+	// +optional
+	Encryption *BucketEncryption `json:"encryption,omitempty"`
+
+	// publicAccessBlock is the bucket's public access block as observed while the spec sets one.
+	// +optional
+	PublicAccessBlock *PublicAccessBlock `json:"publicAccessBlock,omitempty"`
+
+	// logging is where the bucket's access logs go, as observed while the spec sets it.
+	// +optional
+	Logging *BucketLogging `json:"logging,omitempty"`
+
+	// managementPolicy is Observe when the settings in this status were observed by an Observe
+	// pass, and absent otherwise. What an Observe pass recorded was never written by the
+	// operator, so a switch to Manage does not take it for the operator's own (and remove it
+	// when the spec does not name it).
+	// +optional
+	ManagementPolicy ManagementPolicy `json:"managementPolicy,omitempty"`
 
 	// observedGeneration is the generation of the spec this status describes.
 	// +optional

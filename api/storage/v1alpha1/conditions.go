@@ -21,6 +21,11 @@ const (
 	// DeletionBlockedCondition on a Bucket is True when deleting it would destroy data the user
 	// has not given up (a non-empty bucket with bucketReclaimPolicy Delete).
 	DeletionBlockedCondition = "DeletionBlocked"
+
+	// InSyncCondition on an Observe Bucket says whether the bucket at the server matches the
+	// spec: False lists the settings that Manage would change. Manage Buckets do not have it:
+	// their Ready says so.
+	InSyncCondition = "InSync"
 )
 
 // Reasons for the conditions above. Each is one CamelCase word that tools can match on; the
@@ -78,19 +83,31 @@ const (
 	ReasonAccessDeniedByPolicy = "AccessDeniedByPolicy"
 	// ReasonVersioningUnsupported, ReasonLifecycleUnsupported, ReasonCORSUnsupported,
 	// ReasonObjectLockUnsupported, ReasonTagsUnsupported, ReasonACLUnsupported and
-	// ReasonPolicyUnsupported: the S3 server does not implement what the spec asks for (it
-	// answered 501); the rest of the spec is applied, and the server is asked again once a
-	// resync period.
-	ReasonVersioningUnsupported = "VersioningUnsupported"
-	ReasonLifecycleUnsupported  = "LifecycleUnsupported"
-	ReasonCORSUnsupported       = "CORSUnsupported"
-	ReasonObjectLockUnsupported = "ObjectLockUnsupported"
-	ReasonTagsUnsupported       = "TagsUnsupported"
-	ReasonACLUnsupported        = "ACLUnsupported"
-	ReasonPolicyUnsupported     = "PolicyUnsupported"
+	// ReasonPolicyUnsupported, ReasonEncryptionUnsupported, ReasonPublicAccessBlockUnsupported
+	// and ReasonLoggingUnsupported: the S3 server does not implement what the spec asks for (it
+	// answered 501, or 405 for a sub-resource it lacks); the rest of the spec is applied, and the
+	// server is asked again once a resync period.
+	ReasonVersioningUnsupported        = "VersioningUnsupported"
+	ReasonLifecycleUnsupported         = "LifecycleUnsupported"
+	ReasonCORSUnsupported              = "CORSUnsupported"
+	ReasonObjectLockUnsupported        = "ObjectLockUnsupported"
+	ReasonTagsUnsupported              = "TagsUnsupported"
+	ReasonACLUnsupported               = "ACLUnsupported"
+	ReasonPolicyUnsupported            = "PolicyUnsupported"
+	ReasonEncryptionUnsupported        = "EncryptionUnsupported"
+	ReasonPublicAccessBlockUnsupported = "PublicAccessBlockUnsupported"
+	ReasonLoggingUnsupported           = "LoggingUnsupported"
 	// ReasonObjectLockNotEnabled: the spec asks for object lock, but the bucket was created
 	// without it (an adopted bucket), and S3 turns it on only at creation.
 	ReasonObjectLockNotEnabled = "ObjectLockNotEnabled"
+	// ReasonObserved: an Observe Bucket was read, and status shows what the server has.
+	ReasonObserved = "Observed"
+	// ReasonMatchesSpec and ReasonDiffersFromSpec: InSync's reasons.
+	ReasonMatchesSpec     = "MatchesSpec"
+	ReasonDiffersFromSpec = "DiffersFromSpec"
+	// ReasonBucketMissing: an Observe Bucket names a bucket its Contract's account does not
+	// have; the operator never creates one for it.
+	ReasonBucketMissing = "BucketMissing"
 	// ReasonDeleting: the resource is being deleted.
 	ReasonDeleting = "Deleting"
 )

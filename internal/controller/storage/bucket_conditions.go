@@ -30,6 +30,8 @@ type bucketFound struct {
 	// holdsUp, during deletion, says what ready holds up ("Bucket x cannot be deleted yet"):
 	// the deletion is blocked until it changes, not merely retried.
 	holdsUp string
+	// inSync decides an Observe Bucket's InSync; nil leaves it as it was.
+	inSync *engine.Condition
 }
 
 // end is how a pass that found f ends.
@@ -116,6 +118,12 @@ func (f nameHeld) ready(b *storagev1alpha1.Bucket) *engine.Condition {
 }
 
 func (f taggedForAnother) ready(b *storagev1alpha1.Bucket) *engine.Condition {
+	if f.tag == "" {
+		return engine.False(storagev1alpha1.ReasonBucketAlreadyExists, fmt.Sprintf(
+			"Bucket %s already exists in the account of Contract %s and carries no %s tag: it was made outside the operator, "+
+				"and is left alone: set spec.adopt to true to take it over (it is then tagged for this resource and managed), "+
+				"or choose another bucketName", b.Spec.BucketName, b.Spec.ContractName, OwnerTag))
+	}
 	return engine.False(storagev1alpha1.ReasonBucketAlreadyExists, fmt.Sprintf(
 		"Bucket %s already exists in the account of Contract %s but was not made for this resource "+
 			"(its %s tag is %q, not %q); it is left alone: choose another bucketName",
@@ -187,6 +195,7 @@ func (k bucketKind) conclude(b *storagev1alpha1.Bucket, f bucketFound) {
 		k.Recorder.Eventf(b, nil, corev1.EventTypeNormal, f.made.reason, f.made.action, "%s", f.made.message)
 	}
 	ready, inUse, blocked := bucketConditions(b, f)
+	k.setInSync(b, f.inSync)
 	if inUse != nil {
 		engine.Set(&b.Status.Conditions, b.Generation, storagev1alpha1.InUseCondition, *inUse)
 	}

@@ -89,6 +89,9 @@ func (k bucketKind) Normal(ctx context.Context, b *storagev1alpha1.Bucket, p *en
 	if done {
 		return out
 	}
+	if observing(b) {
+		return k.observe(ctx, b, acct, found)
+	}
 	if !acct.contract.DeletionTimestamp.IsZero() && b.Status.BucketName != b.Spec.BucketName {
 		// A bucket made now would outlive the account it is made in.
 		return found.end(contractDeleting{}, 0, nil)
@@ -96,10 +99,15 @@ func (k bucketKind) Normal(ctx context.Context, b *storagev1alpha1.Bucket, p *en
 	// Whether the spec was already applied once as it stands: then the server's current state
 	// is compared with what it showed after that, not only with the spec.
 	in := k.settingsInput(b, acct, users, specApplied(b))
+	if b.Status.ManagementPolicy == storagev1alpha1.ManagementObserve {
+		// Observed, never written by the operator: nothing in status is its own to remove.
+		bucketsettings.Forget(in, &b.Status, k.settings())
+		b.Status.ManagementPolicy, in.Applied = "", false
+	}
 	if out, done := k.ensureBucket(ctx, b, p, acct.store, &found); done {
 		return out
 	}
-	failed := bucketsettings.Sync(ctx, in, k.emitter(b), k.settings())
+	failed := bucketsettings.Sync(ctx, in, k.emitter(b), k.settings()).Failed
 	if slices.ContainsFunc(failed, func(f bucketsettings.Failure) bool { return errors.Is(f.Err, objectstore.ErrNoSuchBucket) }) {
 		// Deleted behind the operator's back: make it again, then give it the spec, which
 		// nothing that was observed before describes any more.
@@ -108,7 +116,7 @@ func (k bucketKind) Normal(ctx context.Context, b *storagev1alpha1.Bucket, p *en
 			return out
 		}
 		in.Applied = false
-		failed = bucketsettings.Sync(ctx, in, k.emitter(b), k.settings())
+		failed = bucketsettings.Sync(ctx, in, k.emitter(b), k.settings()).Failed
 	}
 	return k.settled(b, found, failed)
 }
@@ -123,7 +131,7 @@ func (k bucketKind) settled(b *storagev1alpha1.Bucket, found bucketFound, failed
 		switch {
 		case errors.Is(f.Err, bucketsettings.ErrObjectLockNotEnabled):
 			lockMissing = true
-		case objectstore.IsNotImplemented(f.Err):
+		case f.Unsupported:
 			unsupported = append(unsupported, f)
 		default:
 			return k.s3Failed(b, found, f.Err)

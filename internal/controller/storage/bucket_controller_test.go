@@ -474,7 +474,7 @@ var _ = Describe("Bucket", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(k8s.Create(ctx, untagged)).To(Succeed())
 		cond := bucketNotReady(ctx, untagged, storagev1alpha1.ReasonBucketAlreadyExists)
-		Expect(cond.Message).To(ContainSubstring("was not made for this resource"))
+		Expect(cond.Message).To(ContainSubstring("was made outside the operator, and is left alone: set spec.adopt to true"))
 
 		tagged := newBucket(ns, "returning", "adopt")
 		_, err = a.s3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(tagged.Spec.BucketName)})

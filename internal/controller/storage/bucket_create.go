@@ -89,7 +89,8 @@ func (k bucketKind) deniedOrTaken(ctx context.Context, b *storagev1alpha1.Bucket
 
 // claim takes a bucket that exists in the contract's account, but only if it is this resource's:
 // tagged for it, or untagged and named in this resource's record of a creation it had not
-// finished. No one else's data is taken over by a name clash.
+// finished, or untagged and adopted on purpose (spec.adopt). No one else's data is taken over
+// by a name clash.
 func (k bucketKind) claim(ctx context.Context, b *storagev1alpha1.Bucket, p *engine.Pass[*storagev1alpha1.Bucket],
 	store objectstore.Store, found *bucketFound) (bucketOutcome, bool) {
 	name := b.Spec.BucketName
@@ -98,8 +99,10 @@ func (k bucketKind) claim(ctx context.Context, b *storagev1alpha1.Bucket, p *eng
 		return k.s3Failed(b, *found, err), true
 	}
 	unfinished := tags[OwnerTag] == "" && b.Status.CreatingBucket == name
-	logf.FromContext(ctx).V(1).Info("Claiming an existing bucket", "bucket", name, "ownerTag", tags[OwnerTag], "unfinishedCreation", unfinished)
-	if tag := tags[OwnerTag]; tag != ownerTagValue(b) && !unfinished {
+	// spec.adopt takes over a bucket made outside the operator: one no resource's tag claims.
+	adopting := tags[OwnerTag] == "" && b.Spec.Adopt && !unfinished
+	logf.FromContext(ctx).V(1).Info("Claiming an existing bucket", "bucket", name, "ownerTag", tags[OwnerTag], "unfinishedCreation", unfinished, "adopt", adopting)
+	if tag := tags[OwnerTag]; tag != ownerTagValue(b) && !unfinished && !adopting {
 		return found.end(taggedForAnother{tag}, 0,
 			reconcile.TerminalError(fmt.Errorf("bucket %q %w (%q)", name, errTaggedForAnother, tag))), true
 	}
@@ -116,6 +119,10 @@ func (k bucketKind) claim(ctx context.Context, b *storagev1alpha1.Bucket, p *eng
 	recordMade(b, p, name)
 	if unfinished {
 		found.made = &bucketEvent{"BucketCreated", "Create", fmt.Sprintf("Finished creating bucket %s in the account of Contract %s", name, b.Spec.ContractName)}
+		return bucketOutcome{}, false
+	}
+	if adopting {
+		found.made = &bucketEvent{"BucketAdopted", "Adopt", fmt.Sprintf("Adopted existing bucket %s, which no resource claimed (spec.adopt): it is tagged for this resource and managed from now on", name)}
 		return bucketOutcome{}, false
 	}
 	found.made = &bucketEvent{"BucketAdopted", "Adopt", fmt.Sprintf("Adopted existing bucket %s, which is tagged for this resource", name)}

@@ -31,6 +31,9 @@ func (k bucketKind) Delete(ctx context.Context, b *storagev1alpha1.Bucket, p *en
 	if users.inUse() {
 		return found.end(nil, 0, nil) // the users' watch wakes this Bucket when they let go
 	}
+	if observing(b) {
+		return k.leaveObserved(ctx, b, p, found)
+	}
 	if b.Status.BucketName == "" && b.Status.CreatingBucket != "" {
 		if out, done := k.finishCreation(ctx, b, p, &found); done {
 			return out

@@ -155,6 +155,11 @@ func (k accessKind) connect(ctx context.Context, a *storagev1alpha1.BucketAccess
 		}
 		return nil, found.end(nil, 0, fmt.Errorf("reading Bucket %q: %w", a.Spec.Bucket, err)), true
 	}
+	if observing(bucket) {
+		// Its policy, which grants the keys access, is never written.
+		why := "its spec.managementPolicy is Observe, so the operator writes nothing to its bucket and cannot give keys access to it: set it to Manage"
+		return nil, found.end(accessBucketNotReady{why}, 0, nil), true
+	}
 	if bucket.Status.BucketName == "" || bucket.Status.BucketName != bucket.Spec.BucketName {
 		why := "its bucket is not made yet"
 		if c := meta.FindStatusCondition(bucket.Status.Conditions, storagev1alpha1.ReadyCondition); c != nil {

@@ -5,12 +5,14 @@ package fake
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"sync"
 
 	"github.com/aws/smithy-go"
 
+	"github.com/object-storage-manager/object-storage-manager/internal/bucketpolicy"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
 
@@ -24,6 +26,10 @@ type Bucket struct {
 	Lifecycle  []objectstore.LifecycleRule
 	CORS       []objectstore.CORSRule
 	ObjectLock objectstore.ObjectLock
+	// Encryption starts as AWS's default, SSE-S3.
+	Encryption        objectstore.Encryption
+	PublicAccessBlock objectstore.PublicAccessBlock
+	Logging           objectstore.Logging
 }
 
 // Failure is what the next call of an operation does instead of answering.
@@ -142,7 +148,8 @@ func (s *Store) CreateBucket(_ context.Context, name string, opts objectstore.Cr
 			return objectstore.ErrBucketTakenElsewhere
 		}
 		s.Buckets[name] = &Bucket{ACL: objectstore.ACL{Owner: s.Owner, Grants: []objectstore.Grant{{
-			Grantee: objectstore.Grantee{Type: objectstore.GranteeID, Value: s.Owner}, Permission: objectstore.PermissionFullControl}}}}
+			Grantee: objectstore.Grantee{Type: objectstore.GranteeID, Value: s.Owner}, Permission: objectstore.PermissionFullControl}}},
+			Encryption: awsDefaultEncryption}
 		if opts.ObjectLock {
 			// As on S3: object lock comes with versioning.
 			s.Buckets[name].ObjectLock = objectstore.ObjectLock{Enabled: true}
@@ -156,198 +163,189 @@ func (s *Store) CreateBucket(_ context.Context, name string, opts objectstore.Cr
 	return err == nil && s.TagsOnCreate && len(opts.Tags) > 0, err
 }
 
-// BucketTags implements objectstore.Store.
-func (s *Store) BucketTags(_ context.Context, name string) (map[string]string, error) {
-	var tags map[string]string
-	err := s.call("BucketTags", func() error {
+// read is a call that reads one bucket: get picks what it answers.
+func read[V any](s *Store, op, name string, get func(*Bucket) V) (V, error) {
+	var v V
+	err := s.call(op, func() error {
 		b, err := s.bucket(name)
 		if err == nil {
-			tags = cloneTags(b.Tags)
-		}
-		return err
-	})
-	return tags, err
-}
-
-// PutBucketTags implements objectstore.Store.
-func (s *Store) PutBucketTags(_ context.Context, name string, tags map[string]string) error {
-	return s.call("PutBucketTags", func() error {
-		b, err := s.bucket(name)
-		if err == nil {
-			b.Tags = cloneTags(tags)
-		}
-		return err
-	})
-}
-
-// ACL implements objectstore.Store.
-func (s *Store) ACL(_ context.Context, name string) (objectstore.ACL, error) {
-	var acl objectstore.ACL
-	err := s.call("ACL", func() error {
-		b, err := s.bucket(name)
-		if err == nil {
-			acl = objectstore.Normalize(b.ACL)
-		}
-		return err
-	})
-	return acl, err
-}
-
-// PutACL implements objectstore.Store.
-func (s *Store) PutACL(_ context.Context, name string, acl objectstore.ACL) error {
-	return s.call("PutACL", func() error {
-		b, err := s.bucket(name)
-		if err == nil {
-			b.ACL = acl
-		}
-		return err
-	})
-}
-
-// Policy implements objectstore.Store.
-func (s *Store) Policy(_ context.Context, name string) (string, error) {
-	var policy string
-	err := s.call("Policy", func() error {
-		b, err := s.bucket(name)
-		if err == nil {
-			policy = b.Policy
-		}
-		return err
-	})
-	return policy, err
-}
-
-// PutPolicy implements objectstore.Store.
-func (s *Store) PutPolicy(_ context.Context, name, policy string) error {
-	return s.call("PutPolicy", func() error {
-		b, err := s.bucket(name)
-		if err == nil {
-			b.Policy = policy
-		}
-		return err
-	})
-}
-
-// DeletePolicy implements objectstore.Store.
-func (s *Store) DeletePolicy(_ context.Context, name string) error {
-	return s.call("DeletePolicy", func() error {
-		b, err := s.bucket(name)
-		if err == nil {
-			b.Policy = ""
-		}
-		return err
-	})
-}
-
-// NotImplemented is the error a server answers a call it does not implement, as versitygw
-// answers lifecycle calls; queue it with Fail.
-var NotImplemented = &smithy.GenericAPIError{Code: "NotImplemented", Message: "not implemented"}
-
-// Versioning implements objectstore.Store.
-func (s *Store) Versioning(_ context.Context, name string) (string, error) {
-	var v string
-	err := s.call("Versioning", func() error {
-		b, err := s.bucket(name)
-		if err == nil {
-			v = b.Versioning
+			v = get(b)
 		}
 		return err
 	})
 	return v, err
 }
 
+// write is a call that changes one bucket with set, or refuses with the error set returns.
+func (s *Store) write(op, name string, set func(*Bucket) error) error {
+	return s.call(op, func() error {
+		b, err := s.bucket(name)
+		if err != nil {
+			return err
+		}
+		return set(b)
+	})
+}
+
+// BucketTags implements objectstore.Store.
+func (s *Store) BucketTags(_ context.Context, name string) (map[string]string, error) {
+	return read(s, "BucketTags", name, func(b *Bucket) map[string]string { return cloneTags(b.Tags) })
+}
+
+// PutBucketTags implements objectstore.Store.
+func (s *Store) PutBucketTags(_ context.Context, name string, tags map[string]string) error {
+	return s.write("PutBucketTags", name, func(b *Bucket) error { b.Tags = cloneTags(tags); return nil })
+}
+
+// ACL implements objectstore.Store.
+func (s *Store) ACL(_ context.Context, name string) (objectstore.ACL, error) {
+	return read(s, "ACL", name, func(b *Bucket) objectstore.ACL { return objectstore.Normalize(b.ACL) })
+}
+
+// PutACL implements objectstore.Store. As on AWS, a public access block that blocks public ACLs
+// refuses an ACL that grants the public anything.
+func (s *Store) PutACL(_ context.Context, name string, acl objectstore.ACL) error {
+	return s.write("PutACL", name, func(b *Bucket) error {
+		if b.PublicAccessBlock.BlockPublicAcls && objectstore.IsPublicACL(acl) {
+			return errDeniedByBlock
+		}
+		b.ACL = acl
+		return nil
+	})
+}
+
+// Policy implements objectstore.Store.
+func (s *Store) Policy(_ context.Context, name string) (string, error) {
+	return read(s, "Policy", name, func(b *Bucket) string { return b.Policy })
+}
+
+// PutPolicy implements objectstore.Store. As on AWS, a public access block that blocks public
+// policies refuses a policy that allows anyone.
+func (s *Store) PutPolicy(_ context.Context, name, policy string) error {
+	return s.write("PutPolicy", name, func(b *Bucket) error {
+		if b.PublicAccessBlock.BlockPublicPolicy && bucketpolicy.IsPublic(policy) {
+			return errDeniedByBlock
+		}
+		b.Policy = policy
+		return nil
+	})
+}
+
+// DeletePolicy implements objectstore.Store.
+func (s *Store) DeletePolicy(_ context.Context, name string) error {
+	return s.write("DeletePolicy", name, func(b *Bucket) error { b.Policy = ""; return nil })
+}
+
+// NotImplemented is the error a server answers a call it does not implement, as versitygw
+// answers lifecycle calls; queue it with Fail.
+var NotImplemented = &smithy.GenericAPIError{Code: "NotImplemented", Message: "not implemented"}
+
+// errDeniedByBlock is AWS's answer to a public ACL or policy under a public access block.
+var errDeniedByBlock = fmt.Errorf("%w: %w", objectstore.ErrAccessDenied,
+	&smithy.GenericAPIError{Code: "AccessDenied", Message: "Access Denied"})
+
+// Versioning implements objectstore.Store.
+func (s *Store) Versioning(_ context.Context, name string) (string, error) {
+	return read(s, "Versioning", name, func(b *Bucket) string { return b.Versioning })
+}
+
 // PutVersioning implements objectstore.Store.
 func (s *Store) PutVersioning(_ context.Context, name, status string) error {
-	return s.call("PutVersioning", func() error {
-		b, err := s.bucket(name)
-		if err == nil {
-			b.Versioning = status
-		}
-		return err
-	})
+	return s.write("PutVersioning", name, func(b *Bucket) error { b.Versioning = status; return nil })
 }
 
 // Lifecycle implements objectstore.Store.
 func (s *Store) Lifecycle(_ context.Context, name string) ([]objectstore.LifecycleRule, error) {
-	var rules []objectstore.LifecycleRule
-	err := s.call("Lifecycle", func() error {
-		b, err := s.bucket(name)
-		if err == nil {
-			rules = objectstore.NormalizeLifecycle(b.Lifecycle)
-		}
-		return err
-	})
-	return rules, err
+	return read(s, "Lifecycle", name, func(b *Bucket) []objectstore.LifecycleRule { return objectstore.NormalizeLifecycle(b.Lifecycle) })
 }
 
 // PutLifecycle implements objectstore.Store.
 func (s *Store) PutLifecycle(_ context.Context, name string, rules []objectstore.LifecycleRule) error {
-	return s.call("PutLifecycle", func() error {
-		b, err := s.bucket(name)
-		if err == nil {
-			b.Lifecycle = objectstore.NormalizeLifecycle(rules)
-		}
-		return err
-	})
+	return s.write("PutLifecycle", name, func(b *Bucket) error { b.Lifecycle = objectstore.NormalizeLifecycle(rules); return nil })
 }
 
 // DeleteLifecycle implements objectstore.Store.
 func (s *Store) DeleteLifecycle(_ context.Context, name string) error {
-	return s.call("DeleteLifecycle", func() error {
-		b, err := s.bucket(name)
-		if err == nil {
-			b.Lifecycle = nil
-		}
-		return err
-	})
+	return s.write("DeleteLifecycle", name, func(b *Bucket) error { b.Lifecycle = nil; return nil })
 }
 
 // CORS implements objectstore.Store.
 func (s *Store) CORS(_ context.Context, name string) ([]objectstore.CORSRule, error) {
-	var rules []objectstore.CORSRule
-	err := s.call("CORS", func() error {
-		b, err := s.bucket(name)
-		if err == nil {
-			rules = slices.Clone(b.CORS)
-		}
-		return err
-	})
-	return rules, err
+	return read(s, "CORS", name, func(b *Bucket) []objectstore.CORSRule { return slices.Clone(b.CORS) })
 }
 
 // PutCORS implements objectstore.Store.
 func (s *Store) PutCORS(_ context.Context, name string, rules []objectstore.CORSRule) error {
-	return s.call("PutCORS", func() error {
-		b, err := s.bucket(name)
-		if err == nil {
-			b.CORS = slices.Clone(rules)
-		}
-		return err
-	})
+	return s.write("PutCORS", name, func(b *Bucket) error { b.CORS = slices.Clone(rules); return nil })
 }
 
 // DeleteCORS implements objectstore.Store.
 func (s *Store) DeleteCORS(_ context.Context, name string) error {
-	return s.call("DeleteCORS", func() error {
-		b, err := s.bucket(name)
-		if err == nil {
-			b.CORS = nil
+	return s.write("DeleteCORS", name, func(b *Bucket) error { b.CORS = nil; return nil })
+}
+
+// Encryption implements objectstore.Store.
+func (s *Store) Encryption(_ context.Context, name string) (objectstore.Encryption, error) {
+	return read(s, "Encryption", name, func(b *Bucket) objectstore.Encryption { return b.Encryption })
+}
+
+// PutEncryption implements objectstore.Store. As on AWS, a key id or a bucket key comes only
+// with SSE-KMS.
+func (s *Store) PutEncryption(_ context.Context, name string, enc objectstore.Encryption) error {
+	return s.write("PutEncryption", name, func(b *Bucket) error {
+		if enc.Algorithm != objectstore.SSES3 && enc.Algorithm != objectstore.SSEKMS ||
+			enc.Algorithm == objectstore.SSES3 && enc.KMSKeyID != "" {
+			return &smithy.GenericAPIError{Code: "InvalidArgument", Message: "invalid server-side encryption configuration"}
 		}
-		return err
+		b.Encryption = enc
+		return nil
+	})
+}
+
+// DeleteEncryption implements objectstore.Store: as on AWS since 2023, the bucket is then
+// encrypted with SSE-S3, the default of every bucket.
+func (s *Store) DeleteEncryption(_ context.Context, name string) error {
+	return s.write("DeleteEncryption", name, func(b *Bucket) error { b.Encryption = awsDefaultEncryption; return nil })
+}
+
+// awsDefaultEncryption is what AWS answers for a bucket whose encryption was never set.
+var awsDefaultEncryption = objectstore.Encryption{Algorithm: objectstore.SSES3}
+
+// PublicAccessBlock implements objectstore.Store.
+func (s *Store) PublicAccessBlock(_ context.Context, name string) (objectstore.PublicAccessBlock, error) {
+	return read(s, "PublicAccessBlock", name, func(b *Bucket) objectstore.PublicAccessBlock { return b.PublicAccessBlock })
+}
+
+// PutPublicAccessBlock implements objectstore.Store.
+func (s *Store) PutPublicAccessBlock(_ context.Context, name string, block objectstore.PublicAccessBlock) error {
+	return s.write("PutPublicAccessBlock", name, func(b *Bucket) error { b.PublicAccessBlock = block; return nil })
+}
+
+// DeletePublicAccessBlock implements objectstore.Store.
+func (s *Store) DeletePublicAccessBlock(_ context.Context, name string) error {
+	return s.write("DeletePublicAccessBlock", name, func(b *Bucket) error { b.PublicAccessBlock = objectstore.PublicAccessBlock{}; return nil })
+}
+
+// Logging implements objectstore.Store.
+func (s *Store) Logging(_ context.Context, name string) (objectstore.Logging, error) {
+	return read(s, "Logging", name, func(b *Bucket) objectstore.Logging { return b.Logging })
+}
+
+// PutLogging implements objectstore.Store. As on AWS, the target must be a bucket of the same
+// account.
+func (s *Store) PutLogging(_ context.Context, name string, logging objectstore.Logging) error {
+	return s.write("PutLogging", name, func(b *Bucket) error {
+		if logging.TargetBucket != "" && s.Buckets[logging.TargetBucket] == nil {
+			return &smithy.GenericAPIError{Code: "InvalidTargetBucketForLogging", Message: "The target bucket for logging does not exist"}
+		}
+		b.Logging = logging
+		return nil
 	})
 }
 
 // ObjectLock implements objectstore.Store.
 func (s *Store) ObjectLock(_ context.Context, name string) (objectstore.ObjectLock, error) {
-	var lock objectstore.ObjectLock
-	err := s.call("ObjectLock", func() error {
-		b, err := s.bucket(name)
-		if err == nil {
-			lock = b.ObjectLock
-		}
-		return err
-	})
-	return lock, err
+	return read(s, "ObjectLock", name, func(b *Bucket) objectstore.ObjectLock { return b.ObjectLock })
 }
 
 // PutObjectLock implements objectstore.Store. Like AWS and Ceph RGW, it refuses a bucket

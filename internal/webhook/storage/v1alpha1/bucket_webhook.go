@@ -78,7 +78,10 @@ func (v *BucketValidator) ValidateCreate(ctx context.Context, b *storagev1alpha1
 			return nil, invalid(bucketGroupKind, b.Name, errs)
 		}
 	}
-	for _, check := range []func(context.Context, *storagev1alpha1.Bucket) (*field.Error, error){v.checkContract, v.checkBucketNameFree} {
+	loggingTarget := func(ctx context.Context, b *storagev1alpha1.Bucket) (*field.Error, error) {
+		return v.checkLoggingTarget(ctx, b, nil)
+	}
+	for _, check := range []func(context.Context, *storagev1alpha1.Bucket) (*field.Error, error){v.checkContract, v.checkBucketNameFree, loggingTarget} {
 		fieldErr, err := check(ctx, b)
 		if err != nil {
 			return nil, err
@@ -92,10 +95,11 @@ func (v *BucketValidator) ValidateCreate(ctx context.Context, b *storagev1alpha1
 
 // bucketWarnings warns about what is legal but probably wrong in a new or changed spec.
 func bucketWarnings(spec, old *storagev1alpha1.BucketSpec) admission.Warnings {
+	warnings := securityWarnings(spec, old)
 	if spec.Policy == nil || (old != nil && apiequality.Semantic.DeepEqual(spec.Policy, old.Policy)) {
-		return nil
+		return warnings
 	}
-	return policyWarnings(spec.Policy.Raw)
+	return append(warnings, policyWarnings(spec.Policy.Raw)...)
 }
 
 // checkBucketNameFree returns a field error when another Bucket in the namespace already names
@@ -126,7 +130,15 @@ func (v *BucketValidator) ValidateUpdate(ctx context.Context, oldB, newB *storag
 	if !apiequality.Semantic.DeepEqual(newB.Spec.Policy, oldB.Spec.Policy) {
 		prefix = v.resourcePrefix(ctx, newB)
 	}
-	return bucketWarnings(&newB.Spec, &oldB.Spec), invalid(bucketGroupKind, newB.Name, validateBucketSpec(&newB.Spec, &oldB.Spec, prefix))
+	errs := validateBucketSpec(&newB.Spec, &oldB.Spec, prefix)
+	fieldErr, err := v.checkLoggingTarget(ctx, newB, oldB)
+	if err != nil {
+		return nil, err
+	}
+	if fieldErr != nil {
+		errs = append(errs, fieldErr)
+	}
+	return bucketWarnings(&newB.Spec, &oldB.Spec), invalid(bucketGroupKind, newB.Name, errs)
 }
 
 // defaultResourcePrefix is how AWS names buckets in policies, and what is expected of a provider
@@ -234,6 +246,7 @@ func validateBucketSpec(spec, old *storagev1alpha1.BucketSpec, resourcePrefix st
 			errs = append(errs, validatePolicy(specPath.Child("policy"), spec.Policy.Raw, resourcePrefix+spec.BucketName)...)
 		}
 	}
+	errs = append(errs, validatePublicAccess(spec, old)...)
 	return append(errs, validateBucketFeatures(spec, old)...)
 }
 

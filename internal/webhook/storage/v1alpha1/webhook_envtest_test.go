@@ -222,6 +222,24 @@ var _ = Describe("Bucket admission", func() {
 			"\n* " + `spec.lifecycle.rules[1].expiration.date: Invalid value: "2027-01-01T12:00:00Z": must be a date (2027-01-01) or midnight UTC (2027-01-01T00:00:00Z), as S3 requires`))
 	})
 
+	It("refuses a KMS key or a bucket key without SSE-KMS, and a management policy it does not know, in the schema", func(ctx SpecContext) {
+		b := newBucket(ns, "enc", "team-a-enc", "team-a")
+		b.Spec.Encryption = &storagev1alpha1.BucketEncryption{Algorithm: storagev1alpha1.EncryptionSSES3, KMSKeyID: "k1", BucketKeyEnabled: true}
+		err := k8sClient.Create(ctx, b)
+		Expect(kubectlMessage(err)).To(Equal(`The Bucket "enc" is invalid: ` +
+			"\n* " + `spec.encryption: Invalid value: kmsKeyId is for SSE-KMS only: SSE-S3 uses keys the S3 service manages` +
+			"\n* " + `spec.encryption: Invalid value: bucketKeyEnabled is for SSE-KMS only: a bucket key saves calls to KMS`))
+
+		b.Spec.Encryption = &storagev1alpha1.BucketEncryption{Algorithm: storagev1alpha1.EncryptionSSEKMS, KMSKeyID: "k1", BucketKeyEnabled: true}
+		b.Spec.ManagementPolicy = "ReadOnly"
+		err = k8sClient.Create(ctx, b)
+		Expect(kubectlMessage(err)).To(ContainSubstring(`spec.managementPolicy: Unsupported value: "ReadOnly": supported values: "Manage", "Observe"`))
+
+		b.Spec.ManagementPolicy = ""
+		Expect(k8sClient.Create(ctx, b)).To(Succeed())
+		Expect(b.Spec.ManagementPolicy).To(Equal(storagev1alpha1.ManagementManage), "the default")
+	})
+
 	It("validates changed fields on update", func(ctx SpecContext) {
 		b := newBucket(ns, "data", "team-a-data", "team-a")
 		Expect(k8sClient.Create(ctx, b)).To(Succeed())
