@@ -141,26 +141,15 @@ func (r *run) collectGarbage() {
 	for _, o := range r.storageObjects() {
 		live[o.GetUID()] = true
 	}
-	lists := []client.ObjectList{&corev1.SecretList{}, &storagev1alpha1.BucketAccessList{}, &appsv1.DeploymentList{},
-		&corev1.ServiceList{}, &batchv1.CronJobList{}, &batchv1.JobList{}}
-	for _, l := range lists {
-		if err := r.k8s.List(r.ctx, l, client.InNamespace(r.ns)); err != nil {
-			r.t.Fatal(err)
+	for _, o := range r.list(&corev1.SecretList{}, &storagev1alpha1.BucketAccessList{}, &appsv1.DeploymentList{},
+		&corev1.ServiceList{}, &batchv1.CronJobList{}, &batchv1.JobList{}) {
+		owners := o.GetOwnerReferences()
+		if len(owners) == 0 || !o.GetDeletionTimestamp().IsZero() ||
+			slices.ContainsFunc(owners, func(ref metav1.OwnerReference) bool { return live[ref.UID] }) {
+			continue
 		}
-		items, err := meta.ExtractList(l)
-		if err != nil {
+		if err := r.k8s.Delete(r.ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 			r.t.Fatal(err)
-		}
-		for _, it := range items {
-			o := it.(client.Object)
-			owners := o.GetOwnerReferences()
-			if len(owners) == 0 || !o.GetDeletionTimestamp().IsZero() ||
-				slices.ContainsFunc(owners, func(ref metav1.OwnerReference) bool { return live[ref.UID] }) {
-				continue
-			}
-			if err := r.k8s.Delete(r.ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-				r.t.Fatal(err)
-			}
 		}
 	}
 }

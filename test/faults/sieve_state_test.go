@@ -140,6 +140,14 @@ func kindOf(o client.Object) string {
 		return "BucketAccess"
 	case *paasv1alpha1.Application:
 		return "Application"
+	case *appsv1.Deployment:
+		return "Deployment"
+	case *corev1.Service:
+		return "Service"
+	case *batchv1.CronJob:
+		return "CronJob"
+	case *batchv1.Job:
+		return "Job"
 	}
 	return fmt.Sprintf("%T", o)
 }
@@ -168,9 +176,13 @@ func keysOf(o client.Object) []string {
 
 // storageObjects are the run's Contracts, Buckets, BucketAccesses and Applications.
 func (r *run) storageObjects() []client.Object {
+	return r.list(&storagev1alpha1.ContractList{}, &storagev1alpha1.BucketList{},
+		&storagev1alpha1.BucketAccessList{}, &paasv1alpha1.ApplicationList{})
+}
+
+// list is every object of these kinds in the run's namespace.
+func (r *run) list(lists ...client.ObjectList) []client.Object {
 	var out []client.Object
-	lists := []client.ObjectList{&storagev1alpha1.ContractList{}, &storagev1alpha1.BucketList{},
-		&storagev1alpha1.BucketAccessList{}, &paasv1alpha1.ApplicationList{}}
 	for _, l := range lists {
 		if err := r.k8s.List(r.ctx, l, client.InNamespace(r.ns)); err != nil {
 			r.t.Fatal(err)
@@ -384,20 +396,8 @@ func (r *run) tryKey(secret *corev1.Secret) string {
 
 // describeChildren says which of the objects an Application makes exist.
 func (r *run) describeChildren(st state) {
-	lists := map[string]client.ObjectList{"Deployment": &appsv1.DeploymentList{}, "Service": &corev1.ServiceList{},
-		"CronJob": &batchv1.CronJobList{}, "Job": &batchv1.JobList{}}
-	for kind, l := range lists {
-		if err := r.k8s.List(r.ctx, l, client.InNamespace(r.ns)); err != nil {
-			r.t.Fatal(err)
-		}
-		items, err := meta.ExtractList(l)
-		if err != nil {
-			r.t.Fatal(err)
-		}
-		for _, it := range items {
-			o := it.(client.Object)
-			st[kind+" "+o.GetName()] = "exists"
-		}
+	for _, o := range r.list(&appsv1.DeploymentList{}, &corev1.ServiceList{}, &batchv1.CronJobList{}, &batchv1.JobList{}) {
+		st[kindOf(o)+" "+o.GetName()] = "exists"
 	}
 }
 
