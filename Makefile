@@ -24,8 +24,10 @@ BIN_DIR ?= $(CURDIR)/bin
 export BIN_DIR
 
 # Debian packages the tests need that Go cannot build: Ceph for the RGW suite, the AWS CLI that
-# the backup and restore spec runs as a user's commands would (see hack/deps.sh).
-DEB_PACKAGES ?= ceph-mon ceph-osd radosgw ceph-common awscli
+# the backup and restore spec runs as a user's commands would, and the clients the Secret formats
+# are checked with, rclone and s3cmd (see hack/deps.sh). restic comes from the Go module proxy
+# (make tools): Debian 12's cannot init a repository with a key limited to a prefix.
+DEB_PACKAGES ?= ceph-mon ceph-osd radosgw ceph-common awscli rclone s3cmd
 
 # Go test flags; `make test GOTEST_FLAGS=-run=Contract` narrows a run.
 GOTEST_FLAGS ?=
@@ -72,11 +74,11 @@ lint: ## Run golangci-lint (pinned in hack/tools/lint/go.mod).
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: deps
-deps: ## Install the Debian packages the tests need (Ceph, the AWS CLI), with apt-get as root or sudo; otherwise print the command.
+deps: ## Install the Debian packages the tests need (Ceph, the AWS CLI, rclone, s3cmd), with apt-get as root or sudo; otherwise print the command.
 	@hack/deps.sh $(DEB_PACKAGES)
 
 .PHONY: tools
-tools: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd, versitygw and kwok into bin/ (only when missing or re-pinned).
+tools: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd, versitygw, kwok and restic into bin/ (only when missing or re-pinned).
 	@hack/tools/build.sh
 
 .PHONY: test

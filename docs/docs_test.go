@@ -140,7 +140,7 @@ func TestDocLinks(t *testing.T) {
 // notTrouble are the reasons of a condition that is as it should be; they have no section of
 // their own in troubleshooting.md.
 var notTrouble = []string{"Available", "Verified", "KeyRotated", "KeyRotationScheduled", "BucketsExist", "NoBuckets",
-	"InUse", "NotInUse", "BucketsReady", "Scheduled", "Exists"}
+	"InUse", "NotInUse", "BucketsReady", "Scheduled", "Exists", "BelowThreshold"}
 
 // reasons are the values of the string constants named Reason* (API) or reason* (the
 // plugin's own) in the Go files of dirs.

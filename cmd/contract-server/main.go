@@ -64,6 +64,7 @@ type options struct {
 	tlsCertFile, tlsKeyFile, encryptionKeyFile           string
 	s3Endpoint, s3Region                                 string
 	adminEndpoint, adminAccessKey, adminSecretKey, plans string
+	websiteEndpoint                                      string
 	rateLimit                                            float64
 	version                                              bool
 	maxRequestBytes                                      int64
@@ -112,6 +113,7 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 		RequestsPerSecond: opts.rateLimit,
 		Burst:             max(1, int(opts.rateLimit)),
 		Logger:            log,
+		WebsiteEndpoint:   opts.websiteEndpoint,
 	})
 	if err != nil {
 		return err
@@ -209,6 +211,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.adminEndpoint, "admin-endpoint", "", "backend admin API URL (versitygw: its admin port; rgw: the S3 endpoint, may be omitted)")
 	fs.StringVar(&o.adminAccessKey, "admin-access-key", "", "backend admin access key (required)")
 	fs.StringVar(&o.adminSecretKey, "admin-secret-key", "", "backend admin secret key (required; prefer CONTRACT_SERVER_ADMIN_SECRET_KEY)")
+	fs.StringVar(&o.websiteEndpoint, "website-endpoint", "", "where the S3 service serves buckets as static websites, reported with every contract: a URL with {bucket} for the bucket's name (e.g. http://{bucket}.s3-website.example.com); empty when it serves none")
 	fs.StringVar(&o.plans, "plans", "standard", "plans offered, comma-separated, each NAME or NAME=QUOTA (e.g. standard,small=1Gi)")
 	fs.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second each client holding the token may make, with a burst of one second's worth, before it is answered 429; 0 for no limit (requests with a wrong token are limited apart, always)")
 	fs.StringVar(&o.tlsCertFile, "tls-cert-file", "", "serve HTTPS with this PEM certificate (chain), re-read when it changes; needs --tls-private-key-file")

@@ -54,7 +54,7 @@ func main() {
 		"Comma-separated namespaces to serve; empty serves all. With a list, the manager needs its role only there (config/namespaced).")
 	var ingressDomains string
 	flag.StringVar(&ingressDomains, "ingress-domains", os.Getenv("OSM_INGRESS_DOMAINS"),
-		"Comma-separated domains an Application's host must be under (apps.example.com allows *.apps.example.com); empty allows any host.")
+		"Comma-separated domains an Application's host must be under (apps.example.com allows *.apps.example.com; {namespace}.apps.example.com allows *.<the Application's namespace>.apps.example.com, so no namespace can claim another's names); empty allows any host.")
 	flag.StringVar(&opts.IngressClass, "ingress-class", os.Getenv("OSM_INGRESS_CLASS"),
 		"Ingress class of the Ingresses the operator makes; empty leaves it to the cluster's default.")
 	flag.BoolVar(&opts.EnableWebhooks, "enable-webhooks", true,
@@ -65,7 +65,7 @@ func main() {
 		"Address the webhook server binds; empty binds every address, 127.0.0.1 for local runs.")
 	flag.IntVar(&opts.WebhookPort, "webhook-port", 9443, "Port of the webhook server.")
 	flag.BoolVar(&opts.EnableHTTP2, "enable-http2", false,
-		"Let the webhook server speak HTTP/2 (off by default: HTTP/2 Rapid Reset).")
+		"Let the webhook and metrics servers speak HTTP/2 (off by default: HTTP/2 Rapid Reset).")
 	certMode := flag.String("webhook-cert-management", operator.WebhookCertsExternal,
 		"Where the webhook certificate comes from: external (tls.crt and tls.key in --webhook-cert-dir are written by cert-manager or by hand) or self (the manager issues and renews it in --webhook-cert-secret and injects its CA into the webhook configurations).")
 	selfCerts := operator.SelfManagedCerts{}

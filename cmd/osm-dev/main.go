@@ -39,6 +39,7 @@ type options struct {
 	etcdPeerPort    int
 	s3Port          int
 	s3AdminPort     int
+	s3WebsitePort   int
 	contractAPIPort int
 	webhookPort     int
 	healthPort      int
@@ -67,6 +68,7 @@ func main() {
 	fs.IntVar(&o.etcdPeerPort, "etcd-peer-port", 12380, "etcd peer port.")
 	fs.IntVar(&o.s3Port, "s3-port", 17070, "S3 port (versitygw; rgw picks a free one).")
 	fs.IntVar(&o.s3AdminPort, "s3-admin-port", 17071, "versitygw admin API port.")
+	fs.IntVar(&o.s3WebsitePort, "s3-website-port", 17072, "versitygw static website port (http://<bucket>.localhost:17072/; rgw serves websites on its S3 port).")
 	fs.IntVar(&o.contractAPIPort, "contract-api-port", 18090, "Contract server port.")
 	fs.IntVar(&o.webhookPort, "webhook-port", 9443, "Manager webhook port.")
 	fs.IntVar(&o.healthPort, "health-port", 18081, "Manager health probe port.")

@@ -17,7 +17,8 @@ func (e *environment) startS3(ctx context.Context) error {
 		}
 		e.stops = append(e.stops, namedStop{"s3", ceph.Stop})
 		e.s3Endpoint, e.s3Region = ceph.Endpoint, ceph.Region
-		e.backendArgs = []string{"--backend=rgw", "--s3-endpoint=" + ceph.Endpoint, "--s3-region=" + ceph.Region}
+		e.backendArgs = []string{"--backend=rgw", "--s3-endpoint=" + ceph.Endpoint, "--s3-region=" + ceph.Region,
+			"--website-endpoint=" + ceph.WebsiteEndpoint}
 		e.backendEnv = []string{"CONTRACT_SERVER_ADMIN_ACCESS_KEY=" + ceph.AdminAccessKey, "CONTRACT_SERVER_ADMIN_SECRET_KEY=" + ceph.AdminSecretKey}
 		status("s3", "Ceph RGW ready on %s (pids %v)", ceph.Endpoint, ceph.PIDs())
 		return nil
@@ -31,7 +32,7 @@ func (e *environment) startS3(ctx context.Context) error {
 		return err
 	}
 	gw, err := localenv.StartVersityGW(ctx, localenv.VersityGWOptions{
-		Dir: e.path("versitygw"), Port: e.opts.s3Port, AdminPort: e.opts.s3AdminPort,
+		Dir: e.path("versitygw"), Port: e.opts.s3Port, AdminPort: e.opts.s3AdminPort, WebsitePort: e.opts.s3WebsitePort,
 		RootAccessKey: access, RootSecretKey: secret,
 	})
 	if err != nil {
@@ -40,7 +41,7 @@ func (e *environment) startS3(ctx context.Context) error {
 	e.stops = append(e.stops, namedStop{"s3", gw.Stop})
 	e.s3Endpoint, e.s3Region = gw.Endpoint, gw.Region
 	e.backendArgs = []string{"--backend=versitygw", "--s3-endpoint=" + gw.Endpoint, "--s3-region=" + gw.Region,
-		"--admin-endpoint=" + gw.AdminEndpoint}
+		"--admin-endpoint=" + gw.AdminEndpoint, "--website-endpoint=" + gw.WebsiteEndpoint}
 	e.backendEnv = []string{"CONTRACT_SERVER_ADMIN_ACCESS_KEY=" + access, "CONTRACT_SERVER_ADMIN_SECRET_KEY=" + secret}
 	status("s3", "versitygw ready on %s (pid %d, log %s)", gw.Endpoint, gw.PID(), e.path("versitygw", "versitygw.log"))
 	return nil

@@ -5,7 +5,7 @@
 # setup-envtest cannot. Each binary is rebuilt only when its wrapper module changes: the
 # stamp next to it records a hash of the wrapper's go.mod and go.sum.
 #
-#   hack/tools/build.sh [kube-apiserver] [kube-controller-manager] [kube-scheduler] [kubectl] [etcd] [versitygw] [kwok] [dlv] [helm] [ack-s3-controller]
+#   hack/tools/build.sh [kube-apiserver] [kube-controller-manager] [kube-scheduler] [kubectl] [etcd] [versitygw] [kwok] [dlv] [helm] [ack-s3-controller] [restic]
 #
 # With no names it builds all but dlv, helm and ack-s3-controller, which only `make dev
 # ARGS=--debug`, the install test and `make bench-scale` (ACK's controller is the peer it
@@ -28,6 +28,7 @@ tools=(
   "dlv|delve|github.com/go-delve/delve/cmd/dlv|v1.27.2|2"
   "helm|helm|helm.sh/helm/v4/cmd/helm|v4.3.1|6"
   "ack-s3-controller|ack-s3|github.com/aws-controllers-k8s/s3-controller/cmd/controller|v1.1.1|3"
+  "restic|restic|github.com/restic/restic/cmd/restic|v0.18.1|3"
 )
 # Built only when named: dlv for `make dev ARGS=--debug`, helm for the install test (test/install),
 # ack-s3-controller for `make bench-scale`.
@@ -42,7 +43,7 @@ ldflags_for() {
       echo "-s -w -X $pkg.gitVersion=$v -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
       ;;
     # kwok's version is set in its source (pkg/consts.Version).
-    etcd|dlv|kwok|ack-s3-controller) echo "-s -w" ;;
+    etcd|dlv|kwok|ack-s3-controller|restic) echo "-s -w" ;;
     # Without it `helm version` says v4.0 and charts asking for a newer Helm are refused.
     helm) echo "-s -w -X helm.sh/helm/v4/internal/version.version=$2" ;;
     versitygw) echo "-s -w -X main.Version=$2" ;;

@@ -1,6 +1,8 @@
 package bucketpolicy
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -43,6 +45,8 @@ type AccessGrant struct {
 	Name string
 	// Access is ReadOnly, ReadWrite or WriteOnly.
 	Access string
+	// Prefix, when set, limits the grant to the objects whose names start with it.
+	Prefix string
 	// Principal is the Principal element that names its principal on this server.
 	Principal map[string]any
 }
@@ -50,36 +54,75 @@ type AccessGrant struct {
 // accessModes is the order the modes' statements take in a policy.
 var accessModes = []string{ReadOnly, ReadWrite, WriteOnly}
 
+// prefixedBucketActions are the bucket actions a grant limited to a prefix keeps: those the
+// s3:prefix condition applies to. The others (listing multipart uploads) would show names
+// outside the prefix, and servers refuse the condition on them (AWS, versitygw).
+var prefixedBucketActions = []string{"s3:ListBucket"}
+
 // AccessStatements returns the statements that give each grant its access to bucket and nothing
-// else: per access mode, one statement for the bucket (when the mode has bucket actions) and one
-// for its objects, each naming every principal granted that mode. Sharing statements by mode
-// keeps the policy small, a grant adding its principal (tens of bytes) rather than two
-// statements (about 450): policies are bounded, 20 KB on AWS and, on versitygw's posix backend,
-// an extended attribute (3,735 bytes on ext4 here). A grant of an unknown mode, or with no
-// principal, gets nothing.
+// else: per access mode and prefix, one statement for the bucket (when the mode has bucket
+// actions) and one for its objects, each naming every principal granted that mode there.
+// Sharing statements keeps the policy small, a grant adding its principal (tens of bytes)
+// rather than two statements (about 450): policies are bounded, 20 KB on AWS and, on
+// versitygw's posix backend, an extended attribute (3,735 bytes on ext4 here). A grant limited
+// to a prefix gets its objects under the prefix, and may list only with a prefix under it (an
+// s3:prefix condition), so a listing of the whole bucket is refused. A grant of an unknown
+// mode, or with no principal, gets nothing.
 func AccessStatements(grants []AccessGrant, resourcePrefix, bucket string) []any {
 	var out []any
 	for _, mode := range accessModes {
-		principal := mergedPrincipal(grants, mode)
-		if principal == nil {
-			continue
+		for _, prefix := range grantPrefixes(grants, mode) {
+			principal := mergedPrincipal(grants, mode, prefix)
+			if principal == nil {
+				continue
+			}
+			actions := accessActions[mode]
+			sid := AccessStatementPrefix + mode + prefixSid(prefix)
+			bucketActions := actions.bucket
+			if prefix != "" && len(bucketActions) > 0 {
+				bucketActions = prefixedBucketActions
+			}
+			if len(bucketActions) > 0 {
+				stmt := statement(sid+"Bucket", principal, bucketActions, resourcePrefix+bucket)
+				if prefix != "" {
+					stmt["Condition"] = map[string]any{"StringLike": map[string]any{"s3:prefix": prefix + "*"}}
+				}
+				out = append(out, stmt)
+			}
+			out = append(out, statement(sid+"Objects", principal, actions.objects, resourcePrefix+bucket+"/"+prefix+"*"))
 		}
-		actions := accessActions[mode]
-		sid := AccessStatementPrefix + mode
-		if len(actions.bucket) > 0 {
-			out = append(out, statement(sid+"Bucket", principal, actions.bucket, resourcePrefix+bucket))
-		}
-		out = append(out, statement(sid+"Objects", principal, actions.objects, resourcePrefix+bucket+"/*"))
 	}
 	return out
 }
 
-// mergedPrincipal is one Principal element that names every principal granted mode: for each
-// kind ("AWS"), its one value, or the sorted values; nil when none is granted mode.
-func mergedPrincipal(grants []AccessGrant, mode string) map[string]any {
+// grantPrefixes are the prefixes of the grants of mode, sorted, "" (the whole bucket) first.
+func grantPrefixes(grants []AccessGrant, mode string) []string {
+	var prefixes []string
+	for _, g := range grants {
+		if g.Access == mode && !slices.Contains(prefixes, g.Prefix) {
+			prefixes = append(prefixes, g.Prefix)
+		}
+	}
+	slices.Sort(prefixes)
+	return prefixes
+}
+
+// prefixSid tells apart, in Sids (letters and digits only), the statements of one mode for
+// different prefixes: "" for the whole bucket, else "Prefix" and a hash of it.
+func prefixSid(prefix string) string {
+	if prefix == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(prefix))
+	return "Prefix" + hex.EncodeToString(sum[:6])
+}
+
+// mergedPrincipal is one Principal element that names every principal granted mode under
+// prefix: for each kind ("AWS"), its one value, or the sorted values; nil when none is.
+func mergedPrincipal(grants []AccessGrant, mode, prefix string) map[string]any {
 	values := map[string][]string{}
 	for _, g := range grants {
-		if g.Access != mode {
+		if g.Access != mode || g.Prefix != prefix {
 			continue
 		}
 		for kind, v := range g.Principal {

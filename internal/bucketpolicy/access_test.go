@@ -140,3 +140,46 @@ func TestWithStatementsKeepsTheUsersPolicyAndGeneratedStatementsAreFoundAgain(t 
 		t.Error("a policy that is no JSON object was extended")
 	}
 }
+
+// A grant limited to a prefix gets its objects under the prefix only, and may list only with a
+// prefix under it; grants of one mode under different prefixes never share a statement.
+func TestPrefixedGrantsReachOnlyTheirPrefix(t *testing.T) {
+	grants := []AccessGrant{
+		{Name: "whole", Access: ReadWrite, Principal: map[string]any{"AWS": "AK1"}},
+		{Name: "web", Access: ReadWrite, Prefix: "web/", Principal: map[string]any{"AWS": "AK2"}},
+		{Name: "api", Access: ReadWrite, Prefix: "api/", Principal: map[string]any{"AWS": "AK3"}},
+		{Name: "backup", Access: WriteOnly, Prefix: "web/", Principal: map[string]any{"AWS": "AK4"}},
+	}
+	byPrincipal := map[string][]map[string]any{}
+	sids := map[string]bool{}
+	for _, s := range AccessStatements(grants, "arn:aws:s3:::", "b") {
+		m := s.(map[string]any)
+		p := m["Principal"].(map[string]any)["AWS"].(string)
+		byPrincipal[p] = append(byPrincipal[p], m)
+		if sid := m["Sid"].(string); sids[sid] || strings.ContainsAny(sid, "/.-_") {
+			t.Errorf("Sid %q repeated or not letters and digits", sid)
+		}
+		sids[m["Sid"].(string)] = true
+	}
+	if got := byPrincipal["AK1"]; len(got) != 2 || got[0]["Condition"] != nil || got[1]["Resource"] != "arn:aws:s3:::b/*" {
+		t.Errorf("the whole bucket's grant changed: %v", got)
+	}
+	web := byPrincipal["AK2"]
+	if len(web) != 2 {
+		t.Fatalf("web's statements: %v", web)
+	}
+	wantCondition := map[string]any{"StringLike": map[string]any{"s3:prefix": "web/*"}}
+	if web[0]["Resource"] != "arn:aws:s3:::b" || fmt.Sprint(web[0]["Condition"]) != fmt.Sprint(wantCondition) ||
+		!sameStrings(web[0]["Action"], []string{"s3:ListBucket"}) {
+		t.Errorf("web's bucket statement = %v: want ListBucket alone, under condition %v", web[0], wantCondition)
+	}
+	if web[1]["Resource"] != "arn:aws:s3:::b/web/*" {
+		t.Errorf("web's objects statement = %v, want resource arn:aws:s3:::b/web/*", web[1])
+	}
+	if api := byPrincipal["AK3"]; len(api) != 2 || api[1]["Resource"] != "arn:aws:s3:::b/api/*" {
+		t.Errorf("api's statements: %v", api)
+	}
+	if backup := byPrincipal["AK4"]; len(backup) != 1 || backup[0]["Resource"] != "arn:aws:s3:::b/web/*" {
+		t.Errorf("the WriteOnly grant under web/: %v", backup)
+	}
+}

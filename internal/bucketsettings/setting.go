@@ -37,6 +37,17 @@ type Input struct {
 	LifecycleRules []storagev1alpha1.LifecycleRule
 	PolicyForm     *storagev1alpha1.BucketPolicyForm
 	OwnerTags      map[string]string
+
+	// WebsiteEndpoint is how the Contract's provider serves websites: a URL in which {bucket}
+	// stands for the bucket's name; "" when it does not say.
+	WebsiteEndpoint string
+	// TopicARNs are the topics the provider made for the spec's notifications, by notification
+	// name; TopicsErr says why some could not be made.
+	TopicARNs map[string]string
+	TopicsErr error
+	// Provider reaches the bucket's provider through the contract API, for what it enforces
+	// beyond S3 (a quota); nil where there is none to ask.
+	Provider Provider
 }
 
 // Name is the bucket's name at the server.

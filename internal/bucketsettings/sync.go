@@ -23,6 +23,9 @@ var All = []Syncer{
 	Of[map[string]string](Tags{}),
 	Of[objectstore.Encryption](Encryption{}),
 	Of[objectstore.Logging](Logging{}),
+	Of[site](Website{}),
+	Of[[]objectstore.Notification](Notifications{}),
+	Of[storagev1alpha1.ObservedQuota](Quota{}),
 }
 
 // Emit records an event on the Bucket: its type (corev1.EventTypeNormal or Warning), reason and

@@ -128,6 +128,30 @@ type BucketPolicyForm struct {
 	ResourcePrefix string `json:"resourcePrefix"`
 }
 
+// BucketQuota The limits the provider enforces on a bucket; an absent limit is no limit.
+type BucketQuota struct {
+	// MaxObjects The objects past which writes are refused.
+	MaxObjects *int64 `json:"maxObjects,omitempty"`
+
+	// MaxSizeBytes The bytes past which writes are refused.
+	MaxSizeBytes *int64 `json:"maxSizeBytes,omitempty"`
+}
+
+// BucketUsage What one bucket holds, and its quota.
+type BucketUsage struct {
+	// Bytes The bytes its objects hold (their sizes, before replication or compression).
+	Bytes int64 `json:"bytes"`
+
+	// Name The bucket's name.
+	Name string `json:"name"`
+
+	// Objects How many objects it holds.
+	Objects int64 `json:"objects"`
+
+	// Quota The limits the provider enforces on a bucket; an absent limit is no limit.
+	Quota BucketQuota `json:"quota"`
+}
+
 // Contract A contract as the provider records it. Carries key ids, never secrets.
 type Contract struct {
 	// AccessKeys The contract's key pairs that work now, oldest first. Empty once cancelled.
@@ -179,6 +203,11 @@ type Contract struct {
 	// State `active`: the account exists and its keys work. `cancelled`: the account was deleted; the
 	// record stays readable.
 	State ContractState `json:"state"`
+
+	// Website Where the provider serves a bucket of this contract's account as a static website (once
+	// the bucket has a website configuration and its objects are public). Absent: the provider
+	// does not say.
+	Website *WebsiteHosting `json:"website,omitempty"`
 }
 
 // ContractRequest What the caller wants to buy.
@@ -205,6 +234,15 @@ type ContractRequest struct {
 // ContractState `active`: the account exists and its keys work. `cancelled`: the account was deleted; the
 // record stays readable.
 type ContractState string
+
+// ContractUsage The usage of every bucket a contract's account owns.
+type ContractUsage struct {
+	// Buckets One entry per bucket of the account, by name.
+	Buckets []BucketUsage `json:"buckets"`
+
+	// ObservedAt When the provider read its counters for this answer.
+	ObservedAt time.Time `json:"observedAt"`
+}
 
 // ContractWithCredentials A contract together with its first key pair, as returned by createContract.
 type ContractWithCredentials struct {
@@ -260,6 +298,11 @@ type ContractWithCredentials struct {
 	// State `active`: the account exists and its keys work. `cancelled`: the account was deleted; the
 	// record stays readable.
 	State ContractState `json:"state"`
+
+	// Website Where the provider serves a bucket of this contract's account as a static website (once
+	// the bucket has a website configuration and its objects are public). Absent: the provider
+	// does not say.
+	Website *WebsiteHosting `json:"website,omitempty"`
 }
 
 // Credentials An S3 key pair, secret included. Returned only when the key pair is made (and on an idempotent replay of the request that made it).
@@ -406,6 +449,47 @@ type Requester struct {
 	Namespace *string `json:"namespace,omitempty"`
 }
 
+// Topic A topic of a contract's account.
+type Topic struct {
+	// Arn What a bucket notification configuration names the topic by.
+	//
+	// Example: arn:aws:sns:default::contract-7h2kq9x4mv3np8dz-uploads
+	Arn string `json:"arn"`
+
+	// CreatedAt When the topic was first asked for.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Name The topic's name within the contract.
+	Name string `json:"name"`
+
+	// PushEndpoint The URL the topic pushes to.
+	PushEndpoint string `json:"pushEndpoint"`
+}
+
+// TopicList defines model for TopicList.
+type TopicList struct {
+	// Topics The contract's topics, by name.
+	Topics []Topic `json:"topics"`
+}
+
+// TopicRequest Where a topic pushes its events.
+type TopicRequest struct {
+	// PushEndpoint An http:// or https:// URL each event is POSTed to.
+	//
+	// Example: http://receiver.example:8080/events
+	PushEndpoint string `json:"pushEndpoint"`
+}
+
+// WebsiteHosting Where the provider serves a bucket of this contract's account as a static website (once
+// the bucket has a website configuration and its objects are public). Absent: the provider
+// does not say.
+type WebsiteHosting struct {
+	// Endpoint The website's URL, in which `{bucket}` stands for the bucket's name.
+	//
+	// Example: http://{bucket}.s3-website.example.com
+	Endpoint string `json:"endpoint"`
+}
+
 // ContractID defines model for ContractID.
 type ContractID = string
 
@@ -420,6 +504,9 @@ type PrincipalID = string
 
 // PrincipalIdempotencyKey defines model for PrincipalIdempotencyKey.
 type PrincipalIdempotencyKey = string
+
+// TopicName defines model for TopicName.
+type TopicName = string
 
 // BackendUnavailable An RFC 7807 problem document.
 type BackendUnavailable = Problem
@@ -480,6 +567,12 @@ type AddPrincipalKeyParams struct {
 
 // CreateContractJSONRequestBody defines body for CreateContract for application/json ContentType.
 type CreateContractJSONRequestBody = ContractRequest
+
+// SetBucketQuotaJSONRequestBody defines body for SetBucketQuota for application/json ContentType.
+type SetBucketQuotaJSONRequestBody = BucketQuota
+
+// PutTopicJSONRequestBody defines body for PutTopic for application/json ContentType.
+type PutTopicJSONRequestBody = TopicRequest
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -609,6 +702,32 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/contracts/{id} (the `GetContract` operationId).
 	GetContract(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SetBucketQuotaWithBody Set the quota the provider enforces on one bucket of a contract.
+	//
+	// Makes the provider refuse writes that would take the bucket past `maxSizeBytes` or
+	// `maxObjects`; a limit that is absent is no limit, so `{}` removes the bucket's quota.
+	// Idempotent: the same body sets the same quota. A bucket the account does not own is
+	// `404 not-found` (its `instance` is this path); a provider that cannot enforce bucket
+	// quotas answers `501 not-supported`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/contracts/{id}/buckets/{bucket}/quota (the `SetBucketQuota` operationId).
+	SetBucketQuotaWithBody(ctx context.Context, id ContractID, bucket string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetBucketQuota Set the quota the provider enforces on one bucket of a contract.
+	//
+	// Makes the provider refuse writes that would take the bucket past `maxSizeBytes` or
+	// `maxObjects`; a limit that is absent is no limit, so `{}` removes the bucket's quota.
+	// Idempotent: the same body sets the same quota. A bucket the account does not own is
+	// `404 not-found` (its `instance` is this path); a provider that cannot enforce bucket
+	// quotas answers `501 not-supported`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/contracts/{id}/buckets/{bucket}/quota (the `SetBucketQuota` operationId).
+	SetBucketQuota(ctx context.Context, id ContractID, bucket string, body SetBucketQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// AddKey Add a key pair to a contract, or return the one already added for this Idempotency-Key.
 	//
 	// Makes a new key pair for the contract's account, for rotation: the existing keys keep
@@ -683,6 +802,67 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /v1/contracts/{id}/principals/{principalId}/keys/{accessKeyId} (the `RemovePrincipalKey` operationId).
 	RemovePrincipalKey(ctx context.Context, id ContractID, principalId PrincipalID, accessKeyId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListTopics List the topics of a contract.
+	//
+	// Every topic the contract has, including one whose creation did not finish: a caller
+	// decides from this list, not from its own records alone, which topics to delete. A
+	// cancelled contract has none.
+	//
+	// Corresponds with GET /v1/contracts/{id}/topics (the `ListTopics` operationId).
+	ListTopics(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteTopic Delete a topic.
+	//
+	// Deletes the topic at the provider; events published to it stop. Notification
+	// configurations that name it are the caller's to change first. Deleting a topic that does
+	// not exist, or one of a cancelled contract, succeeds (`204`).
+	//
+	// Corresponds with DELETE /v1/contracts/{id}/topics/{topicName} (the `DeleteTopic` operationId).
+	DeleteTopic(ctx context.Context, id ContractID, topicName TopicName, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutTopicWithBody Create a topic, or change where an existing one pushes to.
+	//
+	// Makes the topic in the contract's account, pushing every event published to it to
+	// `pushEndpoint` as an HTTP POST of a JSON record in the form S3 sends events in. The name
+	// is the caller's and scoped to the contract; the answer's `arn` is what a bucket's
+	// notification configuration (`TopicConfigurations[].TopicArn`) names. Idempotent: the
+	// same request again answers `200` with the same topic; with another `pushEndpoint` it
+	// changes the topic. A request that failed with a `5xx` may be repeated: the server
+	// records the topic before it makes it, so nothing is made twice or lost.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/contracts/{id}/topics/{topicName} (the `PutTopic` operationId).
+	PutTopicWithBody(ctx context.Context, id ContractID, topicName TopicName, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutTopic Create a topic, or change where an existing one pushes to.
+	//
+	// Makes the topic in the contract's account, pushing every event published to it to
+	// `pushEndpoint` as an HTTP POST of a JSON record in the form S3 sends events in. The name
+	// is the caller's and scoped to the contract; the answer's `arn` is what a bucket's
+	// notification configuration (`TopicConfigurations[].TopicArn`) names. Idempotent: the
+	// same request again answers `200` with the same topic; with another `pushEndpoint` it
+	// changes the topic. A request that failed with a `5xx` may be repeated: the server
+	// records the topic before it makes it, so nothing is made twice or lost.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/contracts/{id}/topics/{topicName} (the `PutTopic` operationId).
+	PutTopic(ctx context.Context, id ContractID, topicName TopicName, body PutTopicJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetUsage Read the usage and quota of every bucket of a contract, in one call.
+	//
+	// Answers, for every bucket the contract's account owns, the bytes and objects it holds
+	// and the quota the provider enforces on it, from the provider's own counters: one call
+	// answers for all the buckets of a contract, and no bucket is listed to answer it, so a
+	// client may ask once per resync whatever the buckets hold. The figures are as recent as
+	// the provider's counters (Ceph RGW updates them as objects are written). A provider that
+	// cannot tell usage cheaply answers `501 not-supported`. A cancelled contract owns no
+	// buckets: its answer is empty.
+	//
+	// Corresponds with GET /v1/contracts/{id}/usage (the `GetUsage` operationId).
+	GetUsage(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // CreateContractWithBody Create a contract, or return the one already created for this Idempotency-Key.
@@ -769,6 +949,52 @@ func (c *Client) CancelContract(ctx context.Context, id ContractID, params *Canc
 // Corresponds with GET /v1/contracts/{id} (the `GetContract` operationId).
 func (c *Client) GetContract(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetContractRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetBucketQuotaWithBody Set the quota the provider enforces on one bucket of a contract.
+//
+// Makes the provider refuse writes that would take the bucket past `maxSizeBytes` or
+// `maxObjects`; a limit that is absent is no limit, so `{}` removes the bucket's quota.
+// Idempotent: the same body sets the same quota. A bucket the account does not own is
+// `404 not-found` (its `instance` is this path); a provider that cannot enforce bucket
+// quotas answers `501 not-supported`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/contracts/{id}/buckets/{bucket}/quota (the `SetBucketQuota` operationId).
+func (c *Client) SetBucketQuotaWithBody(ctx context.Context, id ContractID, bucket string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetBucketQuotaRequestWithBody(c.Server, id, bucket, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetBucketQuota Set the quota the provider enforces on one bucket of a contract.
+//
+// Makes the provider refuse writes that would take the bucket past `maxSizeBytes` or
+// `maxObjects`; a limit that is absent is no limit, so `{}` removes the bucket's quota.
+// Idempotent: the same body sets the same quota. A bucket the account does not own is
+// `404 not-found` (its `instance` is this path); a provider that cannot enforce bucket
+// quotas answers `501 not-supported`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/contracts/{id}/buckets/{bucket}/quota (the `SetBucketQuota` operationId).
+func (c *Client) SetBucketQuota(ctx context.Context, id ContractID, bucket string, body SetBucketQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetBucketQuotaRequest(c.Server, id, bucket, body)
 	if err != nil {
 		return nil, err
 	}
@@ -924,6 +1150,117 @@ func (c *Client) RemovePrincipalKey(ctx context.Context, id ContractID, principa
 	return c.Client.Do(req)
 }
 
+// ListTopics List the topics of a contract.
+//
+// Every topic the contract has, including one whose creation did not finish: a caller
+// decides from this list, not from its own records alone, which topics to delete. A
+// cancelled contract has none.
+//
+// Corresponds with GET /v1/contracts/{id}/topics (the `ListTopics` operationId).
+func (c *Client) ListTopics(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListTopicsRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteTopic Delete a topic.
+//
+// Deletes the topic at the provider; events published to it stop. Notification
+// configurations that name it are the caller's to change first. Deleting a topic that does
+// not exist, or one of a cancelled contract, succeeds (`204`).
+//
+// Corresponds with DELETE /v1/contracts/{id}/topics/{topicName} (the `DeleteTopic` operationId).
+func (c *Client) DeleteTopic(ctx context.Context, id ContractID, topicName TopicName, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteTopicRequest(c.Server, id, topicName)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutTopicWithBody Create a topic, or change where an existing one pushes to.
+//
+// Makes the topic in the contract's account, pushing every event published to it to
+// `pushEndpoint` as an HTTP POST of a JSON record in the form S3 sends events in. The name
+// is the caller's and scoped to the contract; the answer's `arn` is what a bucket's
+// notification configuration (`TopicConfigurations[].TopicArn`) names. Idempotent: the
+// same request again answers `200` with the same topic; with another `pushEndpoint` it
+// changes the topic. A request that failed with a `5xx` may be repeated: the server
+// records the topic before it makes it, so nothing is made twice or lost.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/contracts/{id}/topics/{topicName} (the `PutTopic` operationId).
+func (c *Client) PutTopicWithBody(ctx context.Context, id ContractID, topicName TopicName, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutTopicRequestWithBody(c.Server, id, topicName, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutTopic Create a topic, or change where an existing one pushes to.
+//
+// Makes the topic in the contract's account, pushing every event published to it to
+// `pushEndpoint` as an HTTP POST of a JSON record in the form S3 sends events in. The name
+// is the caller's and scoped to the contract; the answer's `arn` is what a bucket's
+// notification configuration (`TopicConfigurations[].TopicArn`) names. Idempotent: the
+// same request again answers `200` with the same topic; with another `pushEndpoint` it
+// changes the topic. A request that failed with a `5xx` may be repeated: the server
+// records the topic before it makes it, so nothing is made twice or lost.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/contracts/{id}/topics/{topicName} (the `PutTopic` operationId).
+func (c *Client) PutTopic(ctx context.Context, id ContractID, topicName TopicName, body PutTopicJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutTopicRequest(c.Server, id, topicName, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetUsage Read the usage and quota of every bucket of a contract, in one call.
+//
+// Answers, for every bucket the contract's account owns, the bytes and objects it holds
+// and the quota the provider enforces on it, from the provider's own counters: one call
+// answers for all the buckets of a contract, and no bucket is listed to answer it, so a
+// client may ask once per resync whatever the buckets hold. The figures are as recent as
+// the provider's counters (Ceph RGW updates them as objects are written). A provider that
+// cannot tell usage cheaply answers `501 not-supported`. A cancelled contract owns no
+// buckets: its answer is empty.
+//
+// Corresponds with GET /v1/contracts/{id}/usage (the `GetUsage` operationId).
+func (c *Client) GetUsage(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUsageRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // NewCreateContractRequest calls the generic CreateContract builder with application/json body
 func NewCreateContractRequest(server string, params *CreateContractParams, body CreateContractJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -1068,6 +1405,60 @@ func NewGetContractRequest(server string, id ContractID) (*http.Request, error) 
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewSetBucketQuotaRequest calls the generic SetBucketQuota builder with application/json body
+func NewSetBucketQuotaRequest(server string, id ContractID, bucket string, body SetBucketQuotaJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetBucketQuotaRequestWithBody(server, id, bucket, "application/json", bodyReader)
+}
+
+// NewSetBucketQuotaRequestWithBody constructs an http.Request for the SetBucketQuota method, with any body, and a specified content type
+func NewSetBucketQuotaRequestWithBody(server string, id ContractID, bucket string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "bucket", bucket, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/contracts/%s/buckets/%s/quota", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -1391,6 +1782,169 @@ func NewRemovePrincipalKeyRequest(server string, id ContractID, principalId Prin
 	return req, nil
 }
 
+// NewListTopicsRequest constructs an http.Request for the ListTopics method
+func NewListTopicsRequest(server string, id ContractID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/contracts/%s/topics", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeleteTopicRequest constructs an http.Request for the DeleteTopic method
+func NewDeleteTopicRequest(server string, id ContractID, topicName TopicName) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "topicName", topicName, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/contracts/%s/topics/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutTopicRequest calls the generic PutTopic builder with application/json body
+func NewPutTopicRequest(server string, id ContractID, topicName TopicName, body PutTopicJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutTopicRequestWithBody(server, id, topicName, "application/json", bodyReader)
+}
+
+// NewPutTopicRequestWithBody constructs an http.Request for the PutTopic method, with any body, and a specified content type
+func NewPutTopicRequestWithBody(server string, id ContractID, topicName TopicName, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "topicName", topicName, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/contracts/%s/topics/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetUsageRequest constructs an http.Request for the GetUsage method
+func NewGetUsageRequest(server string, id ContractID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/contracts/%s/usage", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -1493,6 +2047,32 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/contracts/{id} (the `GetContract` operationId).
 	GetContractWithResponse(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*GetContractResponse, error)
 
+	// SetBucketQuotaWithBodyWithResponse Set the quota the provider enforces on one bucket of a contract.
+	//
+	// Makes the provider refuse writes that would take the bucket past `maxSizeBytes` or
+	// `maxObjects`; a limit that is absent is no limit, so `{}` removes the bucket's quota.
+	// Idempotent: the same body sets the same quota. A bucket the account does not own is
+	// `404 not-found` (its `instance` is this path); a provider that cannot enforce bucket
+	// quotas answers `501 not-supported`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/contracts/{id}/buckets/{bucket}/quota (the `SetBucketQuota` operationId).
+	SetBucketQuotaWithBodyWithResponse(ctx context.Context, id ContractID, bucket string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetBucketQuotaResponse, error)
+
+	// SetBucketQuotaWithResponse Set the quota the provider enforces on one bucket of a contract.
+	//
+	// Makes the provider refuse writes that would take the bucket past `maxSizeBytes` or
+	// `maxObjects`; a limit that is absent is no limit, so `{}` removes the bucket's quota.
+	// Idempotent: the same body sets the same quota. A bucket the account does not own is
+	// `404 not-found` (its `instance` is this path); a provider that cannot enforce bucket
+	// quotas answers `501 not-supported`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/contracts/{id}/buckets/{bucket}/quota (the `SetBucketQuota` operationId).
+	SetBucketQuotaWithResponse(ctx context.Context, id ContractID, bucket string, body SetBucketQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*SetBucketQuotaResponse, error)
+
 	// AddKeyWithResponse Add a key pair to a contract, or return the one already added for this Idempotency-Key.
 	//
 	// Makes a new key pair for the contract's account, for rotation: the existing keys keep
@@ -1581,6 +2161,73 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /v1/contracts/{id}/principals/{principalId}/keys/{accessKeyId} (the `RemovePrincipalKey` operationId).
 	RemovePrincipalKeyWithResponse(ctx context.Context, id ContractID, principalId PrincipalID, accessKeyId string, reqEditors ...RequestEditorFn) (*RemovePrincipalKeyResponse, error)
+
+	// ListTopicsWithResponse List the topics of a contract.
+	//
+	// Every topic the contract has, including one whose creation did not finish: a caller
+	// decides from this list, not from its own records alone, which topics to delete. A
+	// cancelled contract has none.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/contracts/{id}/topics (the `ListTopics` operationId).
+	ListTopicsWithResponse(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*ListTopicsResponse, error)
+
+	// DeleteTopicWithResponse Delete a topic.
+	//
+	// Deletes the topic at the provider; events published to it stop. Notification
+	// configurations that name it are the caller's to change first. Deleting a topic that does
+	// not exist, or one of a cancelled contract, succeeds (`204`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/contracts/{id}/topics/{topicName} (the `DeleteTopic` operationId).
+	DeleteTopicWithResponse(ctx context.Context, id ContractID, topicName TopicName, reqEditors ...RequestEditorFn) (*DeleteTopicResponse, error)
+
+	// PutTopicWithBodyWithResponse Create a topic, or change where an existing one pushes to.
+	//
+	// Makes the topic in the contract's account, pushing every event published to it to
+	// `pushEndpoint` as an HTTP POST of a JSON record in the form S3 sends events in. The name
+	// is the caller's and scoped to the contract; the answer's `arn` is what a bucket's
+	// notification configuration (`TopicConfigurations[].TopicArn`) names. Idempotent: the
+	// same request again answers `200` with the same topic; with another `pushEndpoint` it
+	// changes the topic. A request that failed with a `5xx` may be repeated: the server
+	// records the topic before it makes it, so nothing is made twice or lost.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/contracts/{id}/topics/{topicName} (the `PutTopic` operationId).
+	PutTopicWithBodyWithResponse(ctx context.Context, id ContractID, topicName TopicName, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutTopicResponse, error)
+
+	// PutTopicWithResponse Create a topic, or change where an existing one pushes to.
+	//
+	// Makes the topic in the contract's account, pushing every event published to it to
+	// `pushEndpoint` as an HTTP POST of a JSON record in the form S3 sends events in. The name
+	// is the caller's and scoped to the contract; the answer's `arn` is what a bucket's
+	// notification configuration (`TopicConfigurations[].TopicArn`) names. Idempotent: the
+	// same request again answers `200` with the same topic; with another `pushEndpoint` it
+	// changes the topic. A request that failed with a `5xx` may be repeated: the server
+	// records the topic before it makes it, so nothing is made twice or lost.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/contracts/{id}/topics/{topicName} (the `PutTopic` operationId).
+	PutTopicWithResponse(ctx context.Context, id ContractID, topicName TopicName, body PutTopicJSONRequestBody, reqEditors ...RequestEditorFn) (*PutTopicResponse, error)
+
+	// GetUsageWithResponse Read the usage and quota of every bucket of a contract, in one call.
+	//
+	// Answers, for every bucket the contract's account owns, the bytes and objects it holds
+	// and the quota the provider enforces on it, from the provider's own counters: one call
+	// answers for all the buckets of a contract, and no bucket is listed to answer it, so a
+	// client may ask once per resync whatever the buckets hold. The figures are as recent as
+	// the provider's counters (Ceph RGW updates them as objects are written). A provider that
+	// cannot tell usage cheaply answers `501 not-supported`. A cancelled contract owns no
+	// buckets: its answer is empty.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/contracts/{id}/usage (the `GetUsage` operationId).
+	GetUsageWithResponse(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*GetUsageResponse, error)
 }
 
 // CreateContractResponse429Headers the declared response headers of an HTTP 429 response for CreateContract
@@ -1861,6 +2508,117 @@ func (r GetContractResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetContractResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SetBucketQuotaResponse429Headers the declared response headers of an HTTP 429 response for SetBucketQuota
+type SetBucketQuotaResponse429Headers struct {
+	RetryAfter int
+}
+
+// SetBucketQuotaResponse503Headers the declared response headers of an HTTP 503 response for SetBucketQuota
+type SetBucketQuotaResponse503Headers struct {
+	RetryAfter int
+}
+
+type SetBucketQuotaResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BucketQuota
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
+	ApplicationproblemJSON501 *NotSupported
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *BackendUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SetBucketQuotaResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SetBucketQuotaResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetBucketQuotaResponse) GetJSON200() *BucketQuota {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SetBucketQuotaResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SetBucketQuotaResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SetBucketQuotaResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r SetBucketQuotaResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r SetBucketQuotaResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r SetBucketQuotaResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
+func (r SetBucketQuotaResponse) GetApplicationproblemJSON501() *NotSupported {
+	return r.ApplicationproblemJSON501
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r SetBucketQuotaResponse) GetApplicationproblemJSON503() *BackendUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SetBucketQuotaResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetBucketQuotaResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetBucketQuotaResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetBucketQuotaResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -2602,6 +3360,394 @@ func (r RemovePrincipalKeyResponse) ContentType() string {
 	return ""
 }
 
+// ListTopicsResponse429Headers the declared response headers of an HTTP 429 response for ListTopics
+type ListTopicsResponse429Headers struct {
+	RetryAfter int
+}
+
+type ListTopicsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TopicList
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
+	ApplicationproblemJSON501 *NotSupported
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListTopicsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListTopicsResponse) GetJSON200() *TopicList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListTopicsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListTopicsResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListTopicsResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListTopicsResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
+func (r ListTopicsResponse) GetApplicationproblemJSON501() *NotSupported {
+	return r.ApplicationproblemJSON501
+}
+
+// GetBody returns the raw response body bytes
+func (r ListTopicsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListTopicsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListTopicsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListTopicsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteTopicResponse429Headers the declared response headers of an HTTP 429 response for DeleteTopic
+type DeleteTopicResponse429Headers struct {
+	RetryAfter int
+}
+
+// DeleteTopicResponse503Headers the declared response headers of an HTTP 503 response for DeleteTopic
+type DeleteTopicResponse503Headers struct {
+	RetryAfter int
+}
+
+type DeleteTopicResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
+	ApplicationproblemJSON501 *NotSupported
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *BackendUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteTopicResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteTopicResponse503Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteTopicResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteTopicResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DeleteTopicResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteTopicResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
+func (r DeleteTopicResponse) GetApplicationproblemJSON501() *NotSupported {
+	return r.ApplicationproblemJSON501
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteTopicResponse) GetApplicationproblemJSON503() *BackendUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteTopicResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteTopicResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteTopicResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteTopicResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PutTopicResponse429Headers the declared response headers of an HTTP 429 response for PutTopic
+type PutTopicResponse429Headers struct {
+	RetryAfter int
+}
+
+// PutTopicResponse503Headers the declared response headers of an HTTP 503 response for PutTopic
+type PutTopicResponse503Headers struct {
+	RetryAfter int
+}
+
+type PutTopicResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Topic
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Topic
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
+	ApplicationproblemJSON501 *NotSupported
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *BackendUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutTopicResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PutTopicResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutTopicResponse) GetJSON200() *Topic {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PutTopicResponse) GetJSON201() *Topic {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PutTopicResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PutTopicResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PutTopicResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PutTopicResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PutTopicResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PutTopicResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
+func (r PutTopicResponse) GetApplicationproblemJSON501() *NotSupported {
+	return r.ApplicationproblemJSON501
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PutTopicResponse) GetApplicationproblemJSON503() *BackendUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PutTopicResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutTopicResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutTopicResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutTopicResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetUsageResponse429Headers the declared response headers of an HTTP 429 response for GetUsage
+type GetUsageResponse429Headers struct {
+	RetryAfter int
+}
+
+// GetUsageResponse503Headers the declared response headers of an HTTP 503 response for GetUsage
+type GetUsageResponse503Headers struct {
+	RetryAfter int
+}
+
+type GetUsageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ContractUsage
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
+	ApplicationproblemJSON501 *NotSupported
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *BackendUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetUsageResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetUsageResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetUsageResponse) GetJSON200() *ContractUsage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetUsageResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetUsageResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetUsageResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetUsageResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
+func (r GetUsageResponse) GetApplicationproblemJSON501() *NotSupported {
+	return r.ApplicationproblemJSON501
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetUsageResponse) GetApplicationproblemJSON503() *BackendUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUsageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUsageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUsageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUsageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreateContractWithBodyWithResponse Create a contract, or return the one already created for this Idempotency-Key.
 //
 // Buys a contract: an account on the provider's S3 endpoint with one key pair. The answer is
@@ -2682,6 +3828,44 @@ func (c *ClientWithResponses) GetContractWithResponse(ctx context.Context, id Co
 		return nil, err
 	}
 	return ParseGetContractResponse(rsp)
+}
+
+// SetBucketQuotaWithBodyWithResponse Set the quota the provider enforces on one bucket of a contract.
+//
+// Makes the provider refuse writes that would take the bucket past `maxSizeBytes` or
+// `maxObjects`; a limit that is absent is no limit, so `{}` removes the bucket's quota.
+// Idempotent: the same body sets the same quota. A bucket the account does not own is
+// `404 not-found` (its `instance` is this path); a provider that cannot enforce bucket
+// quotas answers `501 not-supported`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/contracts/{id}/buckets/{bucket}/quota (the `SetBucketQuota` operationId).
+func (c *ClientWithResponses) SetBucketQuotaWithBodyWithResponse(ctx context.Context, id ContractID, bucket string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetBucketQuotaResponse, error) {
+	rsp, err := c.SetBucketQuotaWithBody(ctx, id, bucket, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetBucketQuotaResponse(rsp)
+}
+
+// SetBucketQuotaWithResponse Set the quota the provider enforces on one bucket of a contract.
+//
+// Makes the provider refuse writes that would take the bucket past `maxSizeBytes` or
+// `maxObjects`; a limit that is absent is no limit, so `{}` removes the bucket's quota.
+// Idempotent: the same body sets the same quota. A bucket the account does not own is
+// `404 not-found` (its `instance` is this path); a provider that cannot enforce bucket
+// quotas answers `501 not-supported`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/contracts/{id}/buckets/{bucket}/quota (the `SetBucketQuota` operationId).
+func (c *ClientWithResponses) SetBucketQuotaWithResponse(ctx context.Context, id ContractID, bucket string, body SetBucketQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*SetBucketQuotaResponse, error) {
+	rsp, err := c.SetBucketQuota(ctx, id, bucket, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetBucketQuotaResponse(rsp)
 }
 
 // AddKeyWithResponse Add a key pair to a contract, or return the one already added for this Idempotency-Key.
@@ -2813,6 +3997,103 @@ func (c *ClientWithResponses) RemovePrincipalKeyWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseRemovePrincipalKeyResponse(rsp)
+}
+
+// ListTopicsWithResponse List the topics of a contract.
+//
+// Every topic the contract has, including one whose creation did not finish: a caller
+// decides from this list, not from its own records alone, which topics to delete. A
+// cancelled contract has none.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/contracts/{id}/topics (the `ListTopics` operationId).
+func (c *ClientWithResponses) ListTopicsWithResponse(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*ListTopicsResponse, error) {
+	rsp, err := c.ListTopics(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListTopicsResponse(rsp)
+}
+
+// DeleteTopicWithResponse Delete a topic.
+//
+// Deletes the topic at the provider; events published to it stop. Notification
+// configurations that name it are the caller's to change first. Deleting a topic that does
+// not exist, or one of a cancelled contract, succeeds (`204`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/contracts/{id}/topics/{topicName} (the `DeleteTopic` operationId).
+func (c *ClientWithResponses) DeleteTopicWithResponse(ctx context.Context, id ContractID, topicName TopicName, reqEditors ...RequestEditorFn) (*DeleteTopicResponse, error) {
+	rsp, err := c.DeleteTopic(ctx, id, topicName, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteTopicResponse(rsp)
+}
+
+// PutTopicWithBodyWithResponse Create a topic, or change where an existing one pushes to.
+//
+// Makes the topic in the contract's account, pushing every event published to it to
+// `pushEndpoint` as an HTTP POST of a JSON record in the form S3 sends events in. The name
+// is the caller's and scoped to the contract; the answer's `arn` is what a bucket's
+// notification configuration (`TopicConfigurations[].TopicArn`) names. Idempotent: the
+// same request again answers `200` with the same topic; with another `pushEndpoint` it
+// changes the topic. A request that failed with a `5xx` may be repeated: the server
+// records the topic before it makes it, so nothing is made twice or lost.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/contracts/{id}/topics/{topicName} (the `PutTopic` operationId).
+func (c *ClientWithResponses) PutTopicWithBodyWithResponse(ctx context.Context, id ContractID, topicName TopicName, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutTopicResponse, error) {
+	rsp, err := c.PutTopicWithBody(ctx, id, topicName, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutTopicResponse(rsp)
+}
+
+// PutTopicWithResponse Create a topic, or change where an existing one pushes to.
+//
+// Makes the topic in the contract's account, pushing every event published to it to
+// `pushEndpoint` as an HTTP POST of a JSON record in the form S3 sends events in. The name
+// is the caller's and scoped to the contract; the answer's `arn` is what a bucket's
+// notification configuration (`TopicConfigurations[].TopicArn`) names. Idempotent: the
+// same request again answers `200` with the same topic; with another `pushEndpoint` it
+// changes the topic. A request that failed with a `5xx` may be repeated: the server
+// records the topic before it makes it, so nothing is made twice or lost.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/contracts/{id}/topics/{topicName} (the `PutTopic` operationId).
+func (c *ClientWithResponses) PutTopicWithResponse(ctx context.Context, id ContractID, topicName TopicName, body PutTopicJSONRequestBody, reqEditors ...RequestEditorFn) (*PutTopicResponse, error) {
+	rsp, err := c.PutTopic(ctx, id, topicName, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutTopicResponse(rsp)
+}
+
+// GetUsageWithResponse Read the usage and quota of every bucket of a contract, in one call.
+//
+// Answers, for every bucket the contract's account owns, the bytes and objects it holds
+// and the quota the provider enforces on it, from the provider's own counters: one call
+// answers for all the buckets of a contract, and no bucket is listed to answer it, so a
+// client may ask once per resync whatever the buckets hold. The figures are as recent as
+// the provider's counters (Ceph RGW updates them as objects are written). A provider that
+// cannot tell usage cheaply answers `501 not-supported`. A cancelled contract owns no
+// buckets: its answer is empty.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/contracts/{id}/usage (the `GetUsage` operationId).
+func (c *ClientWithResponses) GetUsageWithResponse(ctx context.Context, id ContractID, reqEditors ...RequestEditorFn) (*GetUsageResponse, error) {
+	rsp, err := c.GetUsage(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUsageResponse(rsp)
 }
 
 // ParseCreateContractResponse parses an HTTP response from a CreateContractWithResponse call
@@ -3076,6 +4357,111 @@ func ParseGetContractResponse(rsp *http.Response) (*GetContractResponse, error) 
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSetBucketQuotaResponse parses an HTTP response from a SetBucketQuotaWithResponse call
+func ParseSetBucketQuotaResponse(rsp *http.Response) (*SetBucketQuotaResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetBucketQuotaResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BucketQuota
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotSupported
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest BackendUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers SetBucketQuotaResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SetBucketQuotaResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -3780,6 +5166,370 @@ func ParseRemovePrincipalKeyResponse(rsp *http.Response) (*RemovePrincipalKeyRes
 	return response, nil
 }
 
+// ParseListTopicsResponse parses an HTTP response from a ListTopicsWithResponse call
+func ParseListTopicsResponse(rsp *http.Response) (*ListTopicsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListTopicsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TopicList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotSupported
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON501 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListTopicsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteTopicResponse parses an HTTP response from a DeleteTopicWithResponse call
+func ParseDeleteTopicResponse(rsp *http.Response) (*DeleteTopicResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteTopicResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotSupported
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest BackendUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers DeleteTopicResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteTopicResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutTopicResponse parses an HTTP response from a PutTopicWithResponse call
+func ParsePutTopicResponse(rsp *http.Response) (*PutTopicResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutTopicResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Topic
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Topic
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotSupported
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest BackendUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PutTopicResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PutTopicResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetUsageResponse parses an HTTP response from a GetUsageWithResponse call
+func ParseGetUsageResponse(rsp *http.Response) (*GetUsageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUsageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ContractUsage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotSupported
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest BackendUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetUsageResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetUsageResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// CreateContract Create a contract, or return the one already created for this Idempotency-Key.
@@ -3791,6 +5541,9 @@ type ServerInterface interface {
 	// GetContract Get a contract.
 	// (GET /v1/contracts/{id})
 	GetContract(w http.ResponseWriter, r *http.Request, id ContractID)
+	// SetBucketQuota Set the quota the provider enforces on one bucket of a contract.
+	// (PUT /v1/contracts/{id}/buckets/{bucket}/quota)
+	SetBucketQuota(w http.ResponseWriter, r *http.Request, id ContractID, bucket string)
 	// AddKey Add a key pair to a contract, or return the one already added for this Idempotency-Key.
 	// (POST /v1/contracts/{id}/keys)
 	AddKey(w http.ResponseWriter, r *http.Request, id ContractID, params AddKeyParams)
@@ -3812,6 +5565,18 @@ type ServerInterface interface {
 	// RemovePrincipalKey Revoke a key pair of a principal.
 	// (DELETE /v1/contracts/{id}/principals/{principalId}/keys/{accessKeyId})
 	RemovePrincipalKey(w http.ResponseWriter, r *http.Request, id ContractID, principalId PrincipalID, accessKeyId string)
+	// ListTopics List the topics of a contract.
+	// (GET /v1/contracts/{id}/topics)
+	ListTopics(w http.ResponseWriter, r *http.Request, id ContractID)
+	// DeleteTopic Delete a topic.
+	// (DELETE /v1/contracts/{id}/topics/{topicName})
+	DeleteTopic(w http.ResponseWriter, r *http.Request, id ContractID, topicName TopicName)
+	// PutTopic Create a topic, or change where an existing one pushes to.
+	// (PUT /v1/contracts/{id}/topics/{topicName})
+	PutTopic(w http.ResponseWriter, r *http.Request, id ContractID, topicName TopicName)
+	// GetUsage Read the usage and quota of every bucket of a contract, in one call.
+	// (GET /v1/contracts/{id}/usage)
+	GetUsage(w http.ResponseWriter, r *http.Request, id ContractID)
 }
 
 // ServerInterfaceWrapper converts contexts to parameters.
@@ -3927,6 +5692,41 @@ func (siw *ServerInterfaceWrapper) GetContract(w http.ResponseWriter, r *http.Re
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetContract(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// SetBucketQuota operation middleware
+func (siw *ServerInterfaceWrapper) SetBucketQuota(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id ContractID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "bucket" -------------
+	var bucket string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "bucket", r.PathValue("bucket"), &bucket, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "bucket", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SetBucketQuota(w, r, id, bucket)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4256,6 +6056,128 @@ func (siw *ServerInterfaceWrapper) RemovePrincipalKey(w http.ResponseWriter, r *
 	handler.ServeHTTP(w, r)
 }
 
+// ListTopics operation middleware
+func (siw *ServerInterfaceWrapper) ListTopics(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id ContractID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListTopics(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteTopic operation middleware
+func (siw *ServerInterfaceWrapper) DeleteTopic(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id ContractID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "topicName" -------------
+	var topicName TopicName
+
+	err = runtime.BindStyledParameterWithOptions("simple", "topicName", r.PathValue("topicName"), &topicName, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "topicName", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteTopic(w, r, id, topicName)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// PutTopic operation middleware
+func (siw *ServerInterfaceWrapper) PutTopic(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id ContractID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "topicName" -------------
+	var topicName TopicName
+
+	err = runtime.BindStyledParameterWithOptions("simple", "topicName", r.PathValue("topicName"), &topicName, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "topicName", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PutTopic(w, r, id, topicName)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetUsage operation middleware
+func (siw *ServerInterfaceWrapper) GetUsage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id ContractID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetUsage(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 type UnescapedCookieParamError struct {
 	ParamName string
 	Err       error
@@ -4386,6 +6308,11 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/contracts/{id}/principals/{principalId}", wrapper.GetPrincipal)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/contracts/{id}/principals/{principalId}/keys", wrapper.AddPrincipalKey)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/v1/contracts/{id}/principals/{principalId}/keys/{accessKeyId}", wrapper.RemovePrincipalKey)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/contracts/{id}/topics", wrapper.ListTopics)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/v1/contracts/{id}/topics/{topicName}", wrapper.DeleteTopic)
+	m.HandleFunc(http.MethodPut+" "+options.BaseURL+"/v1/contracts/{id}/topics/{topicName}", wrapper.PutTopic)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/contracts/{id}/usage", wrapper.GetUsage)
+	m.HandleFunc(http.MethodPut+" "+options.BaseURL+"/v1/contracts/{id}/buckets/{bucket}/quota", wrapper.SetBucketQuota)
 
 	return m
 }
@@ -4777,6 +6704,158 @@ func (response GetContract500ApplicationProblemPlusJSONResponse) VisitGetContrac
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBucketQuotaRequestObject struct {
+	Id     ContractID `json:"id"`
+	Bucket string     `json:"bucket"`
+	Body   *SetBucketQuotaJSONRequestBody
+}
+
+type SetBucketQuotaResponseObject interface {
+	VisitSetBucketQuotaResponse(w http.ResponseWriter) error
+}
+
+type SetBucketQuota200JSONResponse BucketQuota
+
+func (response SetBucketQuota200JSONResponse) VisitSetBucketQuotaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBucketQuota400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response SetBucketQuota400ApplicationProblemPlusJSONResponse) VisitSetBucketQuotaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBucketQuota401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response SetBucketQuota401ApplicationProblemPlusJSONResponse) VisitSetBucketQuotaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBucketQuota404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response SetBucketQuota404ApplicationProblemPlusJSONResponse) VisitSetBucketQuotaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBucketQuota409ApplicationProblemPlusJSONResponse Problem
+
+func (response SetBucketQuota409ApplicationProblemPlusJSONResponse) VisitSetBucketQuotaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBucketQuota429ApplicationProblemPlusJSONResponse struct {
+	RateLimitedApplicationProblemPlusJSONResponse
+}
+
+func (response SetBucketQuota429ApplicationProblemPlusJSONResponse) VisitSetBucketQuotaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBucketQuota500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response SetBucketQuota500ApplicationProblemPlusJSONResponse) VisitSetBucketQuotaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBucketQuota501ApplicationProblemPlusJSONResponse struct {
+	NotSupportedApplicationProblemPlusJSONResponse
+}
+
+func (response SetBucketQuota501ApplicationProblemPlusJSONResponse) VisitSetBucketQuotaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetBucketQuota503ApplicationProblemPlusJSONResponse struct {
+	BackendUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response SetBucketQuota503ApplicationProblemPlusJSONResponse) VisitSetBucketQuotaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5783,6 +7862,510 @@ func (response RemovePrincipalKey503ApplicationProblemPlusJSONResponse) VisitRem
 	return err
 }
 
+type ListTopicsRequestObject struct {
+	Id ContractID `json:"id"`
+}
+
+type ListTopicsResponseObject interface {
+	VisitListTopicsResponse(w http.ResponseWriter) error
+}
+
+type ListTopics200JSONResponse TopicList
+
+func (response ListTopics200JSONResponse) VisitListTopicsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTopics401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListTopics401ApplicationProblemPlusJSONResponse) VisitListTopicsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTopics404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListTopics404ApplicationProblemPlusJSONResponse) VisitListTopicsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTopics429ApplicationProblemPlusJSONResponse struct {
+	RateLimitedApplicationProblemPlusJSONResponse
+}
+
+func (response ListTopics429ApplicationProblemPlusJSONResponse) VisitListTopicsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTopics500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response ListTopics500ApplicationProblemPlusJSONResponse) VisitListTopicsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTopics501ApplicationProblemPlusJSONResponse struct {
+	NotSupportedApplicationProblemPlusJSONResponse
+}
+
+func (response ListTopics501ApplicationProblemPlusJSONResponse) VisitListTopicsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteTopicRequestObject struct {
+	Id        ContractID `json:"id"`
+	TopicName TopicName  `json:"topicName"`
+}
+
+type DeleteTopicResponseObject interface {
+	VisitDeleteTopicResponse(w http.ResponseWriter) error
+}
+
+type DeleteTopic204Response struct {
+}
+
+func (response DeleteTopic204Response) VisitDeleteTopicResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteTopic401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteTopic401ApplicationProblemPlusJSONResponse) VisitDeleteTopicResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteTopic404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteTopic404ApplicationProblemPlusJSONResponse) VisitDeleteTopicResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteTopic429ApplicationProblemPlusJSONResponse struct {
+	RateLimitedApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteTopic429ApplicationProblemPlusJSONResponse) VisitDeleteTopicResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteTopic500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteTopic500ApplicationProblemPlusJSONResponse) VisitDeleteTopicResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteTopic501ApplicationProblemPlusJSONResponse struct {
+	NotSupportedApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteTopic501ApplicationProblemPlusJSONResponse) VisitDeleteTopicResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteTopic503ApplicationProblemPlusJSONResponse struct {
+	BackendUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteTopic503ApplicationProblemPlusJSONResponse) VisitDeleteTopicResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutTopicRequestObject struct {
+	Id        ContractID `json:"id"`
+	TopicName TopicName  `json:"topicName"`
+	Body      *PutTopicJSONRequestBody
+}
+
+type PutTopicResponseObject interface {
+	VisitPutTopicResponse(w http.ResponseWriter) error
+}
+
+type PutTopic200JSONResponse Topic
+
+func (response PutTopic200JSONResponse) VisitPutTopicResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutTopic201JSONResponse Topic
+
+func (response PutTopic201JSONResponse) VisitPutTopicResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutTopic400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response PutTopic400ApplicationProblemPlusJSONResponse) VisitPutTopicResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutTopic401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response PutTopic401ApplicationProblemPlusJSONResponse) VisitPutTopicResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutTopic404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response PutTopic404ApplicationProblemPlusJSONResponse) VisitPutTopicResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutTopic409ApplicationProblemPlusJSONResponse Problem
+
+func (response PutTopic409ApplicationProblemPlusJSONResponse) VisitPutTopicResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutTopic429ApplicationProblemPlusJSONResponse struct {
+	RateLimitedApplicationProblemPlusJSONResponse
+}
+
+func (response PutTopic429ApplicationProblemPlusJSONResponse) VisitPutTopicResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutTopic500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response PutTopic500ApplicationProblemPlusJSONResponse) VisitPutTopicResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutTopic501ApplicationProblemPlusJSONResponse struct {
+	NotSupportedApplicationProblemPlusJSONResponse
+}
+
+func (response PutTopic501ApplicationProblemPlusJSONResponse) VisitPutTopicResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutTopic503ApplicationProblemPlusJSONResponse struct {
+	BackendUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response PutTopic503ApplicationProblemPlusJSONResponse) VisitPutTopicResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsageRequestObject struct {
+	Id ContractID `json:"id"`
+}
+
+type GetUsageResponseObject interface {
+	VisitGetUsageResponse(w http.ResponseWriter) error
+}
+
+type GetUsage200JSONResponse ContractUsage
+
+func (response GetUsage200JSONResponse) VisitGetUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsage401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetUsage401ApplicationProblemPlusJSONResponse) VisitGetUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsage404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetUsage404ApplicationProblemPlusJSONResponse) VisitGetUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsage429ApplicationProblemPlusJSONResponse struct {
+	RateLimitedApplicationProblemPlusJSONResponse
+}
+
+func (response GetUsage429ApplicationProblemPlusJSONResponse) VisitGetUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsage500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response GetUsage500ApplicationProblemPlusJSONResponse) VisitGetUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsage501ApplicationProblemPlusJSONResponse struct {
+	NotSupportedApplicationProblemPlusJSONResponse
+}
+
+func (response GetUsage501ApplicationProblemPlusJSONResponse) VisitGetUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsage503ApplicationProblemPlusJSONResponse struct {
+	BackendUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetUsage503ApplicationProblemPlusJSONResponse) VisitGetUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// CreateContract Create a contract, or return the one already created for this Idempotency-Key.
@@ -5794,6 +8377,9 @@ type StrictServerInterface interface {
 	// GetContract Get a contract.
 	// (GET /v1/contracts/{id})
 	GetContract(ctx context.Context, request GetContractRequestObject) (GetContractResponseObject, error)
+	// SetBucketQuota Set the quota the provider enforces on one bucket of a contract.
+	// (PUT /v1/contracts/{id}/buckets/{bucket}/quota)
+	SetBucketQuota(ctx context.Context, request SetBucketQuotaRequestObject) (SetBucketQuotaResponseObject, error)
 	// AddKey Add a key pair to a contract, or return the one already added for this Idempotency-Key.
 	// (POST /v1/contracts/{id}/keys)
 	AddKey(ctx context.Context, request AddKeyRequestObject) (AddKeyResponseObject, error)
@@ -5815,6 +8401,18 @@ type StrictServerInterface interface {
 	// RemovePrincipalKey Revoke a key pair of a principal.
 	// (DELETE /v1/contracts/{id}/principals/{principalId}/keys/{accessKeyId})
 	RemovePrincipalKey(ctx context.Context, request RemovePrincipalKeyRequestObject) (RemovePrincipalKeyResponseObject, error)
+	// ListTopics List the topics of a contract.
+	// (GET /v1/contracts/{id}/topics)
+	ListTopics(ctx context.Context, request ListTopicsRequestObject) (ListTopicsResponseObject, error)
+	// DeleteTopic Delete a topic.
+	// (DELETE /v1/contracts/{id}/topics/{topicName})
+	DeleteTopic(ctx context.Context, request DeleteTopicRequestObject) (DeleteTopicResponseObject, error)
+	// PutTopic Create a topic, or change where an existing one pushes to.
+	// (PUT /v1/contracts/{id}/topics/{topicName})
+	PutTopic(ctx context.Context, request PutTopicRequestObject) (PutTopicResponseObject, error)
+	// GetUsage Read the usage and quota of every bucket of a contract, in one call.
+	// (GET /v1/contracts/{id}/usage)
+	GetUsage(ctx context.Context, request GetUsageRequestObject) (GetUsageResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
@@ -5935,6 +8533,40 @@ func (sh *strictHandler) GetContract(w http.ResponseWriter, r *http.Request, id 
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetContractResponseObject); ok {
 		if err := validResponse.VisitGetContractResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// SetBucketQuota operation middleware
+func (sh *strictHandler) SetBucketQuota(w http.ResponseWriter, r *http.Request, id ContractID, bucket string) {
+	var request SetBucketQuotaRequestObject
+
+	request.Id = id
+	request.Bucket = bucket
+
+	var body SetBucketQuotaJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SetBucketQuota(ctx, request.(SetBucketQuotaRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SetBucketQuota")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SetBucketQuotaResponseObject); ok {
+		if err := validResponse.VisitSetBucketQuotaResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -6126,6 +8758,119 @@ func (sh *strictHandler) RemovePrincipalKey(w http.ResponseWriter, r *http.Reque
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(RemovePrincipalKeyResponseObject); ok {
 		if err := validResponse.VisitRemovePrincipalKeyResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListTopics operation middleware
+func (sh *strictHandler) ListTopics(w http.ResponseWriter, r *http.Request, id ContractID) {
+	var request ListTopicsRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListTopics(ctx, request.(ListTopicsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListTopics")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListTopicsResponseObject); ok {
+		if err := validResponse.VisitListTopicsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteTopic operation middleware
+func (sh *strictHandler) DeleteTopic(w http.ResponseWriter, r *http.Request, id ContractID, topicName TopicName) {
+	var request DeleteTopicRequestObject
+
+	request.Id = id
+	request.TopicName = topicName
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteTopic(ctx, request.(DeleteTopicRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteTopic")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteTopicResponseObject); ok {
+		if err := validResponse.VisitDeleteTopicResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// PutTopic operation middleware
+func (sh *strictHandler) PutTopic(w http.ResponseWriter, r *http.Request, id ContractID, topicName TopicName) {
+	var request PutTopicRequestObject
+
+	request.Id = id
+	request.TopicName = topicName
+
+	var body PutTopicJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PutTopic(ctx, request.(PutTopicRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PutTopic")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PutTopicResponseObject); ok {
+		if err := validResponse.VisitPutTopicResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetUsage operation middleware
+func (sh *strictHandler) GetUsage(w http.ResponseWriter, r *http.Request, id ContractID) {
+	var request GetUsageRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetUsage(ctx, request.(GetUsageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetUsage")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetUsageResponseObject); ok {
+		if err := validResponse.VisitGetUsageResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -52,8 +52,13 @@ type Contract struct {
 	OneKeyOnly bool
 	// OneKeyOnlyReason is the provider's reason for OneKeyOnly, for people; "" when it gave none.
 	OneKeyOnlyReason string
+	// QuotaBytes is the plan's storage quota; 0 when it has none.
+	QuotaBytes int64
 	// Credentials are set only by Buy: the API returns the secret nowhere else.
 	Credentials *Credentials
+	// WebsiteEndpoint is where the provider serves a bucket's static website, with {bucket}
+	// for its name; "" when it does not say.
+	WebsiteEndpoint string
 }
 
 // PolicyForm is how bucket policies on a contract's endpoint name things, so the operator
@@ -121,7 +126,8 @@ func (c *Client) Buy(ctx context.Context, idempotencyKey string, req Request) (C
 		return Contract{}, false, noBody(op, resp.StatusCode(), "a contract")
 	}
 	out := fromContract(contractapi.Contract{Id: got.Id, State: got.State, Endpoint: got.Endpoint, Region: got.Region, Plan: got.Plan,
-		AccessKeys: got.AccessKeys, BucketPolicy: got.BucketPolicy, KeyRotation: got.KeyRotation})
+		AccessKeys: got.AccessKeys, BucketPolicy: got.BucketPolicy, KeyRotation: got.KeyRotation, Website: got.Website,
+		QuotaBytes: got.QuotaBytes})
 	out.Credentials = &Credentials{AccessKeyID: got.Credentials.AccessKeyId, SecretAccessKey: got.Credentials.SecretAccessKey}
 	return out, resp.JSON201 != nil, nil
 }
@@ -147,8 +153,14 @@ func (c *Client) Get(ctx context.Context, id string) (Contract, error) {
 func fromContract(got contractapi.Contract) Contract {
 	c := Contract{ID: got.Id, State: string(got.State), Endpoint: got.Endpoint, Region: got.Region, Plan: got.Plan,
 		AccessKeyIDs: keyIDs(got.AccessKeys)}
+	if got.QuotaBytes != nil {
+		c.QuotaBytes = *got.QuotaBytes
+	}
 	if f := got.BucketPolicy; f != nil {
 		c.PolicyForm = &PolicyForm{ResourcePrefix: f.ResourcePrefix, OwnerPrincipal: f.OwnerPrincipal, OwnerNeedsAllow: f.OwnerNeedsAllow}
+	}
+	if got.Website != nil {
+		c.WebsiteEndpoint = got.Website.Endpoint
 	}
 	if k := got.KeyRotation; k != nil && !k.Supported {
 		c.OneKeyOnly = true

@@ -3,6 +3,7 @@ package contractserver
 import (
 	"context"
 	"errors"
+	"net/http"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 )
@@ -92,4 +93,31 @@ type PrincipalBackend interface {
 	// PolicyPrincipal is the Principal element that names the principal in a bucket policy,
 	// given its keys in effect, oldest first.
 	PolicyPrincipal(contractID, principalID string, accessKeyIDs []string) map[string]any
+}
+
+// capability is the backend as an optional capability B (principals, topics), or the 501
+// not-supported a caller gets from a backend without it: "the <kind> backend of this server
+// <lacks>".
+func capability[B any](s *Server, lacks string) (B, error) {
+	b, ok := s.backend.(B)
+	if !ok {
+		return b, newProblem(contractapi.ProblemNotSupported, http.StatusNotImplemented, "the %s backend of this server %s", s.backend.Kind(), lacks)
+	}
+	return b, nil
+}
+
+// inAccount starts a call that changes what lives in a contract's account (its principals, its
+// topics): the backend's capability B (the 501 without it), then the contract's lock, held until
+// the caller runs unlock, and the contract's record as read says (activeContract for a call
+// that makes something, visible for one that removes it).
+func inAccount[B any](s *Server, id, lacks string, read func(string) (*record, error)) (b B, rec *record, unlock func(), err error) {
+	if b, err = capability[B](s, lacks); err != nil {
+		return b, nil, nil, err
+	}
+	unlock = s.locks.Lock("contract/" + id)
+	if rec, err = read(id); err != nil {
+		unlock()
+		return b, nil, nil, err
+	}
+	return b, rec, unlock, nil
 }

@@ -179,9 +179,12 @@ func (s *Server) CancelContract(ctx context.Context, req contractapi.CancelContr
 	if err := s.deletePrincipals(bctx, rec); err != nil {
 		return nil, err
 	}
+	if err := s.deleteTopics(bctx, rec); err != nil {
+		return nil, err
+	}
 	_, err = s.store.update(rec.ID, func(r *record) error {
 		cancelled := now()
-		r.State, r.CancelledAt = stateCancelled, &cancelled
+		r.State, r.CancelledAt, r.Topics = stateCancelled, &cancelled, nil
 		for i := range r.Principals {
 			if r.Principals[i].State != principalDeleted {
 				r.Principals[i].markDeleted(cancelled)
@@ -245,6 +248,9 @@ func (s *Server) toContract(rec *record) contractapi.Contract {
 		form := forms.BucketPolicyForm(rec.ID, rec.FirstKey.AccessKeyID)
 		c.BucketPolicy = &form
 	}
+	if s.website != "" {
+		c.Website = &contractapi.WebsiteHosting{Endpoint: s.website}
+	}
 	if keys, ok := s.backend.(KeySupport); ok {
 		supported, detail := keys.SupportsKeys()
 		c.KeyRotation = &contractapi.KeyRotationSupport{Supported: supported}
@@ -289,6 +295,7 @@ func (s *Server) withCredentials(rec *record) (contractapi.ContractWithCredentia
 		AccessKeys:   c.AccessKeys,
 		BucketPolicy: c.BucketPolicy,
 		KeyRotation:  c.KeyRotation,
+		Website:      c.Website,
 		Credentials: contractapi.Credentials{
 			AccessKeyId:     first.AccessKeyID,
 			SecretAccessKey: first.SecretAccessKey,

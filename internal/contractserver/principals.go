@@ -20,15 +20,11 @@ func (s *Server) CreatePrincipal(ctx context.Context, req contractapi.CreatePrin
 	if err := validateIdempotencyKey(key); err != nil {
 		return nil, err
 	}
-	pb, err := s.principalBackend()
+	pb, rec, unlock, err := inAccount[PrincipalBackend](s, req.Id, lacksPrincipals, s.activeContract)
 	if err != nil {
 		return nil, err
 	}
-	defer s.locks.Lock("contract/" + req.Id)()
-	rec, err := s.activeContract(req.Id)
-	if err != nil {
-		return nil, err
-	}
+	defer unlock()
 	p := rec.principalByIdempotencyKey(key)
 	switch {
 	case p == nil:
@@ -115,15 +111,11 @@ func (s *Server) GetPrincipal(_ context.Context, req contractapi.GetPrincipalReq
 // DeletePrincipal removes the principal with its keys at the backend, then keeps only a
 // tombstone; a crash in between is repaired by the next delete.
 func (s *Server) DeletePrincipal(ctx context.Context, req contractapi.DeletePrincipalRequestObject) (contractapi.DeletePrincipalResponseObject, error) {
-	pb, err := s.principalBackend()
+	pb, rec, unlock, err := inAccount[PrincipalBackend](s, req.Id, lacksPrincipals, s.visible)
 	if err != nil {
 		return nil, err
 	}
-	defer s.locks.Lock("contract/" + req.Id)()
-	rec, err := s.visible(req.Id)
-	if err != nil {
-		return nil, err
-	}
+	defer unlock()
 	p := rec.principal(req.PrincipalId)
 	switch {
 	case p == nil || p.State == principalPending:
@@ -155,15 +147,11 @@ func (s *Server) AddPrincipalKey(ctx context.Context, req contractapi.AddPrincip
 	if err := validateIdempotencyKey(key); err != nil {
 		return nil, err
 	}
-	pb, err := s.principalBackend()
+	pb, rec, unlock, err := inAccount[PrincipalBackend](s, req.Id, lacksPrincipals, s.activeContract)
 	if err != nil {
 		return nil, err
 	}
-	defer s.locks.Lock("contract/" + req.Id)()
-	rec, err := s.activeContract(req.Id)
-	if err != nil {
-		return nil, err
-	}
+	defer unlock()
 	p := rec.principal(req.PrincipalId)
 	if p == nil || p.State != principalActive {
 		return nil, noPrincipal(rec.ID, req.PrincipalId)
@@ -222,15 +210,11 @@ func (s *Server) AddPrincipalKey(ctx context.Context, req contractapi.AddPrincip
 // one. A key already revoked, also by the principal's deletion or the contract's cancel, is
 // answered as revoked.
 func (s *Server) RemovePrincipalKey(ctx context.Context, req contractapi.RemovePrincipalKeyRequestObject) (contractapi.RemovePrincipalKeyResponseObject, error) {
-	pb, err := s.principalBackend()
+	pb, rec, unlock, err := inAccount[PrincipalBackend](s, req.Id, lacksPrincipals, s.visible)
 	if err != nil {
 		return nil, err
 	}
-	defer s.locks.Lock("contract/" + req.Id)()
-	rec, err := s.visible(req.Id)
-	if err != nil {
-		return nil, err
-	}
+	defer unlock()
 	p := rec.principal(req.PrincipalId)
 	switch {
 	case p == nil || p.State == principalPending:
@@ -284,14 +268,12 @@ func (s *Server) deletePrincipals(ctx context.Context, rec *record) error {
 	return nil
 }
 
+// lacksPrincipals ends the 501 of a backend without principals.
+const lacksPrincipals = "has no principals"
+
 // principalBackend is the backend's support for principals, or the 501 a caller gets without it.
 func (s *Server) principalBackend() (PrincipalBackend, error) {
-	pb, ok := s.backend.(PrincipalBackend)
-	if !ok {
-		return nil, newProblem(contractapi.ProblemNotSupported, http.StatusNotImplemented,
-			"the %s backend of this server has no principals", s.backend.Kind())
-	}
-	return pb, nil
+	return capability[PrincipalBackend](s, lacksPrincipals)
 }
 
 func noPrincipal(contractID, principalID string) *problem {

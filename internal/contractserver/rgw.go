@@ -39,6 +39,8 @@ type RGWConfig struct {
 type RGWBackend struct {
 	endpoint, region string
 	api              *admin.API
+	// topics calls RGW's SNS API, with the admin's keys.
+	topics *signedClient
 }
 
 var (
@@ -63,7 +65,8 @@ func NewRGWBackend(cfg RGWConfig) (*RGWBackend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rgw admin client: %w", err)
 	}
-	return &RGWBackend{endpoint: cfg.Endpoint, region: cfg.Region, api: api}, nil
+	return &RGWBackend{endpoint: cfg.Endpoint, region: cfg.Region, api: api,
+		topics: newSignedClient("sns", cfg.Region, cfg.AdminAccessKey, cfg.AdminSecretKey, cfg.HTTPClient)}, nil
 }
 
 func (b *RGWBackend) Kind() string     { return "rgw" }

@@ -117,6 +117,8 @@ func TestRGWBackend(t *testing.T) {
 		}
 	})
 
+	t.Run("usage and bucket quotas through the server", func(t *testing.T) { testUsageAndQuotaOnRGW(t, b) })
+
 	t.Run("create is idempotent", func(t *testing.T) {
 		ctx := t.Context()
 		id := newContractID()

@@ -9,6 +9,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -52,6 +54,10 @@ type Config struct {
 	MaxRequestBytes int64
 	// Logger receives the server's log; slog.Default() when nil. Secrets never reach it.
 	Logger *slog.Logger
+	// WebsiteEndpoint is where the S3 service serves a bucket's static website, a URL in which
+	// {bucket} stands for the bucket's name; reported with every contract. "" when it serves
+	// none, or it is not known.
+	WebsiteEndpoint string
 }
 
 // Server serves the contract API. It is safe for concurrent use.
@@ -61,6 +67,7 @@ type Server struct {
 	secrets *secretBox
 	backend Backend
 	plans   map[string]Plan
+	website string
 	// limiters limit each authenticated client (nil: no limit); failedAuth every request
 	// that fails authentication.
 	limiters   *clientLimiters
@@ -102,6 +109,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if err := validateWebsiteEndpoint(cfg.WebsiteEndpoint); err != nil {
+		return nil, err
+	}
 	token, err := newBearerToken(cfg.Token, cfg.TokenFile, cfg.Logger)
 	if err != nil {
 		return nil, err
@@ -123,6 +133,7 @@ func New(cfg Config) (*Server, error) {
 		secrets: box,
 		backend: cfg.Backend,
 		plans:   plans,
+		website: cfg.WebsiteEndpoint,
 		log:     cfg.Logger,
 
 		failedAuth: rate.NewLimiter(failedAuthRate, failedAuthBurst),
@@ -135,6 +146,18 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.handler = s.routes()
 	return s, nil
+}
+
+// validateWebsiteEndpoint accepts "" or an http(s) URL with {bucket} in it.
+func validateWebsiteEndpoint(endpoint string) error {
+	if endpoint == "" {
+		return nil
+	}
+	u, err := url.Parse(strings.ReplaceAll(endpoint, "{bucket}", "bucket"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || !strings.Contains(endpoint, "{bucket}") {
+		return fmt.Errorf("website endpoint %q must be an http(s) URL with {bucket} where the bucket's name goes", endpoint)
+	}
+	return nil
 }
 
 // Handler is the HTTP handler of the API.

@@ -50,6 +50,8 @@ type record struct {
 	// Principals are kept in their contract's record, so one transaction cancels a contract
 	// together with its principals.
 	Principals []storedPrincipal `json:"principals,omitempty"`
+	// Topics are the contract's notification topics, kept here for the same reason.
+	Topics []storedTopic `json:"topics,omitempty"`
 }
 
 // storedRequest is the create request as sent.

@@ -12,7 +12,6 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
@@ -68,15 +67,11 @@ func NewVersityGWBackend(cfg VersityGWConfig) (*VersityGWBackend, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Second}
 	}
-	creds := aws.Credentials{AccessKeyID: cfg.AdminAccessKey, SecretAccessKey: cfg.AdminSecretKey}
 	return &VersityGWBackend{
 		cfg: cfg,
 		admin: &vgwAdmin{
 			endpoint: cfg.AdminEndpoint,
-			region:   cfg.Region,
-			creds:    creds,
-			http:     cfg.HTTPClient,
-			signer:   v4.NewSigner(),
+			signed:   newSignedClient("s3", cfg.Region, cfg.AdminAccessKey, cfg.AdminSecretKey, cfg.HTTPClient),
 		},
 		s3: s3.New(s3.Options{
 			BaseEndpoint: aws.String(cfg.S3Endpoint),
@@ -115,7 +110,7 @@ func (b *VersityGWBackend) CreateAccount(ctx context.Context, contractID string,
 // the result of an earlier attempt, and counts as success.
 func (b *VersityGWBackend) ensureUser(ctx context.Context, acc vgwAccount) error {
 	err := b.admin.createUser(ctx, acc)
-	var vErr *vgwError
+	var vErr *backendError
 	if !errors.As(err, &vErr) || vErr.Code != "XAdminUserExists" {
 		if err != nil {
 			return fmt.Errorf("creating user %q: %w", acc.Access, err)

@@ -1,20 +1,12 @@
 package contractserver
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/xml"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 )
 
 // vgwAdmin calls versitygw's admin API: PATCH requests on the admin port, SigV4-signed for
@@ -22,10 +14,7 @@ import (
 // (s3api/controllers/admin.go, cmd/internal/gwcli/admin.go).
 type vgwAdmin struct {
 	endpoint string
-	region   string
-	creds    aws.Credentials
-	http     *http.Client
-	signer   *v4.Signer
+	signed   *signedClient
 }
 
 // vgwAccount is auth.Account as the admin API reads and writes it: no XML tags, so the elements
@@ -50,18 +39,6 @@ type vgwListBuckets struct {
 		Name  string `xml:"Name"`
 		Owner string `xml:"Owner"`
 	} `xml:"Buckets"`
-}
-
-// vgwError is an error answer of the admin API (an S3 error document).
-type vgwError struct {
-	Op      string
-	Status  int
-	Code    string
-	Message string
-}
-
-func (e *vgwError) Error() string {
-	return fmt.Sprintf("versitygw %s: HTTP %d %s: %s", e.Op, e.Status, e.Code, e.Message)
 }
 
 // Gateway roles: userplus may create buckets, user may not; neither has rights on another
@@ -120,42 +97,11 @@ func (a *vgwAdmin) bucketsOwnedBy(ctx context.Context, access string) ([]string,
 	return names, nil
 }
 
-// do sends one signed PATCH and returns the answer body. Errors never contain the request body,
-// which can hold a secret.
+// do sends one signed PATCH to the admin API and returns the answer body.
 func (a *vgwAdmin) do(ctx context.Context, op string, query url.Values, body []byte) ([]byte, error) {
 	u := strings.TrimSuffix(a.endpoint, "/") + "/" + op
 	if len(query) > 0 {
 		u += "?" + query.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, u, bytes.NewReader(body))
-	if err != nil {
-		return nil, fmt.Errorf("versitygw %s: %w", op, err)
-	}
-	sum := sha256.Sum256(body)
-	payloadHash := hex.EncodeToString(sum[:])
-	req.Header.Set("X-Amz-Content-Sha256", payloadHash)
-	if err := a.signer.SignHTTP(ctx, a.creds, req, payloadHash, "s3", a.region, time.Now()); err != nil {
-		return nil, fmt.Errorf("signing versitygw %s: %w", op, err)
-	}
-	resp, err := a.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("versitygw %s: %w", op, err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return nil, fmt.Errorf("reading versitygw %s answer: %w", op, err)
-	}
-	if resp.StatusCode >= 300 {
-		e := &vgwError{Op: op, Status: resp.StatusCode}
-		var doc struct {
-			Code    string `xml:"Code"`
-			Message string `xml:"Message"`
-		}
-		if xml.Unmarshal(data, &doc) == nil {
-			e.Code, e.Message = doc.Code, doc.Message
-		}
-		return nil, e
-	}
-	return data, nil
+	return a.signed.do(ctx, "versitygw "+op, http.MethodPatch, u, "", body)
 }

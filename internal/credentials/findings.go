@@ -34,6 +34,10 @@ const (
 	S3Failed
 	// APIFailed: a contract API call of the keys failed (APIErr).
 	APIFailed
+	// Withheld: the first key (NewKey), tried with itself (Keys.VerifyFirst), does not do only
+	// what it is for (Reason, Why) or could not be tried (Err); it is not in the Secret. No
+	// rotation is asked: KeyRotation stays as it was.
+	Withheld
 )
 
 // Finding is what a pass found about the keys.

@@ -42,6 +42,10 @@ type Keys struct {
 	Rotation      *storagev1alpha1.KeyRotation
 	RotationField string
 	Annotation    string
+	// VerifyFirst: the first key too is tried with itself (Issuer.Verify) before it goes into
+	// the Secret, where a key that does more than it is for must never be handed out (a key
+	// limited to a prefix, on a server that may not enforce it).
+	VerifyFirst bool
 	// SingleKey, when set, is the provider's word that the account holds one key pair: then
 	// nothing is asked of it, and a lost Secret gets the same key back.
 	SingleKey string
@@ -190,6 +194,11 @@ func (k *Keys) issue(ctx context.Context) Result {
 	if err != nil {
 		return k.apiFailed(err, "")
 	}
+	if k.VerifyFirst {
+		if res, withheld := k.tryFirst(ctx, key); withheld {
+			return res
+		}
+	}
 	if err := k.writeSecret(ctx, key); err != nil {
 		return Result{Err: err}
 	}
@@ -198,6 +207,20 @@ func (k *Keys) issue(ctx context.Context) Result {
 	// An annotation already there asks for nothing: only a new value does.
 	k.Status.RotatedFor = k.Annotation
 	return Result{Found: Finding{State: NotAsked}}
+}
+
+// tryFirst tries the first key with itself; withheld says it does not do only what it is for,
+// or could not be tried, and stays out of the Secret. Nothing is recorded: the next pass asks
+// for the same key again.
+func (k *Keys) tryFirst(ctx context.Context, key contractclient.Credentials) (Result, bool) {
+	verdict, err := k.Issuer.Verify(ctx, key)
+	switch {
+	case err != nil:
+		return Result{Found: Finding{State: Withheld, NewKey: key.AccessKeyID, Err: err}, Err: fmt.Errorf("trying key %s: %w", key.AccessKeyID, err)}, true
+	case !verdict.Works:
+		return Result{Found: Finding{State: Withheld, NewKey: key.AccessKeyID, Reason: verdict.Reason, Why: verdict.Why}, After: verdict.Retry}, true
+	}
+	return Result{}, false
 }
 
 // cannotRotate reports a provider that holds one key pair. A Secret that lost the key gets the

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 )
 
@@ -60,21 +59,23 @@ func read(ctx context.Context, r client.Reader, owner client.Object, name string
 	return secret, nil
 }
 
-// KeyOf is the key pair a Secret holds; zero for none or a nil Secret.
+// KeyOf is the key pair a Secret holds, in whichever format holds one; zero for none or a nil
+// Secret.
 func KeyOf(secret *corev1.Secret) contractclient.Credentials {
 	if secret == nil {
 		return contractclient.Credentials{}
 	}
-	return contractclient.Credentials{AccessKeyID: string(secret.Data[storagev1alpha1.SecretKeyAccessKeyID]),
-		SecretAccessKey: string(secret.Data[storagev1alpha1.SecretKeySecretAccessKey])}
+	return keyIn(secret.Data)
 }
 
 // Secret is a Secret as it should be.
 type Secret struct {
 	Name string
-	// Labels and Data are set on it; other labels and keys it has are left as they are.
+	// Labels and the rendered data are set on it, and the keys Rendered.Remove names taken out;
+	// other labels and keys it has are left as they are. Rendered.ConfigMap goes to the
+	// ConfigMap of the same name.
 	Labels map[string]string
-	Data   map[string][]byte
+	Rendered
 	// Finalizer, when set, keeps the Secret until the owner lets it go.
 	Finalizer string
 	// What it holds, for events: "the contract's credentials".
@@ -82,7 +83,8 @@ type Secret struct {
 }
 
 // Write creates owner's Secret, or updates existing (as Read returned it; nil: there is none),
-// when something differs, and returns it as written. A Secret of that name made meanwhile by
+// when something differs, and returns it as written; then its ConfigMap (Rendered.ConfigMap),
+// whose failure (ErrConfigMapConflict) comes with the Secret as written. A Secret of that name made meanwhile by
 // someone else is ErrSecretConflict; one of owner's own that the cache does not show yet is an
 // error to retry.
 func (s Secrets) Write(ctx context.Context, owner client.Object, existing *corev1.Secret, want Secret) (*corev1.Secret, error) {
@@ -109,7 +111,7 @@ func (s Secrets) Write(ctx context.Context, owner client.Object, existing *corev
 		}
 		s.Recorder.Eventf(owner, secret, corev1.EventTypeNormal, "SecretUpdated", "Update", "Updated %s in Secret %s", want.What, secret.Name)
 	}
-	return secret, nil
+	return secret, s.writeConfigMap(ctx, owner, want)
 }
 
 // apply sets want's labels, data and finalizer on secret, and reports whether anything changed.
@@ -121,6 +123,12 @@ func apply(secret *corev1.Secret, want Secret) bool {
 	for k, v := range want.Data {
 		if !bytes.Equal(secret.Data[k], v) {
 			secret.Data[k] = v
+			changed = true
+		}
+	}
+	for _, k := range want.Remove {
+		if _, ok := secret.Data[k]; ok {
+			delete(secret.Data, k)
 			changed = true
 		}
 	}
@@ -153,29 +161,4 @@ func (s Secrets) createFailed(ctx context.Context, owner client.Object, name str
 		return fmt.Errorf("creating Secret %q: %w", name, err)
 	}
 	return ErrSecretConflict
-}
-
-// Connection is where a key pair works.
-type Connection struct {
-	Endpoint, Region string
-	// Bucket, when set, is the one bucket the key is for.
-	Bucket string
-}
-
-// Env is the Secret data of a key pair and its connection as environment variables every S3
-// client reads (AWS_*), with BUCKET_NAME for a key of one bucket. A nil key leaves the key
-// pair the Secret holds as it is.
-func Env(c Connection, key *contractclient.Credentials) map[string][]byte {
-	data := map[string][]byte{
-		storagev1alpha1.SecretKeyEndpointURL: []byte(c.Endpoint),
-		storagev1alpha1.SecretKeyRegion:      []byte(c.Region),
-	}
-	if c.Bucket != "" {
-		data[storagev1alpha1.SecretKeyBucketName] = []byte(c.Bucket)
-	}
-	if key != nil {
-		data[storagev1alpha1.SecretKeyAccessKeyID] = []byte(key.AccessKeyID)
-		data[storagev1alpha1.SecretKeySecretAccessKey] = []byte(key.SecretAccessKey)
-	}
-	return data
 }

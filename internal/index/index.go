@@ -26,6 +26,9 @@ const (
 	// ApplicationBucketField indexes Applications by the names of the Buckets they link
 	// (spec.buckets[].name), so a Bucket finds the Applications that link it.
 	ApplicationBucketField = "spec.buckets.name"
+	// ApplicationHostField indexes Applications by spec.host, so that an Application finds,
+	// in every namespace the manager serves, the others that claim its host.
+	ApplicationHostField = "spec.host"
 )
 
 // Register registers the field indexes.
@@ -45,9 +48,39 @@ func Register(ctx context.Context, indexer client.FieldIndexer) error {
 	}); err != nil {
 		return err
 	}
+	if err := indexer.IndexField(ctx, &paasv1alpha1.Application{}, ApplicationHostField, func(obj client.Object) []string {
+		if host := obj.(*paasv1alpha1.Application).Spec.Host; host != "" {
+			return []string{host}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
 	return indexer.IndexField(ctx, &paasv1alpha1.Application{}, ApplicationBucketField, func(obj client.Object) []string {
 		return LinkedBuckets(obj.(*paasv1alpha1.Application))
 	})
+}
+
+// ApplicationsServing returns the Applications, in every namespace reader sees, whose
+// spec.host is host. reader should be a manager's cached client on which Register ran; one
+// that refuses the field selector (400 Bad Request) is asked for every Application, and the
+// answer filtered.
+func ApplicationsServing(ctx context.Context, reader client.Reader, host string) ([]paasv1alpha1.Application, error) {
+	var list paasv1alpha1.ApplicationList
+	err := reader.List(ctx, &list, client.MatchingFields{ApplicationHostField: host})
+	if apierrors.IsBadRequest(err) {
+		err = reader.List(ctx, &list)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing the Applications that serve %q: %w", host, err)
+	}
+	out := list.Items[:0]
+	for _, a := range list.Items {
+		if a.Spec.Host == host {
+			out = append(out, a)
+		}
+	}
+	return out, nil
 }
 
 // BucketsNaming lists, sorted, the Buckets in namespace that name Contract contract. reader must

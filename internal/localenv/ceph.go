@@ -37,6 +37,10 @@ type Ceph struct {
 	AdminSecretKey string
 	// Dir holds ceph.conf, the monitor and OSD state and every log.
 	Dir string
+	// WebsiteEndpoint is where radosgw serves buckets as static websites, with {bucket} for the
+	// bucket's name: http://{bucket}.s3-website.localhost:PORT, the S3 port. Browsers and curl
+	// take any *.localhost for 127.0.0.1; other clients dial the port with that Host header.
+	WebsiteEndpoint string
 	// StartDuration is how long StartCeph took, for tests that keep an eye on it.
 	StartDuration time.Duration
 
@@ -113,6 +117,12 @@ osd data = {{.Dir}}/osd/$id
 [client.rgw]
 rgw data = {{.Dir}}/rgw
 rgw frontends = beast endpoint=127.0.0.1:{{.RGWPort}}
+# Static websites: a request whose Host is <bucket>.s3-website.localhost is served as the
+# bucket's website (without these RGW answers the website API 405). rgw dns name is needed for
+# RGW to parse a virtual host at all; path-style requests to 127.0.0.1 are unchanged.
+rgw enable static website = true
+rgw dns name = s3.localhost
+rgw dns s3website name = s3-website.localhost
 # At level 1 radosgw logs every request line, and admin ops carry secret keys in the query
 # string. Errors are logged at level 0 and stay visible.
 debug rgw = 0/5
@@ -163,11 +173,12 @@ func StartCeph(ctx context.Context, opts CephOptions) (_ *Ceph, err error) {
 	}
 
 	c := &Ceph{
-		Endpoint:       "http://" + hostPort(rgwPort),
-		Region:         cephRegion,
-		AdminAccessKey: "OSMADMIN" + strings.ToUpper(RandomHex(6)),
-		AdminSecretKey: RandomHex(20),
-		Dir:            opts.Dir,
+		Endpoint:        "http://" + hostPort(rgwPort),
+		WebsiteEndpoint: fmt.Sprintf("http://{bucket}.s3-website.localhost:%d", rgwPort),
+		Region:          cephRegion,
+		AdminAccessKey:  "OSMADMIN" + strings.ToUpper(RandomHex(6)),
+		AdminSecretKey:  RandomHex(20),
+		Dir:             opts.Dir,
 	}
 	defer func() {
 		if err != nil {

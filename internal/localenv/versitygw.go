@@ -24,6 +24,10 @@ type VersityGW struct {
 	RootSecretKey string
 	// Dir holds the gateway's data, IAM store and log.
 	Dir string
+	// WebsiteEndpoint is where it serves buckets as static websites, with {bucket} for the
+	// bucket's name: http://{bucket}.localhost:PORT. Browsers and curl take any *.localhost
+	// for 127.0.0.1; other clients dial 127.0.0.1:PORT with that Host header.
+	WebsiteEndpoint string
 
 	proc *Process
 }
@@ -33,8 +37,8 @@ type VersityGW struct {
 type VersityGWOptions struct {
 	// Dir keeps data, IAM and log; reusing it keeps buckets and accounts across restarts.
 	Dir string
-	// Port and AdminPort are the S3 and admin ports on 127.0.0.1.
-	Port, AdminPort int
+	// Port, AdminPort and WebsitePort are the S3, admin and static website ports on 127.0.0.1.
+	Port, AdminPort, WebsitePort int
 	// RootAccessKey and RootSecretKey; random when empty.
 	RootAccessKey, RootSecretKey string
 	// Region defaults to us-east-1.
@@ -64,7 +68,7 @@ func StartVersityGW(ctx context.Context, opts VersityGWOptions) (*VersityGW, err
 	if opts.RootSecretKey == "" {
 		opts.RootSecretKey = RandomHex(20)
 	}
-	for _, port := range []*int{&opts.Port, &opts.AdminPort} {
+	for _, port := range []*int{&opts.Port, &opts.AdminPort, &opts.WebsitePort} {
 		if *port == 0 {
 			if *port, err = FreePort(); err != nil {
 				return nil, err
@@ -86,6 +90,8 @@ func StartVersityGW(ctx context.Context, opts VersityGWOptions) (*VersityGW, err
 		// answers every request with "Connection: close", so every S3 call of a client, a
 		// proxy or a benchmark would pay for a new TCP connection.
 		"--keep-alive",
+		// Static websites, over plain HTTP: the host <bucket>.localhost serves the bucket.
+		"--website", hostPort(opts.WebsitePort), "--website-no-tls", "--website-domain", "localhost",
 	}
 	if opts.AccessLog != "" {
 		args = append(args, "--access-log", opts.AccessLog)
@@ -98,13 +104,14 @@ func StartVersityGW(ctx context.Context, opts VersityGWOptions) (*VersityGW, err
 		return nil, err
 	}
 	gw := &VersityGW{
-		Endpoint:      "http://" + hostPort(opts.Port),
-		AdminEndpoint: "http://" + hostPort(opts.AdminPort),
-		Region:        opts.Region,
-		RootAccessKey: opts.RootAccessKey,
-		RootSecretKey: opts.RootSecretKey,
-		Dir:           opts.Dir,
-		proc:          proc,
+		Endpoint:        "http://" + hostPort(opts.Port),
+		AdminEndpoint:   "http://" + hostPort(opts.AdminPort),
+		Region:          opts.Region,
+		RootAccessKey:   opts.RootAccessKey,
+		RootSecretKey:   opts.RootSecretKey,
+		Dir:             opts.Dir,
+		WebsiteEndpoint: fmt.Sprintf("http://{bucket}.localhost:%d", opts.WebsitePort),
+		proc:            proc,
 	}
 	for _, url := range []string{gw.Endpoint, gw.AdminEndpoint} {
 		if err := WaitHTTP(ctx, proc, url, 30*time.Second); err != nil {

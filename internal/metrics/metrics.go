@@ -98,7 +98,7 @@ func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { ret
 
 // collections are the contract API's collections: the path segment after one is an id, which
 // must not become a label value (one series per contract would grow without bound).
-var collections = map[string]bool{"contracts": true, "keys": true, "principals": true}
+var collections = map[string]bool{"contracts": true, "keys": true, "principals": true, "buckets": true}
 
 // ContractOperation is the method and the path template of a contract API request, for
 // example "DELETE /v1/contracts/{id}/keys/{id}".

@@ -12,6 +12,7 @@ func TestContractOperationKeepsIdsOutOfLabels(t *testing.T) {
 		{"GET", "/v1/contracts/c-123", "GET /v1/contracts/{id}"},
 		{"DELETE", "/v1/contracts/c-123/keys/AKIA42", "DELETE /v1/contracts/{id}/keys/{id}"},
 		{"GET", "/prefix/v1/contracts/c-1/", "GET /prefix/v1/contracts/{id}"},
+		{"PUT", "/v1/contracts/c-1/buckets/uploads-team/quota", "PUT /v1/contracts/{id}/buckets/{id}/quota"},
 	} {
 		if got := ContractOperation(tc.method, tc.path); got != tc.want {
 			t.Errorf("ContractOperation(%s, %s) = %q, want %q", tc.method, tc.path, got, tc.want)

@@ -74,6 +74,14 @@ func IsTransient(err error) bool {
 	return true
 }
 
+// Answered says whether the server answered err at all (with an HTTP status), rather than the
+// connection failing or timing out. The SDK wraps a request that was never answered in a
+// ResponseError too, with status 0.
+func Answered(err error) bool {
+	var resp *awshttp.ResponseError
+	return errors.As(err, &resp) && resp.Response != nil && resp.Response.Response != nil && resp.HTTPStatusCode() > 0
+}
+
 // Describe says what went wrong in a sentence fit for a condition message: the S3 error code and
 // message, or the network failure. Request ids and host ids are left out, so the same failure
 // always reads the same.

@@ -81,13 +81,32 @@ type Store interface {
 	Logging(ctx context.Context, bucket string) (Logging, error)
 	// PutLogging sets where they go; the zero value turns logging off.
 	PutLogging(ctx context.Context, bucket string, logging Logging) error
+	// Website reads the bucket's website configuration; the zero value when it has none.
+	Website(ctx context.Context, bucket string) (Website, error)
+	// PutWebsite sets it.
+	PutWebsite(ctx context.Context, bucket string, website Website) error
+	// DeleteWebsite removes it.
+	DeleteWebsite(ctx context.Context, bucket string) error
+	// Notifications reads the bucket's event notifications, normalised; nil when it has none.
+	Notifications(ctx context.Context, bucket string) ([]Notification, error)
+	// PutNotifications replaces them; none removes every one.
+	PutNotifications(ctx context.Context, bucket string, notifications []Notification) error
 	// CountObjects counts the bucket's objects up to limit; more says there are others.
 	CountObjects(ctx context.Context, bucket string, limit int32) (n int, more bool, err error)
 	// DeleteBucket deletes an empty bucket; ErrBucketNotEmpty otherwise.
 	DeleteBucket(ctx context.Context, bucket string) error
-	// CheckAccess finds out what the Store's own key may do in bucket: list, read, write. It
-	// changes nothing.
-	CheckAccess(ctx context.Context, bucket string) (AccessCheck, error)
+	// CheckAccess finds out what the Store's own key may do in bucket: list, read, write; under
+	// prefix and outside it, when prefix is not "". It changes nothing.
+	CheckAccess(ctx context.Context, bucket, prefix string) (AccessCheck, error)
+}
+
+// Account is one account's keys on one S3 endpoint, and how buckets are addressed there.
+type Account struct {
+	Endpoint        string
+	Region          string
+	AccessKeyID     string
+	SecretAccessKey string
+	VirtualHosted   bool
 }
 
 // Config says how to reach an S3 endpoint.
@@ -96,6 +115,9 @@ type Config struct {
 	Region          string
 	AccessKeyID     string
 	SecretAccessKey string
+	// VirtualHosted addresses buckets as <bucket>.<endpoint host>, as AWS prefers, instead of
+	// <endpoint>/<bucket>, which every server here (and bucket names with dots) needs.
+	VirtualHosted bool
 	// HTTPClient is shared between Stores, so connections are reused; it bounds each request.
 	HTTPClient *http.Client
 	// MaxAttempts bounds the SDK's retries of one call (3 when 0).
@@ -140,7 +162,7 @@ func newClient(cfg Config) *s3.Client {
 		Region:       cfg.Region,
 		Credentials:  credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, ""),
 		// Bucket names with dots and local endpoints both need path-style addressing.
-		UsePathStyle: true,
+		UsePathStyle: !cfg.VirtualHosted,
 		HTTPClient:   cfg.HTTPClient,
 		Retryer:      retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = attempts }),
 		APIOptions:   cfg.APIOptions,

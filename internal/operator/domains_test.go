@@ -17,6 +17,9 @@ func TestParseDomains(t *testing.T) {
 		{in: "apps.example.com", want: []string{"apps.example.com"}},
 		{in: " Apps.Example.com., *.shop.example ,, ", want: []string{"apps.example.com", "shop.example"}},
 		{in: "apps.example.com,bad_domain", wantErr: `"bad_domain" is not a DNS domain`},
+		{in: "*.{namespace}.apps.example.com", want: []string{"{namespace}.apps.example.com"}},
+		{in: "{namespace}-apps.example.com", wantErr: `"{namespace}-apps.example.com" is not a DNS domain: {namespace} must be a whole label`},
+		{in: "{name}.apps.example.com", wantErr: `"{name}.apps.example.com" is not a DNS domain`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

@@ -7,10 +7,12 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv/stack"
 )
@@ -58,6 +60,24 @@ func TestWatchNamespacesServesOnlyThoseWithRoleBindings(t *testing.T) {
 	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(ignored), ignored)).To(Succeed())
 	g.Expect(ignored.Finalizers).To(BeEmpty(), "the manager touched a Contract outside its namespaces")
 	g.Expect(ignored.Status.Conditions).To(BeEmpty())
+
+	// Hosts are looked up across the namespaces the manager serves, which its cache holds
+	// namespace by namespace: the first Application serves its host, a second one is refused it.
+	web := &paasv1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: served, Name: "web"},
+		Spec: paasv1alpha1.ApplicationSpec{Image: "registry.example/web:1", Host: "web.example.com"}}
+	g.Expect(k8s.Create(ctx, web)).To(Succeed())
+	g.Eventually(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(web), &networkingv1.Ingress{}) }).Should(Succeed())
+	time.Sleep(time.Second) // created a second later at least: web comes first
+	shop := &paasv1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: served, Name: "shop"},
+		Spec: paasv1alpha1.ApplicationSpec{Image: "registry.example/web:1", Host: "web.example.com"}}
+	g.Expect(k8s.Create(ctx, shop)).To(Succeed())
+	g.Eventually(func() string {
+		_ = k8s.Get(ctx, client.ObjectKeyFromObject(shop), shop)
+		if c := meta.FindStatusCondition(shop.Status.Conditions, paasv1alpha1.ReadyCondition); c != nil {
+			return c.Reason
+		}
+		return ""
+	}).Should(Equal(paasv1alpha1.ReasonHostConflict))
 }
 
 func namespace(ctx context.Context, g Gomega, k8s client.Client) string {

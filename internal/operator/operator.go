@@ -34,6 +34,7 @@ import (
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/application"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 	paascontroller "github.com/object-storage-manager/object-storage-manager/internal/controller/paas"
@@ -103,6 +104,8 @@ type Options struct {
 
 	// IngressDomains are the domains an Application's host must be under, so that no tenant
 	// claims a name that belongs to someone else (grafana.corp.example); empty allows any host.
+	// A "{namespace}" label stands for the Application's namespace: each namespace then has
+	// names of its own, whatever other managers serve the cluster.
 	IngressDomains []string
 	// IngressClass is set on every Ingress the operator makes; empty leaves it to the cluster's
 	// default class.
@@ -114,7 +117,8 @@ type Options struct {
 	WebhookCertDir string
 	WebhookHost    string
 	WebhookPort    int
-	// EnableHTTP2 lets the webhook server speak HTTP/2; off by default (Rapid Reset).
+	// EnableHTTP2 lets the webhook and metrics servers speak HTTP/2; off by default (Rapid
+	// Reset).
 	EnableHTTP2 bool
 	// SelfManagedCerts, when set, makes the manager issue and renew its webhook certificate
 	// itself (no cert-manager); nil: WebhookCertDir is filled by someone else.
@@ -183,8 +187,10 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := (&storagecontroller.BucketReconciler{
 		Client:                  mgr.GetClient(),
 		Stores:                  stores,
+		Usage:                   contractclient.New(api),
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder("bucket-controller"),
+		Topics:                  contractclient.New(api),
 		ResyncPeriod:            opts.ResyncPeriod,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		// A Bucket is not deleted while an Application links it.
@@ -258,7 +264,9 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 // metricsOptions serves /metrics behind the API server's authentication and authorization,
 // unless opts.MetricsInsecure. The filter is metricsauth's, not controller-runtime's
 // filters.WithAuthenticationAndAuthorization: that one links k8s.io/apiserver (cel-go, gRPC,
-// OpenTelemetry) into the manager, 34 of its 88 MB, for the same two reviews.
+// OpenTelemetry) into the manager, 34 of its 88 MB, for the same two reviews. HTTP/2 is off
+// unless opts.EnableHTTP2, as on the webhook server: a scraper needs no more than HTTP/1.1, and
+// whoever reaches the port may send requests before the filter has judged their token.
 func metricsOptions(opts Options) metricsserver.Options {
 	if opts.MetricsInsecure {
 		return metricsserver.Options{BindAddress: opts.MetricsBindAddress}
@@ -267,6 +275,7 @@ func metricsOptions(opts Options) metricsserver.Options {
 		BindAddress:    opts.MetricsBindAddress,
 		SecureServing:  true,
 		FilterProvider: metricsauth.FilterProvider,
+		TLSOpts:        osmwebhook.TLSOptions(opts.EnableHTTP2),
 	}
 }
 
@@ -275,6 +284,7 @@ func metricsOptions(opts Options) metricsserver.Options {
 //   - Secrets: only those labelled storage.osm.dev/contract, and of those only the ones a
 //     Contract or a BucketAccess controls keep their data; a tenant can set the label on any
 //     Secret of theirs, so the label alone would let them fill the cache;
+//   - ConfigMaps (the obc format's): only those labelled storage.osm.dev/contract;
 //   - Deployments, Services, Ingresses and CronJobs: only those labelled as the Application
 //     controller's children (app.kubernetes.io/managed-by=object-storage-manager);
 //   - no object keeps its managedFields, which the operator never reads.
@@ -296,6 +306,7 @@ func CacheOptions(namespaces []string) cache.Options {
 		DefaultTransform:  cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.Secret{}:        {Label: labels.NewSelector().Add(*labelled), Transform: SecretTransform},
+			&corev1.ConfigMap{}:     {Label: labels.NewSelector().Add(*labelled)},
 			&appsv1.Deployment{}:    children,
 			&corev1.Service{}:       children,
 			&networkingv1.Ingress{}: children,
@@ -330,11 +341,8 @@ func storeFactory(opts Options) storagecontroller.StoreFactory {
 	// Every worker of the Bucket controller may call the same endpoint at once.
 	httpClient := s3HTTPClient(opts, max(opts.MaxConcurrentReconciles, 1))
 	stores := &storeCache{}
-	return func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Store {
-		key := storeKey{endpoint, region, accessKeyID, secretAccessKey}
-		return stores.get(key, func() objectstore.Store {
-			return objectstore.New(countedS3Config(opts, httpClient, endpoint, region, accessKeyID, secretAccessKey))
-		})
+	return func(a objectstore.Account) objectstore.Store {
+		return stores.get(a, func() objectstore.Store { return objectstore.New(countedS3Config(opts, httpClient, a)) })
 	}
 }
 
@@ -342,8 +350,8 @@ func storeFactory(opts Options) storagecontroller.StoreFactory {
 // Unlike storeFactory it keeps nothing: keys rotate, and each is checked a few times at most.
 func keyCheckStores(opts Options) storagecontroller.StoreFactory {
 	httpClient := s3HTTPClient(opts, 2)
-	return func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Store {
-		return objectstore.New(countedS3Config(opts, httpClient, endpoint, region, accessKeyID, secretAccessKey))
+	return func(a objectstore.Account) objectstore.Store {
+		return objectstore.New(countedS3Config(opts, httpClient, a))
 	}
 }
 
@@ -359,9 +367,9 @@ func s3HTTPClient(opts Options, conns int) *http.Client {
 
 // countedS3Config is how a controller reaches an S3 endpoint with one key pair: its calls
 // counted in osm_s3_requests_total (and passed through opts.S3APIOptions), its retries bounded.
-func countedS3Config(opts Options, httpClient *http.Client, endpoint, region, accessKeyID, secretAccessKey string) objectstore.Config {
-	return objectstore.Config{Endpoint: endpoint, Region: region, AccessKeyID: accessKeyID, SecretAccessKey: secretAccessKey,
-		HTTPClient: httpClient, MaxAttempts: opts.S3MaxAttempts,
+func countedS3Config(opts Options, httpClient *http.Client, a objectstore.Account) objectstore.Config {
+	return objectstore.Config{Endpoint: a.Endpoint, Region: a.Region, AccessKeyID: a.AccessKeyID, SecretAccessKey: a.SecretAccessKey,
+		VirtualHosted: a.VirtualHosted, HTTPClient: httpClient, MaxAttempts: opts.S3MaxAttempts,
 		APIOptions: append([]func(*middleware.Stack) error{metrics.CountS3}, opts.S3APIOptions...)}
 }
 
@@ -374,24 +382,21 @@ func listerFactory(opts Options) func(endpoint, region, accessKeyID, secretAcces
 	}
 }
 
-// storeKey is what a Store is for: an endpoint and a key pair. It is kept in memory only, as the
-// cached Secret it comes from is.
-type storeKey struct{ endpoint, region, accessKeyID, secretAccessKey string }
-
-// storeCache keeps the Stores of storeFactory.
+// storeCache keeps the Stores of storeFactory, by account. It is kept in memory only, as the
+// informer cache keeps the Secrets the keys come from.
 type storeCache struct {
 	mu     sync.Mutex
-	stores map[storeKey]objectstore.Store
+	stores map[objectstore.Account]objectstore.Store
 }
 
-func (c *storeCache) get(key storeKey, build func() objectstore.Store) objectstore.Store {
+func (c *storeCache) get(key objectstore.Account, build func() objectstore.Store) objectstore.Store {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s, ok := c.stores[key]; ok {
 		return s
 	}
 	if c.stores == nil || len(c.stores) >= tuning.MaxStores {
-		c.stores = map[storeKey]objectstore.Store{}
+		c.stores = map[objectstore.Account]objectstore.Store{}
 	}
 	s := build()
 	c.stores[key] = s
@@ -455,7 +460,9 @@ func ParseNamespaces(list string) ([]string, error) {
 }
 
 // ParseDomains reads a comma-separated list of DNS domains, such as --ingress-domains takes:
-// lower-cased, without blanks or a leading "*." or a trailing dot.
+// lower-cased, without blanks or a leading "*." or a trailing dot. A label may be
+// "{namespace}", which stands for the namespace of the Application whose host is checked
+// (application.NamespacePlaceholder).
 func ParseDomains(list string) ([]string, error) {
 	var domains []string
 	for _, d := range strings.Split(list, ",") {
@@ -463,8 +470,15 @@ func ParseDomains(list string) ([]string, error) {
 		if d == "" {
 			continue
 		}
-		if msgs := validation.IsDNS1123Subdomain(d); len(msgs) > 0 {
+		// A namespace name is a DNS label: check the domain with one in the placeholder's place.
+		asChecked := strings.ReplaceAll(d, application.NamespacePlaceholder, "namespace")
+		if msgs := validation.IsDNS1123Subdomain(asChecked); len(msgs) > 0 {
 			return nil, fmt.Errorf("%q is not a DNS domain: %s", d, strings.Join(msgs, "; "))
+		}
+		for _, label := range strings.Split(d, ".") {
+			if strings.ContainsAny(label, "{}") && label != application.NamespacePlaceholder {
+				return nil, fmt.Errorf("%q is not a DNS domain: %s must be a whole label", d, application.NamespacePlaceholder)
+			}
 		}
 		domains = append(domains, d)
 	}

@@ -13,18 +13,22 @@ import (
 // build an S3 client again, and a rotated key gets a client of its own.
 func TestStoreFactoryBuildsOneStorePerEndpointAndKeys(t *testing.T) {
 	open := storeFactory(Options{MaxConcurrentReconciles: 4})
-	a := open("http://127.0.0.1:7070", "us-east-1", "AK1", "SK1")
-	if open("http://127.0.0.1:7070", "us-east-1", "AK1", "SK1") != a {
+	account := objectstore.Account{Endpoint: "http://127.0.0.1:7070", Region: "us-east-1", AccessKeyID: "AK1", SecretAccessKey: "SK1"}
+	a := open(account)
+	if open(account) != a {
 		t.Error("the same endpoint and keys got a second Store")
 	}
-	for _, other := range [][4]string{
-		{"http://127.0.0.1:7071", "us-east-1", "AK1", "SK1"},
-		{"http://127.0.0.1:7070", "eu-west-1", "AK1", "SK1"},
-		{"http://127.0.0.1:7070", "us-east-1", "AK2", "SK1"},
-		{"http://127.0.0.1:7070", "us-east-1", "AK1", "SK2"},
+	for _, change := range []func(*objectstore.Account){
+		func(a *objectstore.Account) { a.Endpoint = "http://127.0.0.1:7071" },
+		func(a *objectstore.Account) { a.Region = "eu-west-1" },
+		func(a *objectstore.Account) { a.AccessKeyID = "AK2" },
+		func(a *objectstore.Account) { a.SecretAccessKey = "SK2" },
+		func(a *objectstore.Account) { a.VirtualHosted = true },
 	} {
-		if open(other[0], other[1], other[2], other[3]) == a {
-			t.Errorf("%v got the Store of another endpoint or key pair", other[:3])
+		other := account
+		change(&other)
+		if open(other) == a {
+			t.Errorf("%+v got the Store of another account", other)
 		}
 	}
 }
@@ -34,7 +38,7 @@ func TestStoreCacheStartsAgainWhenFull(t *testing.T) {
 	var c storeCache
 	built := 0
 	for i := range tuning.MaxStores + 10 {
-		c.get(storeKey{endpoint: fmt.Sprint(i)}, func() objectstore.Store { built++; return nil })
+		c.get(objectstore.Account{Endpoint: fmt.Sprint(i)}, func() objectstore.Store { built++; return nil })
 	}
 	if len(c.stores) > tuning.MaxStores {
 		t.Errorf("%d Stores kept, want at most %d", len(c.stores), tuning.MaxStores)

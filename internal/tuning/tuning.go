@@ -43,9 +43,10 @@ const WaitingRetry = time.Minute
 const ConflictRetry = time.Second
 
 // CacheBehindRetry is how soon a pass that found the cache still behind the write its own last
-// pass made looks again, instead of acting on the older object. Measured on the envtest suites
-// here, a watch delivers a write within 1 to 20 ms; a tenth of a second is past nearly all of it
-// without holding a worker the way a blocking wait did.
+// pass made looks again, instead of acting on the older object. A watch usually delivers a
+// write within milliseconds of it (the API server sends it as soon as etcd commits); a tenth of
+// a second is past that in most cases, without holding a worker the way a blocking wait did, and
+// a cache further behind costs another tenth, not a failed pass.
 const CacheBehindRetry = 100 * time.Millisecond
 
 // NewKeyRetry is how soon a new key the S3 endpoint refused is tried again: a server may take a

@@ -20,16 +20,21 @@ const DefaultPort = 9443
 // the API server talks HTTP/1.1 to webhooks just as well. This mirrors kubebuilder's
 // --enable-http2 flag.
 func ServerOptions(certDir string, port int, host string, enableHTTP2 bool) webhook.Options {
-	var tlsOpts []func(*tls.Config)
-	if !enableHTTP2 {
-		tlsOpts = append(tlsOpts, disableHTTP2)
-	}
 	return webhook.Options{
 		Host:    host,
 		Port:    port,
 		CertDir: certDir,
-		TLSOpts: tlsOpts,
+		TLSOpts: TLSOptions(enableHTTP2),
 	}
+}
+
+// TLSOptions are the TLS options of a server the manager serves over HTTPS (the webhook server,
+// the metrics server): HTTP/1.1 only unless enableHTTP2, for the reasons ServerOptions gives.
+func TLSOptions(enableHTTP2 bool) []func(*tls.Config) {
+	if enableHTTP2 {
+		return nil
+	}
+	return []func(*tls.Config){disableHTTP2}
 }
 
 // disableHTTP2 offers only HTTP/1.1 in the TLS handshake.

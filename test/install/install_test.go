@@ -82,16 +82,18 @@ func TestReleaseInstallsAndRuns(t *testing.T) {
 	t.Run("chart", func(t *testing.T) {
 		chart := filepath.Join(moduleRoot(t), "charts", "object-storage-manager")
 		root := moduleRoot(t)
-		run(t, root, nil, helm, "lint", "--strict", chart, "--set", "contractAPI.url="+contractAPIURL)
+		run(t, root, nil, helm, "lint", "--strict", chart, "--set", "contractAPI.url="+contractAPIURL, "--set", "clusterWide=true")
 		out, err := command(root, nil, helm, "template", "x", chart)
 		if err == nil || !strings.Contains(string(out), "contractAPI.url is required") {
 			t.Errorf("helm template without contractAPI.url: %v, %s; want it refused with a message naming contractAPI.url", err, out)
 		}
 
-		// Rendered as config/default names things, the chart installs the same objects with
-		// the same permissions, webhooks and manager arguments as dist/install.yaml.
+		// Rendered as config/default names things, and cluster-wide as it is, the chart installs
+		// the same objects with the same permissions, webhooks and manager arguments as
+		// dist/install.yaml.
 		same := decode(t, run(t, root, nil, helm, "template", installName, chart, "--namespace", installNamespace, "--include-crds",
-			"--set", "contractAPI.url="+contractAPIURL, "--set", "image.repository="+imageRepository, "--set", "image.digest="+r.digests["manager"]))
+			"--set", "contractAPI.url="+contractAPIURL, "--set", "image.repository="+imageRepository, "--set", "image.digest="+r.digests["manager"],
+			"--set", "clusterWide=true"))
 		compareWithInstaller(t, decode(t, r.installYAML), same)
 		// And with certificates from cert-manager, the objects of config/default-certmanager.
 		kustomize := strings.Fields(os.Getenv("KUSTOMIZE"))
@@ -100,7 +102,7 @@ func TestReleaseInstallsAndRuns(t *testing.T) {
 		}
 		withCertManager := decode(t, run(t, root, nil, kustomize[0], append(kustomize[1:], "build", "config/default-certmanager")...))
 		compareWithInstaller(t, withCertManager, decode(t, run(t, root, nil, helm, "template", installName, chart, "--namespace", installNamespace,
-			"--include-crds", "--set", "contractAPI.url="+contractAPIURL, "--set", "webhook.certificates=certManager")))
+			"--include-crds", "--set", "contractAPI.url="+contractAPIURL, "--set", "webhook.certificates=certManager", "--set", "clusterWide=true")))
 
 		// A second release, for namespace team-b only and with one replica, applied for real.
 		const release, ns, watched = "osm-chart", "osm-chart", "team-b"
@@ -161,7 +163,7 @@ func checkInstaller(t *testing.T, r *release, objs []*unstructured.Unstructured)
 		}
 	}
 	for kind, n := range map[string]int{"Namespace": 1, "CustomResourceDefinition": 4, "ServiceAccount": 1, "Deployment": 1,
-		"Service": 2, "Secret": 1, "MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1} {
+		"Service": 2, "Secret": 1, "MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1, "NetworkPolicy": 1} {
 		if kinds[kind] != n {
 			t.Errorf("install.yaml has %d %s, want %d", kinds[kind], kind, n)
 		}

@@ -97,6 +97,32 @@ var _ = Describe("BucketAccess on Ceph RGW", func() {
 		Expect(code(getObject(ctx, owner, photos, ".osm-access-check"))).To(Equal("NoSuchKey"))
 	})
 
+	// RGW evaluates the s3:prefix condition of the listing statement as AWS does.
+	It("limits a key to its prefix: it lists and writes under it and is refused outside it", func(ctx SpecContext) {
+		backups := bucket(ctx, "backups")
+		Expect(putObject(ctx, owner, backups, "other/old.tar")).To(Succeed())
+		a := access(ctx, "web", "backups", storagev1alpha1.AccessReadWrite, func(a *storagev1alpha1.BucketAccess) { a.Spec.Prefix = "web/" })
+		Expect(meta.FindStatusCondition(a.Status.Conditions, storagev1alpha1.AccessVerifiedCondition).Message).To(
+			ContainSubstring(`under prefix "web/" list allowed, read allowed, write allowed; outside it list refused, read refused, write refused`))
+		key := s3OfSecret(ctx, ns, a.Status.SecretName)
+
+		By("under the prefix it writes, reads, lists and deletes")
+		Expect(putObject(ctx, key, backups, "web/db.tar")).To(Succeed())
+		Expect(getObject(ctx, key, backups, "web/db.tar")).To(Succeed())
+		_, err := key.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(backups), Prefix: aws.String("web/")})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(deleteObject(ctx, key, backups, "web/db.tar")).To(Succeed())
+
+		By("outside it every request is refused: the whole bucket's listing, another prefix's, reads, writes, deletes")
+		_, err = key.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(backups)})
+		Expect(code(err)).To(Equal("AccessDenied"))
+		_, err = key.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(backups), Prefix: aws.String("other/")})
+		Expect(code(err)).To(Equal("AccessDenied"))
+		Expect(code(getObject(ctx, key, backups, "other/old.tar"))).To(Equal("AccessDenied"))
+		Expect(code(putObject(ctx, key, backups, "other/new.tar"))).To(Equal("AccessDenied"))
+		Expect(code(deleteObject(ctx, key, backups, "other/old.tar"))).To(Equal("AccessDenied"))
+	})
+
 	It("rotates without a failed request, and revokes the old key after the overlap and on deletion", func(ctx SpecContext) {
 		data := bucket(ctx, "data")
 		Expect(putObject(ctx, owner, data, "report.csv")).To(Succeed())

@@ -58,7 +58,9 @@ type Backup struct {
 	// under BACKUP_SNAPSHOT_PREFIX (BACKUP_PREFIX, the run's Job name and "/"), so every run is a
 	// snapshot that can be restored on its own. AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY hold
 	// the keys of the backup's own WriteOnly BucketAccess: they put objects and cannot list, read
-	// or delete them, so a run writes new keys and never lists what is there.
+	// or delete them, so a run writes new keys and never lists what is there. Each link's
+	// variables carry a key that can only read: the link's own when it is ReadOnly, a ReadOnly
+	// one of the backup's otherwise, none for a WriteOnly link.
 	// +required
 	// +kubebuilder:validation:MinItems=1
 	// +listType=atomic
@@ -67,7 +69,8 @@ type Backup struct {
 	// restoreCommand is the entrypoint of a restore, with its arguments. It runs in a Job when
 	// the annotation paas.osm.dev/restore names a snapshot, with the backup's environment and
 	// RESTORE_SNAPSHOT and RESTORE_PREFIX (where that snapshot's objects are); its AWS_* keys are
-	// those of a ReadOnly BucketAccess of the backup Bucket.
+	// those of a ReadOnly BucketAccess of the backup Bucket, and only the links that may write
+	// (ReadWrite, WriteOnly) carry their keys, to put the data back.
 	// +optional
 	// +listType=atomic
 	RestoreCommand []string `json:"restoreCommand,omitempty"`
@@ -78,7 +81,12 @@ type Backup struct {
 	Image string `json:"image,omitempty"`
 
 	// prefix is the object key prefix the backup writes under, given to the command as
-	// BACKUP_PREFIX. Defaults to "<application name>/".
+	// BACKUP_PREFIX; the retention rule expires and status.backups lists the same prefix.
+	// Defaults to "<application name>/". It is a folder of its own: segments of letters,
+	// digits, '.', '_' and '-' that start with a letter or digit, each followed by "/"
+	// ("team/web/"), so no "$", no leading "/", no "." or "..". No other Application of the
+	// namespace may back up into the same Bucket under a prefix that starts with this one or
+	// that this one starts with; of two that do, the one created first keeps its backup.
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Prefix string `json:"prefix,omitempty"`
@@ -89,7 +97,9 @@ type Backup struct {
 
 	// retention is how long each backup is kept, in days: "14d". The backup Bucket gets a
 	// lifecycle rule (id osm-backup-<name>) that expires the objects under the backup prefix
-	// after that long; a server without lifecycle rules says so in the Bucket's Ready.
+	// after that long; a server without lifecycle rules says so in the Bucket's Ready. Expiring
+	// is deleting, so the Application's link to the backup Bucket must be ReadWrite or
+	// WriteOnly, not ReadOnly.
 	// +optional
 	// +kubebuilder:validation:Pattern=`^[1-9][0-9]{0,4}d$`
 	Retention string `json:"retention,omitempty"`
@@ -159,7 +169,8 @@ type ApplicationSpec struct {
 	Resources corev1.ResourceRequirements `json:"resources,omitempty,omitzero"`
 
 	// buckets are the Buckets the application uses; each link's variables are injected into
-	// the application's and the backup's containers.
+	// the application's containers with the link's key, and into the backup's and a restore's
+	// with only the key each needs (see backup.command and backup.restoreCommand).
 	// +optional
 	// +listType=map
 	// +listMapKey=name

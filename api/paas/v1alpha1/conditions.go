@@ -56,6 +56,22 @@ const (
 	// ReasonHostNotAllowed: spec.host is not under a domain the manager lets Applications
 	// serve (--ingress-domains); no Ingress is made for it.
 	ReasonHostNotAllowed = "HostNotAllowed"
+	// ReasonHostConflict: another Application, in this namespace or another one, created first,
+	// serves spec.host; no Ingress is made for it (one made before is deleted). The webhook
+	// refuses this; the controller decides when two got in at once.
+	ReasonHostConflict = "HostConflict"
+	// ReasonBackupPrefixNotAllowed: spec.backup.prefix (or the default "<name>/") is not a
+	// folder of plain segments ending in "/" (no "$", no leading "/", no "." or ".."). The
+	// webhook refuses it; the controller writes no CronJob, restore Job or retention rule for
+	// it, lists no backups, and deletes a backup CronJob it made before.
+	ReasonBackupPrefixNotAllowed = "BackupPrefixNotAllowed"
+	// ReasonBackupPrefixConflict: another Application of the namespace, created first, backs up
+	// into the same Bucket under a prefix that overlaps this one's. Treated as
+	// BackupPrefixNotAllowed.
+	ReasonBackupPrefixConflict = "BackupPrefixConflict"
+	// ReasonRetentionNotAllowed: spec.backup.retention is set on a Bucket the Application links
+	// ReadOnly: expiring objects is deleting them. Treated as BackupPrefixNotAllowed.
+	ReasonRetentionNotAllowed = "RetentionNotAllowed"
 	// ReasonResourceConflict: an object the Application needs (Deployment, Service, Ingress,
 	// CronJob, BucketAccess) exists with its name and belongs to something else; it is never
 	// taken over.

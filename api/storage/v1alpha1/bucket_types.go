@@ -163,6 +163,19 @@ type BucketSpec struct {
 	// +optional
 	Logging *BucketLogging `json:"logging,omitempty"`
 
+	// website serves the bucket as a static website, reached at status.websiteEndpoint where
+	// the provider says how. Removing it deletes the bucket's website configuration.
+	// +optional
+	Website *BucketWebsite `json:"website,omitempty"`
+
+	// notifications send an event to an HTTP endpoint for each object created or removed in the
+	// bucket, through a topic the provider makes for each one. Removing one deletes its topic.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=20
+	Notifications []BucketNotification `json:"notifications,omitempty"`
+
 	// managementPolicy is Manage (the default) or Observe. An Observe Bucket reads the bucket
 	// (it must exist) and reports every setting in status, with the InSync condition saying
 	// whether it matches this spec, and never creates, changes, tags or deletes anything at the
@@ -178,6 +191,11 @@ type BucketSpec struct {
 	// for another resource is never taken over.
 	// +optional
 	Adopt bool `json:"adopt,omitempty"`
+
+	// quota is the most the bucket may hold; the provider enforces it, refusing writes past
+	// it, and the QuotaNearlyFull condition warns before. Removing it removes the limit.
+	// +optional
+	Quota *BucketQuota `json:"quota,omitempty"`
 }
 
 // VersioningStatus is a bucket's versioning state.
@@ -441,6 +459,38 @@ type BucketStatus struct {
 	// +optional
 	Logging *BucketLogging `json:"logging,omitempty"`
 
+	// website is the bucket's website configuration as observed while the spec sets one.
+	// +optional
+	Website *BucketWebsite `json:"website,omitempty"`
+
+	// websiteEndpoint is the URL at which the provider serves the bucket's website, while it
+	// has one and the provider says how its websites are reached.
+	// +optional
+	WebsiteEndpoint string `json:"websiteEndpoint,omitempty"`
+
+	// notifications are the bucket's event notifications as observed while the spec has some,
+	// each with the topic it publishes to.
+	// +optional
+	// +listType=atomic
+	Notifications []ObservedNotification `json:"notifications,omitempty"`
+
+	// topics are the topics the operator asked the provider for, for this Bucket's
+	// notifications: each is recorded before it is asked for, so one whose answer was lost is
+	// still found and deleted when its notification or the Bucket goes.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Topics []NotificationTopic `json:"topics,omitempty"`
+
+	// quota is the bucket's quota as the provider enforces it, while the spec sets one.
+	// +optional
+	Quota *ObservedQuota `json:"quota,omitempty"`
+
+	// usage is what the bucket holds, as the provider counts it; absent where the provider
+	// cannot tell (see the UsageUnsupported reason).
+	// +optional
+	Usage *BucketUsage `json:"usage,omitempty"`
+
 	// managementPolicy is Observe when the settings in this status were observed by an Observe
 	// pass, and absent otherwise. What an Observe pass recorded was never written by the
 	// operator, so a switch to Manage does not take it for the operator's own (and remove it
@@ -465,6 +515,8 @@ type BucketStatus struct {
 // +kubebuilder:printcolumn:name="Bucket",type=string,JSONPath=`.spec.bucketName`
 // +kubebuilder:printcolumn:name="Contract",type=string,JSONPath=`.spec.contractName`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Size",type=string,JSONPath=`.status.usage.size`
+// +kubebuilder:printcolumn:name="Objects",type=integer,JSONPath=`.status.usage.objects`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:selectablefield:JSONPath=`.spec.bucketName`

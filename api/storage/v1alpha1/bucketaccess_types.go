@@ -18,7 +18,8 @@ const (
 	// itself (its ACL, policy or configuration) or touch another bucket.
 	AccessReadWrite AccessMode = "ReadWrite"
 	// AccessWriteOnly puts objects and never reads, lists or deletes them: what a backup job
-	// should hold, so that a leaked key cannot read or destroy earlier backups.
+	// should hold, so that a leaked key cannot read, list or delete earlier backups. It can
+	// still overwrite an object whose name it knows; a versioned bucket keeps the old version.
 	AccessWriteOnly AccessMode = "WriteOnly"
 )
 
@@ -56,6 +57,30 @@ type BucketAccessSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",messageExpression="'secretName cannot change (was ' + oldSelf + ')'"
 	SecretName string `json:"secretName,omitempty"`
+
+	// prefix, when set, limits the key to the objects whose names start with it: it may list,
+	// read, write and delete only under it, whatever its access (a listing must name a prefix
+	// under it). "backups/web/" for one folder. It may not contain "..", "$", "*" or "?", nor
+	// start with "/". The Secret's formats carry it (BUCKET_PREFIX). Where the S3 server does
+	// not enforce it, the key is not handed out (Ready=False, PrefixUnsupported).
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="!self.contains('..')",message="prefix may not contain '..'"
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/')",message="prefix may not start with '/'"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[$*?]')",message="prefix may not contain '$', '*' or '?': in a bucket policy they are variables and wildcards"
+	Prefix string `json:"prefix,omitempty"`
+
+	// formats are the shapes the Secret holds the credentials in, several at once: env (the
+	// AWS_* variables, BUCKET_NAME and BUCKET_PREFIX), aws-files (credentials and config files
+	// for the AWS CLI and SDKs), cosi (COSI's BucketInfo and COSI_S3_* keys), obc (Rook's
+	// ObjectBucketClaim keys, also in a ConfigMap of the same name, without the key), rclone
+	// (rclone.conf) and s3cfg (s3cmd's .s3cfg). Defaults to [env]. A rotation rewrites them all
+	// at once.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=6
+	// +kubebuilder:default={env}
+	Formats []SecretFormat `json:"formats,omitempty"`
 
 	// rotation, when set, replaces the key every period. Without it a key is replaced only when
 	// the annotation storage.osm.dev/rotate-key changes value, or when the Secret loses it, and
@@ -236,6 +261,8 @@ func KeyOverlap(r *KeyRotation) time.Duration {
 const (
 	// SecretKeyBucketName holds the bucket's name, so a client needs nothing else.
 	SecretKeyBucketName = "BUCKET_NAME"
+	// SecretKeyBucketPrefix holds spec.prefix, when it is set.
+	SecretKeyBucketPrefix = "BUCKET_PREFIX"
 	// BucketAccessLabel is set on a BucketAccess's Secret with the BucketAccess's name.
 	BucketAccessLabel = "storage.osm.dev/bucket-access"
 	// RotateKeyAnnotation on a BucketAccess: a new value asks for a new key now.
@@ -262,6 +289,10 @@ const (
 	ReasonAccessMismatch = "AccessMismatch"
 	// ReasonPrincipalsUnsupported: the provider cannot make principals for this contract.
 	ReasonPrincipalsUnsupported = "PrincipalsUnsupported"
+	// ReasonPrefixUnsupported: the key can reach objects outside spec.prefix: the S3 server
+	// does not enforce the policy's prefix condition (or the bucket's ACL or policy allows
+	// more), so the key is not handed out.
+	ReasonPrefixUnsupported = "PrefixUnsupported"
 	// ReasonPrincipalLost: the provider no longer has the BucketAccess's principal (deleted
 	// outside the operator); deleting and re-creating the BucketAccess issues new credentials.
 	ReasonPrincipalLost = "PrincipalLost"
@@ -273,3 +304,6 @@ func (a *BucketAccess) Keys() *KeyStatus { return &a.Status.KeyStatus }
 // Rotation is how the BucketAccess's key rotates (nil: only when asked), and the field that
 // says so.
 func (a *BucketAccess) Rotation() (*KeyRotation, string) { return a.Spec.Rotation, "spec.rotation" }
+
+// SecretFormats is what the BucketAccess's Secret holds.
+func (a *BucketAccess) SecretFormats() []SecretFormat { return FormatsOrDefault(a.Spec.Formats) }

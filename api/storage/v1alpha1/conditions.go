@@ -70,6 +70,15 @@ const (
 	ReasonS3Rejected = "S3Rejected"
 	// ReasonBucketNotEmpty: deletion is blocked because the bucket still holds objects.
 	ReasonBucketNotEmpty = "BucketNotEmpty"
+	// ReasonCredentialsIncomplete: a Contract of spec.credentials cannot find what it needs: its
+	// Secret, the keys in it, or the endpoint.
+	ReasonCredentialsIncomplete = "CredentialsIncomplete"
+	// ReasonInvalidCredentials: the S3 endpoint refused the keys of a Contract of
+	// spec.credentials (an unknown key, a wrong secret, a signature for the wrong region).
+	ReasonInvalidCredentials = "InvalidCredentials"
+	// ReasonEndpointUnreachable: the S3 endpoint of a Contract of spec.credentials did not
+	// answer, or its TLS certificate is not trusted.
+	ReasonEndpointUnreachable = "EndpointUnreachable"
 	// ReasonInvalidName: the resource's name cannot work (for example a Contract name too long
 	// to label its Secret); nothing was bought or created.
 	ReasonInvalidName = "InvalidName"
@@ -83,8 +92,9 @@ const (
 	ReasonAccessDeniedByPolicy = "AccessDeniedByPolicy"
 	// ReasonVersioningUnsupported, ReasonLifecycleUnsupported, ReasonCORSUnsupported,
 	// ReasonObjectLockUnsupported, ReasonTagsUnsupported, ReasonACLUnsupported and
-	// ReasonPolicyUnsupported, ReasonEncryptionUnsupported, ReasonPublicAccessBlockUnsupported
-	// and ReasonLoggingUnsupported: the S3 server does not implement what the spec asks for (it
+	// ReasonPolicyUnsupported, ReasonEncryptionUnsupported, ReasonPublicAccessBlockUnsupported,
+	// ReasonLoggingUnsupported, ReasonWebsiteUnsupported and ReasonNotificationsUnsupported
+	// (also when the provider makes no topics): the S3 server does not implement what the spec asks for (it
 	// answered 501, or 405 for a sub-resource it lacks); the rest of the spec is applied, and the
 	// server is asked again once a resync period.
 	ReasonVersioningUnsupported        = "VersioningUnsupported"
@@ -97,6 +107,8 @@ const (
 	ReasonEncryptionUnsupported        = "EncryptionUnsupported"
 	ReasonPublicAccessBlockUnsupported = "PublicAccessBlockUnsupported"
 	ReasonLoggingUnsupported           = "LoggingUnsupported"
+	ReasonWebsiteUnsupported           = "WebsiteUnsupported"
+	ReasonNotificationsUnsupported     = "NotificationsUnsupported"
 	// ReasonObjectLockNotEnabled: the spec asks for object lock, but the bucket was created
 	// without it (an adopted bucket), and S3 turns it on only at creation.
 	ReasonObjectLockNotEnabled = "ObjectLockNotEnabled"

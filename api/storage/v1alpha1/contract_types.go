@@ -16,15 +16,29 @@ const (
 	ReclaimPolicyRetain ReclaimPolicy = "Retain"
 )
 
-// ContractSpec is what the user buys from the object-storage provider.
+// ContractSpec is what the user buys from the object-storage provider, or the account the user
+// already has.
+// +kubebuilder:validation:XValidation:rule="has(self.plan) != has(self.credentials)",message="set exactly one of plan (buy an account through the provider's contract API) and credentials (use an account you already have)"
+// +kubebuilder:validation:XValidation:rule="has(self.credentials) == has(oldSelf.credentials)",message="plan or credentials is chosen when the Contract is created and cannot be swapped"
 // +kubebuilder:validation:XValidation:rule="has(self.region) == has(oldSelf.region)",message="region cannot be added or removed after creation"
 type ContractSpec struct {
-	// plan is the provider's plan to buy, for example "standard". It cannot change.
-	// +required
+	// plan is the provider's plan to buy, for example "standard". It cannot change. Exactly one
+	// of plan and credentials is set.
+	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",messageExpression="'plan cannot change (was ' + oldSelf + ')'"
-	Plan string `json:"plan"`
+	Plan string `json:"plan,omitempty"`
+
+	// credentials use an account that exists (AWS S3, a MinIO or Ceph cluster run by another
+	// team, any S3 service) instead of buying one: nothing is bought and nothing is cancelled, so
+	// reclaimPolicy, secretName and keyRotation do not apply. Buckets use the account as they
+	// use a bought one; what needs the provider's contract API (BucketAccess principals, key
+	// rotation) says it is unsupported. It cannot change; the keys in its Secret can, and are
+	// picked up without a restart.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="credentials cannot change: create another Contract for another account (the keys in the Secret may change)"
+	Credentials *ContractCredentials `json:"credentials,omitempty"`
 
 	// region is where the storage lives. When empty the provider chooses, and status.region
 	// says what it chose. It cannot change.
@@ -50,6 +64,15 @@ type ContractSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	SecretName string `json:"secretName,omitempty"`
 
+	// formats are the shapes the Secret holds the account's credentials in, several at once:
+	// env, aws-files, cosi, obc, rclone, s3cfg, as for a BucketAccess (docs/bucketaccess.md),
+	// without a bucket. Defaults to [env].
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=6
+	// +kubebuilder:default={env}
+	Formats []SecretFormat `json:"formats,omitempty"`
+
 	// keyRotation, when set, replaces the account's key every period, where the provider's
 	// accounts can hold more than one key (Ceph RGW can, versitygw cannot: the KeyRotation
 	// condition then says so). Without it a key is replaced only when the annotation
@@ -60,6 +83,37 @@ type ContractSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self.period) >= duration('1m')",message="keyRotation.period must be at least one minute"
 	// +kubebuilder:validation:XValidation:rule="!has(self.overlap) || (duration(self.overlap) >= duration('0s') && duration(self.overlap) < duration(self.period))",message="keyRotation.overlap must not be negative and must be shorter than period"
 	KeyRotation *KeyRotation `json:"keyRotation,omitempty"`
+}
+
+// ContractCredentials name an account that exists: its keys, and where its S3 endpoint is.
+type ContractCredentials struct {
+	// secretName is a Secret in this namespace with the account's AWS_ACCESS_KEY_ID and
+	// AWS_SECRET_ACCESS_KEY, and, unless endpoint and region say them here, AWS_ENDPOINT_URL and
+	// AWS_REGION. The operator reads it and labels it storage.osm.dev/contract (so a change of
+	// its keys wakes the Contract and its Buckets); it never copies or changes its data.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	SecretName string `json:"secretName"`
+
+	// endpoint is the S3 endpoint URL, for example https://s3.eu-west-1.amazonaws.com or
+	// https://minio.example.com:9000. Absent, the Secret's AWS_ENDPOINT_URL.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://') || self.startsWith('http://')",message="endpoint must be an http:// or https:// URL"
+	Endpoint string `json:"endpoint,omitempty"`
+
+	// region is the region requests are signed for. Absent, the Secret's AWS_REGION, or
+	// us-east-1.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Region string `json:"region,omitempty"`
+
+	// forcePathStyle addresses buckets as <endpoint>/<bucket> (MinIO, Ceph RGW, most S3 servers
+	// on premises) rather than <bucket>.<endpoint host> (AWS's virtual-hosted style). Absent:
+	// virtual-hosted on amazonaws.com, path style elsewhere.
+	// +optional
+	ForcePathStyle *bool `json:"forcePathStyle,omitempty"`
 }
 
 // ContractStatus is what the provider reported for the contract.
@@ -80,6 +134,11 @@ type ContractStatus struct {
 	// +optional
 	Region string `json:"region,omitempty"`
 
+	// virtualHostedStyle is true when buckets are addressed as <bucket>.<endpoint host> rather
+	// than <endpoint>/<bucket> (an account of spec.credentials on AWS).
+	// +optional
+	VirtualHostedStyle bool `json:"virtualHostedStyle,omitempty"`
+
 	// plan is the plan the provider reports.
 	// +optional
 	Plan string `json:"plan,omitempty"`
@@ -92,6 +151,22 @@ type ContractStatus struct {
 	// it; absent, the AWS forms.
 	// +optional
 	BucketPolicy *BucketPolicyForm `json:"bucketPolicy,omitempty"`
+
+	// websiteEndpoint is where the provider serves a bucket's static website, as it reports it:
+	// a URL in which {bucket} stands for the bucket's name, such as
+	// http://{bucket}.s3-website.example.com. Absent, the provider does not say, and Buckets
+	// show no websiteEndpoint.
+	// +optional
+	WebsiteEndpoint string `json:"websiteEndpoint,omitempty"`
+
+	// quotaBytes is the storage quota of the plan, as the provider reports it; absent when the
+	// plan has none.
+	// +optional
+	QuotaBytes int64 `json:"quotaBytes,omitempty"`
+
+	// usage is what the Buckets naming this Contract hold together, summed from their status.
+	// +optional
+	Usage *ContractUsage `json:"usage,omitempty"`
 
 	// purchaseRequested is set by the operator before it first asks the provider for this
 	// Contract's contract, so that a deletion finds a purchase whose answer was lost. It lives in
@@ -146,6 +221,7 @@ type BucketPolicyForm struct {
 // +kubebuilder:printcolumn:name="Contract ID",type=string,JSONPath=`.status.contractID`
 // +kubebuilder:printcolumn:name="Secret",type=string,JSONPath=`.status.secretName`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Size",type=string,JSONPath=`.status.usage.size`,priority=1
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
@@ -168,8 +244,12 @@ type Contract struct {
 	Status ContractStatus `json:"status,omitempty"`
 }
 
-// SecretNameOrDefault is the Secret that receives the credentials.
+// SecretNameOrDefault is the Secret that holds the credentials: the one spec.credentials names,
+// or the one the operator writes.
 func (c *Contract) SecretNameOrDefault() string {
+	if c.Spec.Credentials != nil {
+		return c.Spec.Credentials.SecretName
+	}
 	if c.Spec.SecretName != "" {
 		return c.Spec.SecretName
 	}
@@ -229,3 +309,6 @@ func (c *Contract) Keys() *KeyStatus { return &c.Status.KeyStatus }
 
 // Rotation is how the Contract's key rotates (nil: only when asked), and the field that says so.
 func (c *Contract) Rotation() (*KeyRotation, string) { return c.Spec.KeyRotation, "spec.keyRotation" }
+
+// SecretFormats is what the Contract's Secret holds.
+func (c *Contract) SecretFormats() []SecretFormat { return FormatsOrDefault(c.Spec.Formats) }

@@ -25,12 +25,20 @@ import (
 // An Application's workloads never get its Contract's account keys: each link, the backup and
 // the restore get the keys of a BucketAccess of their own, which the Application owns, with no
 // more access than they need.
+//
+// The app's pods get every link's key. A backup run gets, besides its own WriteOnly key, a
+// ReadOnly key to each Bucket a link may read, to copy the data from, and nothing else: no key
+// of a link that may write, so a run cannot change the data, nor delete the backups in the
+// backup Bucket. A restore gets, besides the restore's ReadOnly key, the keys of the links that
+// may write, to put the data back, and no key of a ReadOnly link.
 
 // Suffixes of the BucketAccesses of the backup (WriteOnly: a run puts objects and never lists,
-// reads or deletes them) and of restores and the operator's listing of status.backups (ReadOnly).
+// reads or deletes them), of restores and the operator's listing of status.backups (ReadOnly),
+// and of the backup's reads of a Bucket a link reaches ReadWrite ("<bucket>-read", ReadOnly).
 const (
 	backupAccessSuffix  = "backup"
 	restoreAccessSuffix = "restore"
+	readAccessSuffix    = "-read"
 )
 
 // AccessKeysAnnotation on a pod template names the key each BucketAccess the pods read had when
@@ -44,6 +52,9 @@ type wantedAccess struct {
 	// Name is the BucketAccess; Bucket the Bucket it reaches, with Access.
 	Name, Bucket string
 	Access       storagev1alpha1.AccessMode
+	// Prefix limits it to the objects under it: the backup prefix, for the backup's and the
+	// restore's, so their keys cannot touch another Application's backups.
+	Prefix string
 	// Component labels it as the app's, the backup's or the restore's.
 	Component string
 }
@@ -68,10 +79,13 @@ func hashedName(name string) string {
 
 // wantedAccesses are the BucketAccesses app needs, in the order its environment uses them: one
 // per link, "<app>-<bucket>" with the link's access; with a backup into a linked Bucket, a
-// WriteOnly one "<app>-backup" and a ReadOnly one "<app>-restore" of that Bucket. A link to a
-// Bucket named "backup" or "restore" keeps "<app>-backup" or "<app>-restore"; the backup's or
-// the restore's then gets a hashed name.
-func wantedAccesses(app *paasv1alpha1.Application) []wantedAccess {
+// WriteOnly one "<app>-backup" and a ReadOnly one "<app>-restore" of that Bucket, and a
+// ReadOnly one "<app>-<bucket>-read" for each Bucket a link reaches ReadWrite, which the backup
+// reads with (a ReadOnly link's Bucket it reads with the link's own key; the restore's key
+// reaches only the backup prefix). A backup the operator refuses (backup false) gets none. A
+// link keeps its name when another would have it: the backup's, the restore's or a read one
+// then gets a hashed name.
+func wantedAccesses(app *paasv1alpha1.Application, backup bool) []wantedAccess {
 	wanted := make([]wantedAccess, 0, len(app.Spec.Buckets)+2)
 	taken := map[string]bool{}
 	for _, l := range app.Spec.Buckets {
@@ -79,22 +93,34 @@ func wantedAccesses(app *paasv1alpha1.Application) []wantedAccess {
 		taken[name] = true
 		wanted = append(wanted, wantedAccess{Name: name, Bucket: l.Name, Access: l.AccessOrDefault(), Component: ComponentApp})
 	}
-	backup := app.Spec.Backup
-	if backup == nil || !linksBucket(app.Spec.Buckets, backup.Bucket) {
+	b := app.Spec.Backup
+	if !backup || b == nil || !linksBucket(app.Spec.Buckets, b.Bucket) {
 		return wanted
 	}
-	for _, w := range []wantedAccess{
-		{Name: backupAccessSuffix, Bucket: backup.Bucket, Access: storagev1alpha1.AccessWriteOnly, Component: ComponentBackup},
-		{Name: restoreAccessSuffix, Bucket: backup.Bucket, Access: storagev1alpha1.AccessReadOnly, Component: ComponentRestore},
-	} {
+	more := []wantedAccess{
+		{Name: backupAccessSuffix, Bucket: b.Bucket, Access: storagev1alpha1.AccessWriteOnly, Prefix: app.BackupPrefixOrDefault(), Component: ComponentBackup},
+		{Name: restoreAccessSuffix, Bucket: b.Bucket, Access: storagev1alpha1.AccessReadOnly, Prefix: app.BackupPrefixOrDefault(), Component: ComponentRestore},
+	}
+	for _, l := range app.Spec.Buckets {
+		if l.AccessOrDefault() == storagev1alpha1.AccessReadWrite {
+			more = append(more, wantedAccess{Name: l.Name + readAccessSuffix, Bucket: l.Name, Access: storagev1alpha1.AccessReadOnly, Component: ComponentBackup})
+		}
+	}
+	for _, w := range more {
 		suffix := w.Name
 		w.Name = accessName(app.Name, suffix)
 		if taken[w.Name] {
 			w.Name = hashedName(app.Name + "-" + suffix + "-" + suffix)
 		}
+		taken[w.Name] = true
 		wanted = append(wanted, w)
 	}
 	return wanted
+}
+
+// isBackupRead says whether w is one of the backup's ReadOnly BucketAccesses.
+func (w wantedAccess) isBackupRead() bool {
+	return w.Component == ComponentBackup && w.Access == storagev1alpha1.AccessReadOnly
 }
 
 // accessState is what one pass saw of a BucketAccess.
@@ -172,15 +198,41 @@ type appAccesses struct {
 	// backup and restore are the backup's and the restore's, nil without a backup into a
 	// linked Bucket.
 	backup, restore *accessState
+	// backupReads holds the backup's ReadOnly ones, by Bucket name: one for each Bucket that a
+	// link reaches ReadWrite.
+	backupReads map[string]accessState
+}
+
+// backupReadKey is the key a backup run gets for link l: a ReadOnly one to its Bucket when the
+// link may read (the link's own when it is ReadOnly, the backup's own read one otherwise), none
+// for a WriteOnly link. ok is false when the key the link needs is not known yet.
+func (a appAccesses) backupReadKey(l resolvedLink) (key *accessState, ok bool) {
+	switch l.Mode {
+	case storagev1alpha1.AccessWriteOnly:
+		return nil, true
+	case storagev1alpha1.AccessReadOnly:
+		return &l.Access, true
+	}
+	st, found := a.backupReads[l.Name]
+	return &st, found
+}
+
+// restoreWriteKey is the key a restore gets for link l: the link's own when it may write, none
+// for a ReadOnly link.
+func restoreWriteKey(l resolvedLink) *accessState {
+	if l.Mode == storagev1alpha1.AccessReadOnly {
+		return nil
+	}
+	return &l.Access
 }
 
 // syncAccesses makes the BucketAccesses app needs, deletes those it owns and no longer needs,
 // and returns what each wanted one says. buckets are the linked Buckets that exist, by name:
 // admission refuses a BucketAccess for a Bucket that does not exist or is being deleted, so
 // none is made for one until it is there (one made before is kept and kept up to date).
-func (r *ApplicationReconciler) syncAccesses(ctx context.Context, app *paasv1alpha1.Application, buckets map[string]*storagev1alpha1.Bucket) (appAccesses, error) {
-	wanted := wantedAccesses(app)
-	out := appAccesses{links: make(map[string]accessState, len(app.Spec.Buckets))}
+func (r *ApplicationReconciler) syncAccesses(ctx context.Context, app *paasv1alpha1.Application, buckets map[string]*storagev1alpha1.Bucket, backup bool) (appAccesses, error) {
+	wanted := wantedAccesses(app, backup)
+	out := appAccesses{links: make(map[string]accessState, len(app.Spec.Buckets)), backupReads: map[string]accessState{}}
 	states := make(map[string]bool, len(wanted))
 	for _, w := range wanted {
 		b := buckets[w.Bucket]
@@ -193,12 +245,14 @@ func (r *ApplicationReconciler) syncAccesses(ctx context.Context, app *paasv1alp
 			st = observeAccess(ba)
 		}
 		states[w.Name] = true
-		switch w.Component {
-		case ComponentApp:
+		switch {
+		case w.Component == ComponentApp:
 			out.links[w.Bucket] = st
-		case ComponentBackup:
+		case w.isBackupRead():
+			out.backupReads[w.Bucket] = st
+		case w.Component == ComponentBackup:
 			out.backup = &st
-		case ComponentRestore:
+		case w.Component == ComponentRestore:
 			out.restore = &st
 		}
 	}
@@ -214,7 +268,10 @@ func (r *ApplicationReconciler) syncAccesses(ctx context.Context, app *paasv1alp
 			continue
 		}
 		why := fmt.Sprintf("the Application no longer links Bucket %s", ba.Spec.Bucket)
-		if ba.Labels[LabelComponent] != ComponentApp {
+		switch {
+		case ba.Labels[LabelComponent] == ComponentBackup && ba.Spec.Access == storagev1alpha1.AccessReadOnly:
+			why = fmt.Sprintf("the backup no longer reads Bucket %s with a key of its own", ba.Spec.Bucket)
+		case ba.Labels[LabelComponent] != ComponentApp:
 			why = fmt.Sprintf("the Application no longer backs up into Bucket %s", ba.Spec.Bucket)
 		}
 		if err := r.deleteOwned(ctx, app, ba, "BucketAccess", why); err != nil {
@@ -266,9 +323,11 @@ func (r *ApplicationReconciler) applyAccess(ctx context.Context, app *paasv1alph
 	return ba, nil
 }
 
-// mutateAccess sets what the Application owns of a BucketAccess: its labels, Bucket and access.
+// mutateAccess sets what the Application owns of a BucketAccess: its labels, Bucket, access
+// and prefix.
 func mutateAccess(ba *storagev1alpha1.BucketAccess, app *paasv1alpha1.Application, w wantedAccess) {
 	setLabels(&ba.Labels, app, w.Component)
 	ba.Spec.Bucket = w.Bucket
 	ba.Spec.Access = w.Access
+	ba.Spec.Prefix = w.Prefix
 }

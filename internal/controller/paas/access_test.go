@@ -76,8 +76,23 @@ func TestWantedAccesses(t *testing.T) {
 			app: app(backupTo("photos"), paasv1alpha1.BucketLink{Name: "photos", Access: "ReadOnly"}),
 			want: []wantedAccess{
 				{Name: "web-photos", Bucket: "photos", Access: "ReadOnly", Component: "app"},
-				{Name: "web-backup", Bucket: "photos", Access: "WriteOnly", Component: "backup"},
-				{Name: "web-restore", Bucket: "photos", Access: "ReadOnly", Component: "restore"},
+				{Name: "web-backup", Bucket: "photos", Access: "WriteOnly", Prefix: "web/", Component: "backup"},
+				{Name: "web-restore", Bucket: "photos", Access: "ReadOnly", Prefix: "web/", Component: "restore"},
+			}},
+		{name: "a backup reads the Buckets a link may write with ReadOnly keys of its own",
+			app: app(backupTo("photos"), paasv1alpha1.BucketLink{Name: "photos"}, paasv1alpha1.BucketLink{Name: "media"},
+				paasv1alpha1.BucketLink{Name: "assets", Access: "ReadOnly"}, paasv1alpha1.BucketLink{Name: "logs", Access: "WriteOnly"},
+				paasv1alpha1.BucketLink{Name: "media-read", Access: "ReadOnly"}),
+			want: []wantedAccess{
+				{Name: "web-photos", Bucket: "photos", Access: "ReadWrite", Component: "app"},
+				{Name: "web-media", Bucket: "media", Access: "ReadWrite", Component: "app"},
+				{Name: "web-assets", Bucket: "assets", Access: "ReadOnly", Component: "app"},
+				{Name: "web-logs", Bucket: "logs", Access: "WriteOnly", Component: "app"},
+				{Name: "web-media-read", Bucket: "media-read", Access: "ReadOnly", Component: "app"},
+				{Name: "web-backup", Bucket: "photos", Access: "WriteOnly", Prefix: "web/", Component: "backup"},
+				{Name: "web-restore", Bucket: "photos", Access: "ReadOnly", Prefix: "web/", Component: "restore"},
+				{Name: "web-photos-read", Bucket: "photos", Access: "ReadOnly", Component: "backup"},
+				{Name: hashedName("web-media-read-media-read"), Bucket: "media", Access: "ReadOnly", Component: "backup"},
 			}},
 		{name: "a backup into a Bucket that is not linked gets nothing",
 			app:  app(backupTo("elsewhere"), paasv1alpha1.BucketLink{Name: "photos"}),
@@ -87,13 +102,15 @@ func TestWantedAccesses(t *testing.T) {
 			want: []wantedAccess{
 				{Name: "web-backup", Bucket: "backup", Access: "ReadWrite", Component: "app"},
 				{Name: "web-restore", Bucket: "restore", Access: "ReadWrite", Component: "app"},
-				{Name: hashedName("web-backup-backup"), Bucket: "backup", Access: "WriteOnly", Component: "backup"},
-				{Name: hashedName("web-restore-restore"), Bucket: "backup", Access: "ReadOnly", Component: "restore"},
+				{Name: hashedName("web-backup-backup"), Bucket: "backup", Access: "WriteOnly", Prefix: "web/", Component: "backup"},
+				{Name: hashedName("web-restore-restore"), Bucket: "backup", Access: "ReadOnly", Prefix: "web/", Component: "restore"},
+				{Name: "web-backup-read", Bucket: "backup", Access: "ReadOnly", Component: "backup"},
+				{Name: "web-restore-read", Bucket: "restore", Access: "ReadOnly", Component: "backup"},
 			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := wantedAccesses(tt.app)
+			got := wantedAccesses(tt.app, true)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("wantedAccesses() mismatch (-want +got):\n%s", diff)
 			}
@@ -192,5 +209,17 @@ func TestSetAccessKeys(t *testing.T) {
 				t.Errorf("annotations mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A backup the operator refuses (its prefix, say) gets no keys: not the backup's, the
+// restore's or the reads'.
+func TestARefusedBackupGetsNoKeys(t *testing.T) {
+	app := &paasv1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: paasv1alpha1.ApplicationSpec{
+		Buckets: []paasv1alpha1.BucketLink{{Name: "photos"}},
+		Backup:  &paasv1alpha1.Backup{Bucket: "photos", Schedule: "@daily", Command: []string{"b"}, Prefix: "$(X)/"}}}
+	want := []wantedAccess{{Name: "web-photos", Bucket: "photos", Access: "ReadWrite", Component: "app"}}
+	if diff := cmp.Diff(want, wantedAccesses(app, false)); diff != "" {
+		t.Errorf("wantedAccesses() mismatch (-want +got):\n%s", diff)
 	}
 }

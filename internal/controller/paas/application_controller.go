@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -82,7 +83,7 @@ type ApplicationReconciler struct {
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=get;list;watch;create;update;delete
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=bucketaccesses,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
@@ -124,7 +125,12 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	accesses, err := r.syncAccesses(ctx, app, linked)
+	// A refused backup gets no keys, so it is decided first.
+	backupRefused, err := r.backupRefusal(ctx, app)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	accesses, err := r.syncAccesses(ctx, app, linked, backupRefused == nil)
 	if err != nil {
 		return r.childFailed(app, err)
 	}
@@ -136,15 +142,15 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 
 	// What the operator must not write for a tenant, whatever admission let through.
 	envRefused := refusal(paasv1alpha1.ReasonEnvNotAllowed, application.EnvProblems(field.NewPath("spec", "env"), &app.Spec))
-	var hostRefused *condition
-	if err := application.HostProblem(field.NewPath("spec", "host"), app.Spec.Host, r.IngressDomains); err != nil {
-		hostRefused = refusal(paasv1alpha1.ReasonHostNotAllowed, field.ErrorList{err})
+	hostRefused, err := r.hostRefusal(ctx, app)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 
 	if err := r.syncService(ctx, app); err != nil {
 		return r.childFailed(app, err)
 	}
-	if err := r.syncIngress(ctx, app, hostRefused == nil); err != nil {
+	if err := r.syncIngress(ctx, app, hostRefused); err != nil {
 		return r.childFailed(app, err)
 	}
 	// Pods wait for an env the operator may write; one already running keeps what it has.
@@ -152,7 +158,7 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 	if err != nil {
 		return r.childFailed(app, err)
 	}
-	if err := r.reconcileBackup(ctx, app, links, accesses, usable, buckets, envRefused); err != nil {
+	if err := r.reconcileBackup(ctx, app, links, accesses, usable, buckets, envRefused, backupRefused); err != nil {
 		return r.childFailed(app, err)
 	}
 	switch {
@@ -160,6 +166,8 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 		r.setReady(app, *envRefused)
 	case hostRefused != nil:
 		r.setReady(app, *hostRefused)
+	case backupRefused != nil:
+		r.setReady(app, *backupRefused)
 	default:
 		r.setReady(app, readyCondition(buckets, deploy, ptr.Deref(app.Spec.Replicas, 1)))
 	}
@@ -168,14 +176,25 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 
 // reconcileBackup keeps the backup CronJob, the restore and the list of backups, and says in
 // BackupScheduled where the backup stands. usable says the linked Buckets can be used (buckets
-// says why not); envRefused, when set, is why the operator may not write the env.
+// says why not); envRefused, when set, is why the operator may not write the env, and
+// backupRefused why it may not back up under the backup prefix.
 func (r *ApplicationReconciler) reconcileBackup(ctx context.Context, app *paasv1alpha1.Application, links []resolvedLink, accesses appAccesses,
-	usable bool, buckets condition, envRefused *condition) error {
+	usable bool, buckets condition, envRefused, backupRefused *condition) error {
 	var waiting *condition
 	if !usable {
 		waiting = &condition{metav1.ConditionFalse, waitingReason(buckets), "The backup waits for the linked Buckets (see BucketsReady)"}
 	}
-	cronJob, blocked, err := r.syncCronJob(ctx, app, links, accesses.backup, waiting, envRefused)
+	var cronJob *batchv1.CronJob
+	var blocked *condition
+	var err error
+	if backupRefused != nil {
+		// Nothing is written under a prefix that is not the Application's own, not even by a
+		// CronJob made before.
+		cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: application.BackupCronJobName(app.Name)}}
+		blocked, err = backupRefused, r.deleteOwned(ctx, app, cj, "CronJob", "the operator refuses the backup (see BackupScheduled)")
+	} else {
+		cronJob, blocked, err = r.syncCronJob(ctx, app, links, accesses, waiting, envRefused)
+	}
 	if err != nil {
 		return err
 	}
@@ -189,10 +208,10 @@ func (r *ApplicationReconciler) reconcileBackup(ctx context.Context, app *paasv1
 	// Restores and the list of backups need the backup bucket's link, its ReadOnly
 	// BucketAccess, and an env the operator may write.
 	target := backupTarget(app, links)
-	if !usable || envRefused != nil {
+	if !usable || envRefused != nil || backupRefused != nil {
 		target = nil
 	}
-	if err := r.syncRestore(ctx, app, links, target, accesses.restore); err != nil {
+	if err := r.syncRestore(ctx, app, links, target, accesses.restore, backupRefused); err != nil {
 		return err
 	}
 	r.listBackups(ctx, app, target, accesses.restore)
@@ -266,6 +285,7 @@ func resolveLink(namespace string, l paasv1alpha1.BucketLink, b *storagev1alpha1
 	return resolvedLink{
 		Name:       l.Name,
 		Prefix:     l.EnvPrefixOrDefault(),
+		Mode:       l.AccessOrDefault(),
 		BucketName: b.Status.BucketName,
 		Endpoint:   b.Status.Endpoint,
 		Region:     b.Status.Region,
@@ -299,14 +319,18 @@ func (r *ApplicationReconciler) syncService(ctx context.Context, app *paasv1alph
 	return r.apply(ctx, app, svc, "Service", func() { mutateService(svc, app) })
 }
 
-// syncIngress makes the Ingress when spec.host is set and allowed, and deletes it otherwise: an
-// Ingress for a host outside the allowed domains would route someone else's name.
-func (r *ApplicationReconciler) syncIngress(ctx context.Context, app *paasv1alpha1.Application, hostAllowed bool) error {
+// syncIngress makes the Ingress when spec.host is set and allowed, and deletes it otherwise
+// (refused says why not): an Ingress for a host outside the allowed domains, or one another
+// Application serves, would route someone else's name.
+func (r *ApplicationReconciler) syncIngress(ctx context.Context, app *paasv1alpha1.Application, refused *condition) error {
 	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.Name}}
 	if app.Spec.Host == "" {
 		return r.deleteOwned(ctx, app, ing, "Ingress", "spec.host is not set")
 	}
-	if !hostAllowed {
+	if refused != nil && refused.Reason == paasv1alpha1.ReasonHostConflict {
+		return r.deleteOwned(ctx, app, ing, "Ingress", "another Application serves spec.host")
+	}
+	if refused != nil {
 		return r.deleteOwned(ctx, app, ing, "Ingress", "spec.host is not under an allowed domain")
 	}
 	return r.apply(ctx, app, ing, "Ingress", func() { mutateIngress(ing, app, r.IngressClass) })
@@ -321,7 +345,7 @@ func (r *ApplicationReconciler) syncDeployment(ctx context.Context, app *paasv1a
 	if !usable {
 		return getOwned(ctx, r.Client, app, deploy, "Deployment")
 	}
-	env := append(bucketEnv(links), userEnv(app.Spec.Env)...)
+	env := append(bucketEnv(links, ownKey), userEnv(app.Spec.Env)...)
 	keys := accessKeys(linkAccesses(links)...)
 	var oldKeys string
 	err := r.apply(ctx, app, deploy, "Deployment", func() {
@@ -339,17 +363,18 @@ func (r *ApplicationReconciler) syncDeployment(ctx context.Context, app *paasv1a
 }
 
 // syncCronJob brings the backup CronJob in line with spec.backup, or deletes it when there is
-// no backup. creds is the backup's BucketAccess (nil without a backup into a linked Bucket);
-// waiting, when set, says why the links cannot be used. blocked says why an existing CronJob
-// could not be brought up to date.
-func (r *ApplicationReconciler) syncCronJob(ctx context.Context, app *paasv1alpha1.Application, links []resolvedLink, creds *accessState,
+// no backup. Its runs get the backup's own WriteOnly key and, for the links, ReadOnly keys only
+// (appAccesses.backupReadKey). waiting, when set, says why the links cannot be used. blocked
+// says why an existing CronJob could not be brought up to date.
+func (r *ApplicationReconciler) syncCronJob(ctx context.Context, app *paasv1alpha1.Application, links []resolvedLink, accesses appAccesses,
 	waiting, envRefused *condition) (*batchv1.CronJob, *condition, error) {
+	creds := accesses.backup
 	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: application.BackupCronJobName(app.Name)}}
 	backup := app.Spec.Backup
 	if backup == nil {
 		return nil, nil, r.deleteOwned(ctx, app, cj, "CronJob", "spec.backup is not set")
 	}
-	if !linksBucket(app.Spec.Buckets, backup.Bucket) || creds == nil {
+	if !linksBucket(app.Spec.Buckets, backup.Bucket) || creds == nil || accesses.restore == nil {
 		existing, err := getOwned(ctx, r.Client, app, cj, "CronJob")
 		return existing, &condition{metav1.ConditionFalse, paasv1alpha1.ReasonBucketNotLinked, fmt.Sprintf(
 			"spec.backup.bucket is %s, which spec.buckets does not link", backup.Bucket)}, err
@@ -380,14 +405,74 @@ func (r *ApplicationReconciler) syncCronJob(ctx context.Context, app *paasv1alph
 		return existing, &condition{metav1.ConditionFalse, paasv1alpha1.ReasonBucketAccessNotReady,
 			"The backup waits for its WriteOnly credentials: " + creds.Problem}, err
 	}
-	env := append(bucketEnv(links), backupEnv(*target, *creds, app.BackupPrefixOrDefault())...)
+	reads := []accessState{*creds}
+	for _, l := range links {
+		key, ok := accesses.backupReadKey(l)
+		if !ok {
+			return nil, nil, fmt.Errorf("the backup's read key for Bucket %q is not known", l.Name)
+		}
+		if key == nil {
+			continue
+		}
+		if !key.Usable {
+			existing, err := getOwned(ctx, r.Client, app, cj, "CronJob")
+			return existing, &condition{metav1.ConditionFalse, paasv1alpha1.ReasonBucketAccessNotReady, fmt.Sprintf(
+				"The backup waits for its ReadOnly credentials to Bucket %s: %s", l.Name, key.Problem)}, err
+		}
+		reads = append(reads, *key)
+	}
+	env := append(bucketEnv(links, func(l resolvedLink) *accessState {
+		key, _ := accesses.backupReadKey(l)
+		return key
+	}), backupEnv(*target, *creds, application.BackupPrefix(app))...)
 	env = append(env, backupRunEnv()...)
 	env = append(env, userEnv(app.Spec.Env)...)
-	keys := accessKeys(append(linkAccesses(links), *creds)...)
+	keys := accessKeys(reads...)
 	if err := r.apply(ctx, app, cj, "CronJob", func() { mutateCronJob(cj, app, env, keys) }); err != nil {
 		return nil, nil, err
 	}
 	return cj, nil, nil
+}
+
+// hostRefusal is the condition of an Application whose host the operator refuses to serve, nil
+// when it may: a host outside the allowed domains, or one an Application that came first serves
+// too, in any namespace the manager serves.
+func (r *ApplicationReconciler) hostRefusal(ctx context.Context, app *paasv1alpha1.Application) (*condition, error) {
+	path := field.NewPath("spec", "host")
+	if err := application.HostProblem(path, app.Spec.Host, app.Namespace, r.IngressDomains); err != nil {
+		return refusal(paasv1alpha1.ReasonHostNotAllowed, field.ErrorList{err}), nil
+	}
+	if app.Spec.Host == "" {
+		return nil, nil
+	}
+	others, err := index.ApplicationsServing(ctx, r.Client, app.Spec.Host)
+	if err != nil {
+		return nil, err
+	}
+	taken := application.HostConflicts(path, app, others, func(other *paasv1alpha1.Application) bool { return application.Precedes(other, app) })
+	if len(taken) > 0 {
+		return refusal(paasv1alpha1.ReasonHostConflict, taken), nil
+	}
+	return nil, nil
+}
+
+// backupRefusal is the condition of an Application whose backup the operator refuses to run
+// (application.BackupProblems), nil when it may run. Of two Applications whose backup prefixes
+// overlap in one Bucket, the one created first keeps its backup: the other's is refused.
+func (r *ApplicationReconciler) backupRefusal(ctx context.Context, app *paasv1alpha1.Application) (*condition, error) {
+	if app.Spec.Backup == nil {
+		return nil, nil
+	}
+	var list paasv1alpha1.ApplicationList
+	if err := r.List(ctx, &list, client.InNamespace(app.Namespace),
+		client.MatchingFields{index.ApplicationBucketField: app.Spec.Backup.Bucket}); err != nil {
+		return nil, fmt.Errorf("listing the Applications that link Bucket %q: %w", app.Spec.Backup.Bucket, err)
+	}
+	problems := application.BackupProblems(app, list.Items, func(other *paasv1alpha1.Application) bool { return application.Precedes(other, app) })
+	if len(problems) == 0 {
+		return nil, nil
+	}
+	return refusal(problems[0].Reason, application.Errors(problems)), nil
 }
 
 // backupTarget is the resolved link of the backup's Bucket, nil without a backup or when that
@@ -545,7 +630,9 @@ func (r *ApplicationReconciler) setReady(app *paasv1alpha1.Application, c condit
 	eventType := corev1.EventTypeNormal
 	if c.Reason == paasv1alpha1.ReasonResourceConflict || c.Reason == paasv1alpha1.ReasonEnvNotAllowed ||
 		c.Reason == paasv1alpha1.ReasonChildRejected ||
-		c.Reason == paasv1alpha1.ReasonHostNotAllowed ||
+		c.Reason == paasv1alpha1.ReasonHostNotAllowed || c.Reason == paasv1alpha1.ReasonHostConflict ||
+		c.Reason == paasv1alpha1.ReasonBackupPrefixNotAllowed || c.Reason == paasv1alpha1.ReasonBackupPrefixConflict ||
+		c.Reason == paasv1alpha1.ReasonRetentionNotAllowed ||
 		(c.Status == metav1.ConditionFalse && wasReady && c.Reason != paasv1alpha1.ReasonDeploymentProgressing) {
 		eventType = corev1.EventTypeWarning
 	}
@@ -566,6 +653,9 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&batchv1.Job{}).
 		Owns(&storagev1alpha1.BucketAccess{}).
 		Watches(&storagev1alpha1.Bucket{}, handler.EnqueueRequestsFromMapFunc(r.applicationsOfBucket)).
+		// An Application whose backup prefix or host another one held gets it when that one goes.
+		Watches(&paasv1alpha1.Application{}, handler.EnqueueRequestsFromMapFunc(r.applicationsSharing),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
 		Named("application").
 		Complete(r)
@@ -573,6 +663,29 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 func (r *ApplicationReconciler) applicationsOfBucket(ctx context.Context, obj client.Object) []reconcile.Request {
 	return r.applicationsLinking(ctx, obj.GetNamespace(), obj.GetName())
+}
+
+// applicationsSharing maps an Application to the others whose claims it may decide: those that
+// back up into the same Bucket, and those that serve the same host, in any namespace.
+func (r *ApplicationReconciler) applicationsSharing(ctx context.Context, obj client.Object) []reconcile.Request {
+	app, ok := obj.(*paasv1alpha1.Application)
+	if !ok {
+		return nil
+	}
+	var reqs []reconcile.Request
+	if app.Spec.Backup != nil {
+		reqs = r.applicationsLinking(ctx, app.Namespace, app.Spec.Backup.Bucket)
+	}
+	if app.Spec.Host != "" {
+		others, err := index.ApplicationsServing(ctx, r.Client, app.Spec.Host)
+		if err != nil {
+			logf.FromContext(ctx).Error(err, "Finding the Applications that serve a host", "host", app.Spec.Host)
+		}
+		for _, o := range others {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&o)})
+		}
+	}
+	return slices.DeleteFunc(reqs, func(req reconcile.Request) bool { return req.NamespacedName == client.ObjectKeyFromObject(app) })
 }
 
 func (r *ApplicationReconciler) applicationsLinking(ctx context.Context, namespace, bucket string) []reconcile.Request {

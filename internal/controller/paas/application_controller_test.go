@@ -79,11 +79,20 @@ var _ = Describe("Application", func() {
 		photosAccess := accessReady(ctx, ns, "web-photos")
 		uploadsAccess := accessReady(ctx, ns, "web-user-uploads")
 		backupAccess := accessReady(ctx, ns, "web-backup")
-		for _, ba := range []*storagev1alpha1.BucketAccess{photosAccess, uploadsAccess, backupAccess, accessReady(ctx, ns, "web-restore")} {
+		restoreAccess := accessReady(ctx, ns, "web-restore")
+		uploadsReadAccess := accessReady(ctx, ns, "web-user-uploads-read")
+		photosReadAccess := accessReady(ctx, ns, "web-photos-read")
+		for _, ba := range []*storagev1alpha1.BucketAccess{photosAccess, uploadsAccess, backupAccess, restoreAccess, uploadsReadAccess, photosReadAccess} {
 			Expect(ba.OwnerReferences).To(Equal(controlledBy(app)), ba.Name)
 		}
-		Expect(photosAccess.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{Bucket: "photos", Access: storagev1alpha1.AccessReadWrite}))
-		Expect(backupAccess.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{Bucket: "photos", Access: storagev1alpha1.AccessWriteOnly}))
+		env := []storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv} // the schema's default
+		Expect(photosAccess.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{Bucket: "photos", Access: storagev1alpha1.AccessReadWrite, Formats: env}))
+		Expect(backupAccess.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{Bucket: "photos", Access: storagev1alpha1.AccessWriteOnly,
+			Prefix: "web/", Formats: env}), "the backup's key reaches only the backup prefix")
+		Expect(restoreAccess.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{Bucket: "photos", Access: storagev1alpha1.AccessReadOnly,
+			Prefix: "web/", Formats: env}), "the restore's key reads only the backup prefix")
+		Expect(uploadsReadAccess.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{Bucket: "user-uploads", Access: storagev1alpha1.AccessReadOnly, Formats: env}))
+		Expect(photosReadAccess.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{Bucket: "photos", Access: storagev1alpha1.AccessReadOnly, Formats: env}))
 		appCondition(ctx, app, paasv1alpha1.BucketsReadyCondition, metav1.ConditionTrue, paasv1alpha1.ReasonBucketsReady)
 		ready := appCondition(ctx, app, paasv1alpha1.ReadyCondition, metav1.ConditionFalse, paasv1alpha1.ReasonDeploymentProgressing)
 		Expect(ready.Message).To(Equal("Deployment web is rolling out generation 1"))
@@ -154,7 +163,12 @@ var _ = Describe("Application", func() {
 		Expect(bc.Name).To(Equal("backup"))
 		Expect(bc.Image).To(Equal("registry.example/web:1.0"), "the backup image defaults to the app's")
 		Expect(bc.Command).To(Equal([]string{"/bin/backup", "--all"}))
-		Expect(bc.Env).To(Equal(append(append(wantEnv,
+		// A run reads the links with ReadOnly keys of its own (the restore's reaches only the
+		// backup prefix); no key of a link that may write.
+		backupLinkEnv := append(linkEnv("PHOTOS_", photos, "web-photos-read-credentials"), linkEnv("UP_", uploads, "web-user-uploads-read-credentials")...)
+		Expect(pod.Annotations).To(HaveKeyWithValue(paas.AccessKeysAnnotation, "web-backup="+backupAccess.Status.AccessKeyID+
+			",web-photos-read="+photosReadAccess.Status.AccessKeyID+",web-user-uploads-read="+uploadsReadAccess.Status.AccessKeyID))
+		Expect(bc.Env).To(Equal(append(append(backupLinkEnv,
 			corev1.EnvVar{Name: "BACKUP_BUCKET", Value: photos.Status.BucketName},
 			corev1.EnvVar{Name: "BACKUP_PREFIX", Value: "web/"},
 			corev1.EnvVar{Name: "AWS_ACCESS_KEY_ID", ValueFrom: secretRef("web-backup-credentials", "AWS_ACCESS_KEY_ID")},
@@ -350,9 +364,9 @@ var _ = Describe("Application", func() {
 		readyContract(ctx, ns, "team")
 		photos := readyBucket(ctx, ns, "photos", "team")
 		app := newApp(ns, "web", func(s *paasv1alpha1.ApplicationSpec) {
-			s.Env = []corev1.EnvVar{{Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}
+			s.Env = []corev1.EnvVar{{Name: "STORE", Value: "$(PHOTOS_BUCKET)"}}
 			s.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.5")}}
-			s.Host = "web.example.com"
+			s.Host = "quiet.example.com"
 			s.Buckets = []paasv1alpha1.BucketLink{{Name: "photos"}}
 			s.Backup = &paasv1alpha1.Backup{Bucket: "photos", Schedule: "@hourly", Command: []string{"backup"}}
 		})
@@ -375,7 +389,7 @@ var _ = Describe("Application", func() {
 			// would show in their generation or labels.
 			var accesses storagev1alpha1.BucketAccessList
 			Expect(k8s.List(ctx, &accesses, client.InNamespace(ns))).To(Succeed())
-			Expect(accesses.Items).To(HaveLen(3))
+			Expect(accesses.Items).To(HaveLen(4)) // the link's, the backup's, the restore's, the backup's read
 			for _, ba := range accesses.Items {
 				out = append(out, fmt.Sprintf("BucketAccess %s %d %v", ba.Name, ba.Generation, ba.Labels))
 			}

@@ -191,7 +191,7 @@ func TestResolveLink(t *testing.T) {
 		Problem: "BucketAccess web-photos is not Ready (PolicyPending: not yet)"}
 	keyReady := accessState{Name: "web-photos", SecretName: "web-photos-credentials", AccessKeyID: "AKIA1", Usable: true, Ready: true}
 	link := paasv1alpha1.BucketLink{Name: "photos"}
-	resolved := resolvedLink{Name: "photos", Prefix: "PHOTOS_", BucketName: "team-photos", Endpoint: "http://s3.test",
+	resolved := resolvedLink{Name: "photos", Prefix: "PHOTOS_", Mode: "ReadWrite", BucketName: "team-photos", Endpoint: "http://s3.test",
 		Region: "us-east-1", Versioning: "Enabled", Access: keyReady}
 	tests := []struct {
 		name   string

@@ -51,7 +51,7 @@ var _ = Describe("The Application controller and its BucketAccesses", Serial, fu
 			Expect(k8s.Create(ctx, app)).To(Succeed())
 			Expect(app.Spec.Buckets[0].Access).To(Equal(storagev1alpha1.AccessReadWrite), "the CRD defaults access")
 
-			By("making four BucketAccesses, owned by the Application")
+			By("making five BucketAccesses, owned by the Application")
 			want := map[string]struct {
 				bucket    string
 				access    storagev1alpha1.AccessMode
@@ -61,6 +61,9 @@ var _ = Describe("The Application controller and its BucketAccesses", Serial, fu
 				"web-logs":    {"logs", storagev1alpha1.AccessReadOnly, "app"},
 				"web-backup":  {"photos", storagev1alpha1.AccessWriteOnly, "backup"},
 				"web-restore": {"photos", storagev1alpha1.AccessReadOnly, "restore"},
+				// The backup reads photos, which the link may write, with a ReadOnly key of its own:
+				// the restore's reaches only the backup prefix.
+				"web-photos-read": {"photos", storagev1alpha1.AccessReadOnly, "backup"},
 			}
 			Eventually(func(g Gomega) {
 				var list storagev1alpha1.BucketAccessList
@@ -98,21 +101,13 @@ var _ = Describe("The Application controller and its BucketAccesses", Serial, fu
 			backup = appCondition(ctx, app, paasv1alpha1.BackupScheduledCondition, metav1.ConditionFalse, paasv1alpha1.ReasonBucketAccessNotReady)
 			Expect(backup.Message).To(Equal("The backup waits for its WriteOnly credentials: BucketAccess web-backup has no status yet"))
 
-			By("a key for the backup: its AWS_* variables read the WriteOnly BucketAccess's Secret")
+			By("a key for the backup: it waits for the ReadOnly key it reads the backup Bucket with")
 			issueKey(ctx, ns, "web-backup", "AKIABACKUP1")
-			appCondition(ctx, app, paasv1alpha1.BackupScheduledCondition, metav1.ConditionTrue, paasv1alpha1.ReasonScheduled)
-			cj := &batchv1.CronJob{}
-			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-backup"}, cj)).To(Succeed())
-			bc := cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0]
-			Expect(bc.Env).To(ContainElements(
-				corev1.EnvVar{Name: "AWS_ACCESS_KEY_ID", ValueFrom: secretRef("web-backup-credentials", "AWS_ACCESS_KEY_ID")},
-				corev1.EnvVar{Name: "AWS_SECRET_ACCESS_KEY", ValueFrom: secretRef("web-backup-credentials", "AWS_SECRET_ACCESS_KEY")},
-				corev1.EnvVar{Name: "PHOTOS_ACCESS_KEY_ID", ValueFrom: secretRef("web-photos-credentials", "AWS_ACCESS_KEY_ID")},
-			))
-			Expect(cj.Spec.JobTemplate.Spec.Template.Annotations).To(HaveKeyWithValue(paascontroller.AccessKeysAnnotation,
-				"web-photos=AKIAPHOTOS1,web-logs=AKIALOGS1,web-backup=AKIABACKUP1"))
+			Eventually(func() string {
+				return appCondition(ctx, app, paasv1alpha1.BackupScheduledCondition, metav1.ConditionFalse, paasv1alpha1.ReasonBucketAccessNotReady).Message
+			}).Should(Equal("The backup waits for its ReadOnly credentials to Bucket photos: BucketAccess web-photos-read has no status yet"))
 
-			By("a restore waits for the ReadOnly key, then reads with it")
+			By("a restore waits for the ReadOnly key too")
 			patch := client.MergeFrom(app.DeepCopy())
 			app.Annotations = map[string]string{paasv1alpha1.RestoreAnnotation: "web-backup-1"}
 			Expect(k8s.Patch(ctx, app, patch)).To(Succeed())
@@ -122,7 +117,29 @@ var _ = Describe("The Application controller and its BucketAccesses", Serial, fu
 				g.Expect(app.Status.Restore.Phase).To(Equal(paasv1alpha1.RestorePending))
 				g.Expect(app.Status.Restore.Message).To(Equal("The restore waits for its ReadOnly credentials: BucketAccess web-restore has no status yet"))
 			}).Should(Succeed())
+
+			By("the ReadOnly key: the backup runs with its WriteOnly key and ReadOnly keys to the links only")
+			issueKey(ctx, ns, "web-photos-read", "AKIAPHOTOSREAD1")
 			issueKey(ctx, ns, "web-restore", "AKIARESTORE1")
+			appCondition(ctx, app, paasv1alpha1.BackupScheduledCondition, metav1.ConditionTrue, paasv1alpha1.ReasonScheduled)
+			cj := &batchv1.CronJob{}
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-backup"}, cj)).To(Succeed())
+			bc := cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0]
+			Expect(bc.Env).To(ContainElements(
+				corev1.EnvVar{Name: "AWS_ACCESS_KEY_ID", ValueFrom: secretRef("web-backup-credentials", "AWS_ACCESS_KEY_ID")},
+				corev1.EnvVar{Name: "AWS_SECRET_ACCESS_KEY", ValueFrom: secretRef("web-backup-credentials", "AWS_SECRET_ACCESS_KEY")},
+				// photos, the backup Bucket, linked ReadWrite: read with a ReadOnly key of the backup's.
+				corev1.EnvVar{Name: "PHOTOS_ACCESS_KEY_ID", ValueFrom: secretRef("web-photos-read-credentials", "AWS_ACCESS_KEY_ID")},
+				// logs, linked ReadOnly: read with the link's own key.
+				corev1.EnvVar{Name: "LOGS_ACCESS_KEY_ID", ValueFrom: secretRef("web-logs-credentials", "AWS_ACCESS_KEY_ID")},
+			))
+			backupReads := []any{"web-backup-credentials", "web-photos-read-credentials", "web-logs-credentials"}
+			Expect(secretsRead(cj.Spec.JobTemplate.Spec.Template.Spec)).To(And(HaveEach(BeElementOf(backupReads...)), ContainElements(backupReads...)),
+				"the backup reads a key that may write")
+			Expect(cj.Spec.JobTemplate.Spec.Template.Annotations).To(HaveKeyWithValue(paascontroller.AccessKeysAnnotation,
+				"web-backup=AKIABACKUP1,web-photos-read=AKIAPHOTOSREAD1,web-logs=AKIALOGS1"))
+
+			By("the restore reads the snapshot with the ReadOnly key, and writes back with the keys of the links that may write")
 			job := &batchv1.Job{}
 			Eventually(func(g Gomega) {
 				g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), app)).To(Succeed())
@@ -132,7 +149,12 @@ var _ = Describe("The Application controller and its BucketAccesses", Serial, fu
 			Expect(job.Spec.Template.Spec.Containers[0].Env).To(ContainElements(
 				corev1.EnvVar{Name: "AWS_ACCESS_KEY_ID", ValueFrom: secretRef("web-restore-credentials", "AWS_ACCESS_KEY_ID")},
 				corev1.EnvVar{Name: "AWS_SECRET_ACCESS_KEY", ValueFrom: secretRef("web-restore-credentials", "AWS_SECRET_ACCESS_KEY")},
+				corev1.EnvVar{Name: "PHOTOS_ACCESS_KEY_ID", ValueFrom: secretRef("web-photos-credentials", "AWS_ACCESS_KEY_ID")},
+				corev1.EnvVar{Name: "LOGS_BUCKET", Value: logs.Status.BucketName},
 			))
+			restoreReads := []any{"web-restore-credentials", "web-photos-credentials"}
+			Expect(secretsRead(job.Spec.Template.Spec)).To(And(HaveEach(BeElementOf(restoreReads...)), ContainElements(restoreReads...)),
+				"the restore reads the key of a link that cannot write back")
 
 			By("finding the Contract's Secret and keys nowhere in the workloads")
 			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), d)).To(Succeed())
@@ -140,7 +162,7 @@ var _ = Describe("The Application controller and its BucketAccesses", Serial, fu
 			for name, spec := range map[string]corev1.PodSpec{"Deployment": d.Spec.Template.Spec,
 				"CronJob": cj.Spec.JobTemplate.Spec.Template.Spec, "restore Job": job.Spec.Template.Spec} {
 				Expect(secretsRead(spec)).To(HaveEach(BeElementOf("web-photos-credentials", "web-logs-credentials",
-					"web-backup-credentials", "web-restore-credentials")), "%s reads a Secret that is not a BucketAccess's", name)
+					"web-backup-credentials", "web-restore-credentials", "web-photos-read-credentials")), "%s reads a Secret that is not a BucketAccess's", name)
 				Expect(secretsRead(spec)).NotTo(ContainElement(contract.Status.SecretName), name)
 			}
 			expectNoSecret([]any{d, cj, job, app, namespaceEvents(ctx, ns)}, contractKeyID, contractSecretKey)

@@ -13,6 +13,8 @@ import (
 type resolvedLink struct {
 	// Name is the Bucket resource; Prefix the link's envPrefix.
 	Name, Prefix string
+	// Mode is the link's access.
+	Mode storagev1alpha1.AccessMode
 	// BucketName, Endpoint and Region come from the Bucket's status.
 	BucketName, Endpoint, Region string
 	// Versioning is the bucket's versioning as its Bucket observed it ("" when never set).
@@ -22,21 +24,29 @@ type resolvedLink struct {
 }
 
 // bucketEnv is the environment of the links, in the order given: plain values for the bucket,
-// endpoint and region, and references into each link's BucketAccess Secret for the keys, so no
-// secret value is ever written into a Deployment or CronJob.
-func bucketEnv(links []resolvedLink) []corev1.EnvVar {
+// endpoint and region, and references into the Secret of the BucketAccess keyOf gives each link
+// for its keys (no key variables when it gives none), so no secret value is ever written into a
+// Deployment, CronJob or Job.
+func bucketEnv(links []resolvedLink, keyOf func(resolvedLink) *accessState) []corev1.EnvVar {
 	env := make([]corev1.EnvVar, 0, len(links)*len(application.LinkSuffixes))
 	for _, l := range links {
 		env = append(env,
 			corev1.EnvVar{Name: l.Prefix + application.EnvBucket, Value: l.BucketName},
 			corev1.EnvVar{Name: l.Prefix + application.EnvEndpoint, Value: l.Endpoint},
 			corev1.EnvVar{Name: l.Prefix + application.EnvRegion, Value: l.Region},
-			secretEnv(l.Prefix+application.EnvAccessKeyID, l.Access.SecretName, storagev1alpha1.SecretKeyAccessKeyID),
-			secretEnv(l.Prefix+application.EnvSecretAccessKey, l.Access.SecretName, storagev1alpha1.SecretKeySecretAccessKey),
 		)
+		if key := keyOf(l); key != nil {
+			env = append(env,
+				secretEnv(l.Prefix+application.EnvAccessKeyID, key.SecretName, storagev1alpha1.SecretKeyAccessKeyID),
+				secretEnv(l.Prefix+application.EnvSecretAccessKey, key.SecretName, storagev1alpha1.SecretKeySecretAccessKey),
+			)
+		}
 	}
 	return env
 }
+
+// ownKey gives each link its own BucketAccess's key, as the app's pods get them.
+func ownKey(l resolvedLink) *accessState { return &l.Access }
 
 // backupEnv is the environment of a backup or restore container on top of the links': the
 // target bucket and key prefix, and the target's endpoint and region with the keys of creds
@@ -79,15 +89,11 @@ func secretEnv(name, secret, key string) corev1.EnvVar {
 	}}}
 }
 
-// userEnv is spec.env with the defaults the API server would add, so that comparing it with
-// the stored Deployment finds no difference where there is none.
+// userEnv is a copy of spec.env, which holds plain values only (application.EnvProblems).
 func userEnv(env []corev1.EnvVar) []corev1.EnvVar {
 	out := make([]corev1.EnvVar, len(env))
 	for i, e := range env {
 		e.DeepCopyInto(&out[i])
-		if f := out[i].ValueFrom; f != nil && f.FieldRef != nil && f.FieldRef.APIVersion == "" {
-			f.FieldRef.APIVersion = "v1"
-		}
 	}
 	return out
 }

@@ -1,12 +1,14 @@
 package paas
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/application"
 )
 
@@ -52,8 +54,55 @@ func TestBucketEnv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, bucketEnv(tt.links)); diff != "" {
+			if diff := cmp.Diff(tt.want, bucketEnv(tt.links, ownKey)); diff != "" {
 				t.Errorf("bucketEnv() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A backup run gets ReadOnly keys for the links that may read, none for a WriteOnly link; a
+// restore the keys of the links that may write, none for a ReadOnly one.
+func TestBackupAndRestoreLinkKeys(t *testing.T) {
+	key := func(name string) accessState {
+		return accessState{Name: name, SecretName: name + "-credentials", AccessKeyID: "AKIA" + name, Usable: true}
+	}
+	link := func(name string, mode storagev1alpha1.AccessMode) resolvedLink {
+		return resolvedLink{Name: name, Prefix: strings.ToUpper(name) + "_", Mode: mode, Access: key("web-" + name)}
+	}
+	restore := key("web-restore")
+	accesses := appAccesses{restore: &restore, backupReads: map[string]accessState{"photos": key("web-photos-read"), "media": key("web-media-read")}}
+	tests := []struct {
+		link                  resolvedLink
+		backupKey, restoreKey string // the Secrets read; "" for none
+	}{
+		{link: link("photos", storagev1alpha1.AccessReadWrite), backupKey: "web-photos-read-credentials", restoreKey: "web-photos-credentials"},
+		{link: link("media", storagev1alpha1.AccessReadWrite), backupKey: "web-media-read-credentials", restoreKey: "web-media-credentials"},
+		{link: link("assets", storagev1alpha1.AccessReadOnly), backupKey: "web-assets-credentials"},
+		{link: link("logs", storagev1alpha1.AccessWriteOnly), restoreKey: "web-logs-credentials"},
+	}
+	secretOf := func(env []corev1.EnvVar) string {
+		for _, e := range env {
+			if e.ValueFrom != nil {
+				return e.ValueFrom.SecretKeyRef.Name
+			}
+		}
+		return ""
+	}
+	for _, tt := range tests {
+		t.Run(tt.link.Name, func(t *testing.T) {
+			got := secretOf(bucketEnv([]resolvedLink{tt.link}, func(l resolvedLink) *accessState {
+				k, ok := accesses.backupReadKey(l)
+				if !ok {
+					t.Fatalf("no backup key known for %s", l.Name)
+				}
+				return k
+			}))
+			if got != tt.backupKey {
+				t.Errorf("a backup run reads Secret %q for link %s, want %q", got, tt.link.Name, tt.backupKey)
+			}
+			if got := secretOf(bucketEnv([]resolvedLink{tt.link}, restoreWriteKey)); got != tt.restoreKey {
+				t.Errorf("a restore reads Secret %q for link %s, want %q", got, tt.link.Name, tt.restoreKey)
 			}
 		})
 	}
@@ -98,7 +147,7 @@ func TestBackupRunEnv(t *testing.T) {
 // Only BucketAccess Secrets are referenced, and every reference is to one of the accesses given.
 func TestEnvReferencesOnlyBucketAccessSecrets(t *testing.T) {
 	allowed := map[string]bool{photos.Access.SecretName: true, uploads.Access.SecretName: true, backupCreds.SecretName: true}
-	for _, e := range append(bucketEnv([]resolvedLink{photos, uploads}), backupEnv(photos, backupCreds, "p/")...) {
+	for _, e := range append(bucketEnv([]resolvedLink{photos, uploads}, ownKey), backupEnv(photos, backupCreds, "p/")...) {
 		if e.ValueFrom == nil {
 			continue
 		}
@@ -114,7 +163,7 @@ func TestLinkEnvNames(t *testing.T) {
 		t.Errorf("application.LinkEnvNames() mismatch (-want +got):\n%s", diff)
 	}
 	var got []string
-	for _, e := range bucketEnv([]resolvedLink{photos}) {
+	for _, e := range bucketEnv([]resolvedLink{photos}, ownKey) {
 		got = append(got, e.Name)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -134,18 +183,13 @@ func TestLinkSuffixesNeverCollide(t *testing.T) {
 }
 
 func TestUserEnv(t *testing.T) {
-	in := []corev1.EnvVar{
-		{Name: "A", Value: "1"},
-		{Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
-	}
-	want := []corev1.EnvVar{
-		{Name: "A", Value: "1"},
-		{Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
-	}
-	if diff := cmp.Diff(want, userEnv(in)); diff != "" {
+	in := []corev1.EnvVar{{Name: "A", Value: "1"}, {Name: "STORE", Value: "$(PHOTOS_BUCKET)"}}
+	got := userEnv(in)
+	if diff := cmp.Diff(in, got); diff != "" {
 		t.Errorf("userEnv() mismatch (-want +got):\n%s", diff)
 	}
-	if in[1].ValueFrom.FieldRef.APIVersion != "" {
-		t.Errorf("userEnv() changed its input")
+	got[0].Value = "changed"
+	if in[0].Value != "1" {
+		t.Errorf("userEnv() shares its input")
 	}
 }

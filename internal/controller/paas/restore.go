@@ -44,17 +44,32 @@ func restoreJobName(app *paasv1alpha1.Application, snapshot string) string {
 // syncRestore starts the restore the annotation paas.osm.dev/restore asks for, once, and
 // reports it in status.restore, with an event when its phase changes. Without the annotation
 // status.restore keeps the outcome of the last restore. The Job gets the links' environment,
-// and the backup's with the keys of creds, the restore's ReadOnly BucketAccess: it reads the
-// snapshot and cannot change the backups.
-func (r *ApplicationReconciler) syncRestore(ctx context.Context, app *paasv1alpha1.Application, links []resolvedLink, target *resolvedLink, creds *accessState) error {
+// with the keys of the links that may write (to put the data back; restoreWriteKey), and the
+// backup's with the keys of creds, the restore's ReadOnly BucketAccess: it reads the snapshot
+// with a key that cannot change the backups.
+//
+// Only the Job of the snapshot the annotation names is kept: a finished restore Job of another
+// snapshot, or of none, is deleted (status.restore keeps its outcome), and a new restore waits
+// while another one still runs, so two never write the data at once.
+func (r *ApplicationReconciler) syncRestore(ctx context.Context, app *paasv1alpha1.Application, links []resolvedLink, target *resolvedLink, creds *accessState,
+	backupRefused *condition) error {
 	snapshot, asked := app.Annotations[paasv1alpha1.RestoreAnnotation]
-	if !asked {
-		return nil
+	keep := ""
+	if asked {
+		keep = restoreJobName(app, snapshot)
+	}
+	running, err := r.pruneRestoreJobs(ctx, app, keep)
+	if err != nil || !asked {
+		return err
 	}
 	st := &paasv1alpha1.RestoreStatus{Snapshot: snapshot}
 	defer func() { r.setRestore(app, st) }()
 	if errs := application.RestoreProblems(app); len(errs) > 0 {
 		st.Phase, st.Message = paasv1alpha1.RestoreFailed, "The restore cannot run: "+errs.ToAggregate().Error()
+		return nil
+	}
+	if backupRefused != nil {
+		st.Phase, st.Message = paasv1alpha1.RestoreFailed, "The restore cannot run: "+backupRefused.Message
 		return nil
 	}
 	if target == nil || creds == nil {
@@ -68,12 +83,22 @@ func (r *ApplicationReconciler) syncRestore(ctx context.Context, app *paasv1alph
 	}
 	st.Job = restoreJobName(app, snapshot)
 	job := &batchv1.Job{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: st.Job}, job)
+	err = r.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: st.Job}, job)
 	switch {
+	case apierrors.IsNotFound(err) && running != "":
+		st.Job = ""
+		st.Phase, st.Message = paasv1alpha1.RestorePending, fmt.Sprintf("The restore waits for restore Job %s to finish", running)
+		return nil
 	case apierrors.IsNotFound(err):
 		job = &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: st.Job}}
-		env := append(append(bucketEnv(links), backupEnv(*target, *creds, app.BackupPrefixOrDefault())...), userEnv(app.Spec.Env)...)
-		mutateRestoreJob(job, app, snapshot, env, accessKeys(append(linkAccesses(links), *creds)...))
+		env := append(append(bucketEnv(links, restoreWriteKey), backupEnv(*target, *creds, application.BackupPrefix(app))...), userEnv(app.Spec.Env)...)
+		keys := []accessState{*creds}
+		for _, l := range links {
+			if key := restoreWriteKey(l); key != nil {
+				keys = append(keys, *key)
+			}
+		}
+		mutateRestoreJob(job, app, snapshot, env, accessKeys(keys...))
 		if err := controllerutil.SetControllerReference(app, job, r.Scheme()); err != nil {
 			return err
 		}
@@ -92,6 +117,31 @@ func (r *ApplicationReconciler) syncRestore(ctx context.Context, app *paasv1alph
 	st.Phase, st.Message = restorePhase(job)
 	st.StartTime, st.CompletionTime = job.Status.StartTime, job.Status.CompletionTime
 	return nil
+}
+
+// pruneRestoreJobs deletes app's finished restore Jobs but keep, and returns the name of one
+// that still runs ("" for none).
+func (r *ApplicationReconciler) pruneRestoreJobs(ctx context.Context, app *paasv1alpha1.Application, keep string) (string, error) {
+	var jobs batchv1.JobList
+	if err := r.List(ctx, &jobs, client.InNamespace(app.Namespace), client.MatchingLabels{
+		LabelInstance: app.Name, LabelComponent: ComponentRestore, LabelManagedBy: ManagedBy}); err != nil {
+		return "", fmt.Errorf("listing the restore Jobs of the Application: %w", err)
+	}
+	var running string
+	for i := range jobs.Items {
+		job := &jobs.Items[i]
+		if job.Name == keep || !metav1.IsControlledBy(job, app) || !job.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if phase, _ := restorePhase(job); phase == paasv1alpha1.RestoreRunning {
+			running = job.Name
+			continue
+		}
+		if err := r.deleteOwned(ctx, app, job, "Job", "the restore it ran is finished, and paas.osm.dev/restore no longer asks for it"); err != nil {
+			return "", err
+		}
+	}
+	return running, nil
 }
 
 // restorePhase reads a restore Job's outcome from its conditions.
@@ -140,7 +190,7 @@ func mutateRestoreJob(job *batchv1.Job, app *paasv1alpha1.Application, snapshot 
 	c.Command = app.Spec.Backup.RestoreCommand
 	c.Env = append(append([]corev1.EnvVar(nil), env...),
 		corev1.EnvVar{Name: application.EnvRestoreSnapshot, Value: snapshot},
-		corev1.EnvVar{Name: application.EnvRestorePrefix, Value: app.BackupPrefixOrDefault() + snapshot + "/"})
+		corev1.EnvVar{Name: application.EnvRestorePrefix, Value: application.BackupPrefix(app) + snapshot + "/"})
 	mutateJobRun(&job.ObjectMeta, &job.Spec, app, ComponentRestore, restoreBackoffLimit, accessKeys, c)
 }
 
@@ -183,7 +233,7 @@ func (r *ApplicationReconciler) listBackups(ctx context.Context, app *paasv1alph
 		return
 	}
 	lister := r.Listers(target.Endpoint, target.Region, keyID, secretKey)
-	sums, _, err := lister.SummarizePrefixes(ctx, target.BucketName, app.BackupPrefixOrDefault(), maxListedObjects)
+	sums, _, err := lister.SummarizePrefixes(ctx, target.BucketName, application.BackupPrefix(app), maxListedObjects)
 	if err != nil {
 		// Status keeps what it showed; the next pass tries again.
 		log.Info("Cannot list the backups", "bucket", target.BucketName, "error", objectstore.Describe(err))

@@ -53,8 +53,9 @@ var _ = Describe("Backup and restore", func() {
 		const run = "web-backup-29412345"
 		runAsPod(ctx, ns, cj.Spec.JobTemplate.Spec.Template.Spec, run)
 
-		By("the backup's WriteOnly key cannot list, read or delete what it wrote")
+		By("the backup's WriteOnly key cannot list, read or delete what it wrote, nor write outside the backup prefix")
 		for _, cmd := range [][]string{
+			{"sh", "-c", `echo x | aws --endpoint-url "$AWS_ENDPOINT_URL" s3 cp - "s3://$BACKUP_BUCKET/elsewhere/x"`},
 			{"sh", "-c", `aws --endpoint-url "$AWS_ENDPOINT_URL" s3 ls "s3://$BACKUP_BUCKET/$BACKUP_PREFIX"`},
 			{"sh", "-c", `aws --endpoint-url "$AWS_ENDPOINT_URL" s3 cp "s3://$BACKUP_BUCKET/${BACKUP_SNAPSHOT_PREFIX}orders.db" -`},
 			{"sh", "-c", `aws --endpoint-url "$AWS_ENDPOINT_URL" s3 rm "s3://$BACKUP_BUCKET/${BACKUP_SNAPSHOT_PREFIX}orders.db"`},
@@ -62,6 +63,21 @@ var _ = Describe("Backup and restore", func() {
 			out, err := runInPod(ctx, ns, cj.Spec.JobTemplate.Spec.Template.Spec, run, cmd)
 			Expect(err).To(HaveOccurred(), "%s succeeded with the backup's key: %s", cmd[2], out)
 			Expect(out).To(MatchRegexp(`AccessDenied|\(403\)`), cmd[2]) // HeadObject's 403 has no body
+		}
+		By("no key a backup run holds can delete what it wrote: the link's variables carry a ReadOnly key")
+		var keyVars []string
+		for _, e := range cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Env {
+			if strings.HasSuffix(e.Name, "ACCESS_KEY_ID") {
+				keyVars = append(keyVars, strings.TrimSuffix(e.Name, "ACCESS_KEY_ID"))
+			}
+		}
+		Expect(keyVars).To(ConsistOf("PHOTOS_", "AWS_"))
+		for _, p := range keyVars {
+			rm := fmt.Sprintf(`AWS_ACCESS_KEY_ID="$%[1]sACCESS_KEY_ID" AWS_SECRET_ACCESS_KEY="$%[1]sSECRET_ACCESS_KEY" `+
+				`aws --endpoint-url "$AWS_ENDPOINT_URL" s3 rm "s3://$BACKUP_BUCKET/${BACKUP_SNAPSHOT_PREFIX}orders.db"`, p)
+			out, err := runInPod(ctx, ns, cj.Spec.JobTemplate.Spec.Template.Spec, run, []string{"sh", "-c", rm})
+			Expect(err).To(HaveOccurred(), "the backup's %s key deleted a backup: %s", p, out)
+			Expect(out).To(ContainSubstring("AccessDenied"), p)
 		}
 		cj.Status.LastScheduleTime = &metav1.Time{Time: metav1.Now().Add(-1e9)}
 		cj.Status.LastSuccessfulTime = ptrTime(metav1.Now())
@@ -132,6 +148,60 @@ var _ = Describe("Backup and restore", func() {
 		}, 2*time.Second).Should(BeTrue(), "no backup runs into a bucket that keeps no old versions")
 	})
 
+	It("keeps only the restore Job the annotation asks for, and runs one restore at a time", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		readyContract(ctx, ns, "team")
+		readyBucket(ctx, ns, "photos", "team")
+		app := newApp(ns, "web", func(s *paasv1alpha1.ApplicationSpec) {
+			s.Buckets = []paasv1alpha1.BucketLink{{Name: "photos"}}
+			s.Backup = &paasv1alpha1.Backup{Bucket: "photos", Schedule: "@daily", Command: backupCommand, RestoreCommand: restoreCommand}
+		})
+		Expect(k8s.Create(ctx, app)).To(Succeed())
+		appCondition(ctx, app, paasv1alpha1.BackupScheduledCondition, metav1.ConditionTrue, paasv1alpha1.ReasonScheduled)
+		restoreOf := func(snapshot string) *paasv1alpha1.RestoreStatus {
+			GinkgoHelper()
+			var st *paasv1alpha1.RestoreStatus
+			Eventually(func(g Gomega) {
+				g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), app)).To(Succeed())
+				g.Expect(app.Status.Restore).NotTo(BeNil())
+				g.Expect(app.Status.Restore.Snapshot).To(Equal(snapshot))
+				st = app.Status.Restore
+			}).Should(Succeed())
+			return st
+		}
+
+		annotate(ctx, app, "web-backup-1")
+		first := restoreOf("web-backup-1").Job
+		Expect(first).NotTo(BeEmpty())
+
+		By("asking for another snapshot while the first restore runs")
+		annotate(ctx, app, "web-backup-2")
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), app)).To(Succeed())
+			g.Expect(app.Status.Restore.Snapshot).To(Equal("web-backup-2"))
+			g.Expect(app.Status.Restore.Phase).To(Equal(paasv1alpha1.RestorePending))
+			g.Expect(app.Status.Restore.Message).To(Equal("The restore waits for restore Job " + first + " to finish"))
+		}).Should(Succeed())
+		var jobs batchv1.JobList
+		Expect(k8s.List(ctx, &jobs, client.InNamespace(ns))).To(Succeed())
+		Expect(jobs.Items).To(HaveLen(1), "a second restore started beside the first")
+
+		By("the first finishes: its Job goes, the second starts")
+		completeJob(ctx, ns, first)
+		gone(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: first}})
+		Eventually(func() paasv1alpha1.RestorePhase { return restoreOf("web-backup-2").Phase }).Should(Equal(paasv1alpha1.RestoreRunning))
+		second := restoreOf("web-backup-2").Job
+
+		By("the second finishes and the annotation is removed: its Job goes, status keeps the outcome")
+		completeJob(ctx, ns, second)
+		Eventually(func() paasv1alpha1.RestorePhase { return restoreOf("web-backup-2").Phase }).Should(Equal(paasv1alpha1.RestoreSucceeded))
+		patch := client.MergeFrom(app.DeepCopy())
+		delete(app.Annotations, paasv1alpha1.RestoreAnnotation)
+		Expect(k8s.Patch(ctx, app, patch)).To(Succeed())
+		gone(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: second}})
+		Expect(restoreOf("web-backup-2").Phase).To(Equal(paasv1alpha1.RestoreSucceeded))
+	})
+
 	It("says why a restore cannot run, without starting one", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
 		readyContract(ctx, ns, "team")
@@ -153,6 +223,33 @@ var _ = Describe("Backup and restore", func() {
 		Expect(jobs.Items).To(BeEmpty())
 	})
 })
+
+// annotate asks for a restore of snapshot.
+func annotate(ctx context.Context, app *paasv1alpha1.Application, snapshot string) {
+	GinkgoHelper()
+	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), app)).To(Succeed())
+	patch := client.MergeFrom(app.DeepCopy())
+	if app.Annotations == nil {
+		app.Annotations = map[string]string{}
+	}
+	app.Annotations[paasv1alpha1.RestoreAnnotation] = snapshot
+	Expect(k8s.Patch(ctx, app, patch)).To(Succeed())
+}
+
+// completeJob reports the Job ns/name complete, as the Job controller would.
+func completeJob(ctx context.Context, ns, name string) {
+	GinkgoHelper()
+	job := &batchv1.Job{}
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job)).To(Succeed())
+	now := metav1.Now()
+	job.Status.StartTime, job.Status.CompletionTime = &now, &now
+	job.Status.Conditions = []batchv1.JobCondition{
+		{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now},
+	}
+	job.Status.Succeeded = 1
+	Expect(k8s.Status().Update(ctx, job)).To(Succeed())
+}
 
 // awsCLI fails the spec unless the AWS CLI, which the commands above use, is on PATH.
 func awsCLI() {

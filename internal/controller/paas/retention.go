@@ -10,6 +10,7 @@ import (
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/application"
 	"github.com/object-storage-manager/object-storage-manager/internal/index"
 )
 
@@ -21,7 +22,10 @@ func RetentionRuleID(app string) string {
 // BackupRetentionRules are the lifecycle rules the Applications of namespace ask of the Bucket
 // named bucket: for each that backs up into it with a retention, expire the objects under its
 // backup prefix after that many days. The Bucket controller applies them with the Bucket's own,
-// so the Application controller needs no write on Buckets.
+// so the Application controller needs no write on Buckets. The rules are written with the
+// account's keys, so an Application whose backup the operator refuses gets none: a prefix that
+// is not its own folder, one that overlaps the prefix of an Application created before it, or
+// a retention on a Bucket it links ReadOnly (application.BackupProblems).
 func BackupRetentionRules(ctx context.Context, reader client.Reader, namespace, bucket string) ([]storagev1alpha1.LifecycleRule, error) {
 	var list paasv1alpha1.ApplicationList
 	if err := reader.List(ctx, &list, client.InNamespace(namespace),
@@ -35,9 +39,12 @@ func BackupRetentionRules(ctx context.Context, reader client.Reader, namespace, 
 		if days == 0 || app.Spec.Backup.Bucket != bucket || !app.DeletionTimestamp.IsZero() {
 			continue
 		}
+		if len(application.BackupProblems(app, list.Items, func(other *paasv1alpha1.Application) bool { return application.Precedes(other, app) })) > 0 {
+			continue
+		}
 		rules = append(rules, storagev1alpha1.LifecycleRule{
 			ID:         RetentionRuleID(app.Name),
-			Prefix:     app.BackupPrefixOrDefault(),
+			Prefix:     application.BackupPrefix(app),
 			Expiration: &storagev1alpha1.LifecycleExpiration{Days: ptr.To(days)},
 		})
 	}

@@ -3,6 +3,7 @@ package paas
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,12 +18,19 @@ import (
 )
 
 func TestBackupRetentionRules(t *testing.T) {
-	app := func(name, backupBucket, retention, prefix string) *paasv1alpha1.Application {
-		return &paasv1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name},
+	created := metav1.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	app := func(name, backupBucket, retention, prefix string, mutate ...func(*paasv1alpha1.Application)) *paasv1alpha1.Application {
+		a := &paasv1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name, CreationTimestamp: created},
 			Spec: paasv1alpha1.ApplicationSpec{Image: "web:1",
 				Buckets: []paasv1alpha1.BucketLink{{Name: "photos"}, {Name: "logs"}},
 				Backup:  &paasv1alpha1.Backup{Bucket: backupBucket, Schedule: "@daily", Command: []string{"b"}, Retention: retention, Prefix: prefix}}}
+		for _, m := range mutate {
+			m(a)
+		}
+		return a
 	}
+	later := func(a *paasv1alpha1.Application) { a.CreationTimestamp = metav1.NewTime(created.Add(time.Hour)) }
+	readOnly := func(a *paasv1alpha1.Application) { a.Spec.Buckets[0].Access = storagev1alpha1.AccessReadOnly }
 	scheme := runtime.NewScheme()
 	if err := paasv1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
@@ -33,6 +41,14 @@ func TestBackupRetentionRules(t *testing.T) {
 		app("blog", "photos", "", ""),  // no retention
 		app("api", "logs", "30d", ""),  // backs up elsewhere
 		app("odd", "photos", "2w", ""), // not days (the schema admits only days): no rule
+		// What the operator refuses, whatever admission let through: no rule, as the account's
+		// keys would expire what the Application may not touch.
+		app("a-thief", "photos", "1d", "web/", later),                   // web's prefix, taken later (and sorting first)
+		app("b-thief", "photos", "1d", "shop-backups/old/", later),      // inside shop's
+		app("reader", "photos", "1d", "reader/", later, readOnly),       // its link may not delete
+		app("expands", "photos", "1d", "$(PHOTOS_BUCKET)/", later),      // the pod would write elsewhere
+		app("climbs", "photos", "1d", "climbs/../shop-backups/", later), // a path tool would write elsewhere
+		app("bare", "photos", "1d", "bare", later),                      // also covers bare-metal/
 	).WithIndex(&paasv1alpha1.Application{}, index.ApplicationBucketField, func(o client.Object) []string {
 		return index.LinkedBuckets(o.(*paasv1alpha1.Application))
 	}).Build()

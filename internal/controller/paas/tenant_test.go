@@ -89,6 +89,26 @@ var _ = Describe("An Application written by a tenant", func() {
 		appCondition(ctx, app, paasv1alpha1.ReadyCondition, metav1.ConditionFalse, paasv1alpha1.ReasonDeploymentProgressing)
 	})
 
+	It("gets no pod that reads a ConfigMap or the downward API, even when admission let it through", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		app := newApp(ns, "web", func(s *paasv1alpha1.ApplicationSpec) {
+			s.Env = []corev1.EnvVar{
+				{Name: "CONFIG", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "someone-elses"}, Key: "settings"}}},
+				{Name: "NODE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
+			}
+		})
+		Expect(k8s.Create(ctx, app)).To(Succeed())
+
+		ready := appCondition(ctx, app, paasv1alpha1.ReadyCondition, metav1.ConditionFalse, paasv1alpha1.ReasonEnvNotAllowed)
+		Expect(ready.Message).To(Equal("The operator refuses to write this for the Application: " +
+			"spec.env[0].valueFrom.configMapKeyRef: Forbidden: an Application's env holds plain values (value); " +
+			"the operator writes the pods, which would read a ConfigMap the Application's author may not; " +
+			"spec.env[1].valueFrom.fieldRef: Forbidden: an Application's env holds plain values (value); the pod's fields (the downward API) are not offered"))
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(app), &appsv1.Deployment{})
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a Deployment was written: %v", err)
+	})
+
 	It("says what the API server refused in a child, instead of retrying it in silence", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
 		app := newApp(ns, "greedy", func(s *paasv1alpha1.ApplicationSpec) {
@@ -110,7 +130,7 @@ var _ = Describe("An Application written by a tenant", func() {
 
 	It("cannot claim a host outside the allowed domains, and loses the Ingress it had", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
-		app := newApp(ns, "web", func(s *paasv1alpha1.ApplicationSpec) { s.Host = "web.example.com" })
+		app := newApp(ns, "web", func(s *paasv1alpha1.ApplicationSpec) { s.Host = "tenant.example.com" })
 		Expect(k8s.Create(ctx, app)).To(Succeed())
 		ing := &networkingv1.Ingress{}
 		Eventually(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(app), ing) }).Should(Succeed())
@@ -121,6 +141,36 @@ var _ = Describe("An Application written by a tenant", func() {
 			"must be a name under a domain this cluster lets Applications serve: *.example.com, *.localhost"))
 		gone(ctx, ing)
 		Expect(strings.HasPrefix(app.Status.URL, "http://")).To(BeTrue())
+	})
+})
+
+// Two Ingresses for one name let the ingress controller pick either: a tenant could take
+// another's traffic. The webhooks are off here: two Applications claim one host, and the
+// controller serves it for the one created first only.
+var _ = Describe("A host claimed from two namespaces", func() {
+	It("is served for the Application that claimed it first, and for the other once that one goes", func(ctx SpecContext) {
+		first, second := newNamespace(ctx), newNamespace(ctx)
+		owner := newApp(first, "shop", func(s *paasv1alpha1.ApplicationSpec) { s.Host = "shop.example.com" })
+		Expect(k8s.Create(ctx, owner)).To(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(owner), &networkingv1.Ingress{}) }).Should(Succeed())
+
+		// Created a second later at least, so owner comes first whatever the names.
+		time.Sleep(time.Second)
+		claimer := newApp(second, "shop", func(s *paasv1alpha1.ApplicationSpec) { s.Host = "shop.example.com" })
+		Expect(k8s.Create(ctx, claimer)).To(Succeed())
+		ready := appCondition(ctx, claimer, paasv1alpha1.ReadyCondition, metav1.ConditionFalse, paasv1alpha1.ReasonHostConflict)
+		Expect(ready.Message).To(Equal(`The operator refuses to write this for the Application: spec.host: Invalid value: "shop.example.com": ` +
+			"is already served by an Application in another namespace: a host belongs to one Application"))
+		Consistently(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(claimer), &networkingv1.Ingress{}))
+		}, 2*time.Second).Should(BeTrue(), "a second Ingress routes the host of another namespace's Application")
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(owner), &networkingv1.Ingress{})).To(Succeed(), "the first keeps its Ingress")
+
+		By("the first Application goes: the host is free")
+		Expect(k8s.Delete(ctx, owner)).To(Succeed())
+		gone(ctx, owner)
+		Eventually(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(claimer), &networkingv1.Ingress{}) }).Should(Succeed())
+		appCondition(ctx, claimer, paasv1alpha1.ReadyCondition, metav1.ConditionFalse, paasv1alpha1.ReasonDeploymentProgressing)
 	})
 })
 

@@ -32,6 +32,8 @@ type bucketFound struct {
 	holdsUp string
 	// inSync decides an Observe Bucket's InSync; nil leaves it as it was.
 	inSync *engine.Condition
+	// usage decides QuotaNearlyFull; nil leaves it as it was.
+	usage usageFinding
 }
 
 // end is how a pass that found f ends.
@@ -196,6 +198,7 @@ func (k bucketKind) conclude(b *storagev1alpha1.Bucket, f bucketFound) {
 	}
 	ready, inUse, blocked := bucketConditions(b, f)
 	k.setInSync(b, f.inSync)
+	k.concludeUsage(b, f.usage)
 	if inUse != nil {
 		engine.Set(&b.Status.Conditions, b.Generation, storagev1alpha1.InUseCondition, *inUse)
 	}
@@ -247,4 +250,78 @@ func bucketConditions(b *storagev1alpha1.Bucket, f bucketFound) (ready, inUse, d
 		return engine.False(storagev1alpha1.ReasonDeleting, "Deletion is blocked (see DeletionBlocked)"), inUse, blocked
 	}
 	return ready, inUse, nil
+}
+
+// providerFailed: a contract API call the pass needed (a quota) failed; said as a Contract's
+// failed call is.
+type providerFailed apiFailed
+
+func (f providerFailed) ready(*storagev1alpha1.Bucket) *engine.Condition {
+	return apiFailed(f).ready(nil)
+}
+
+// A usageFinding is what a pass learnt of what its bucket holds; it decides QuotaNearlyFull
+// while the spec sets a quota.
+type usageFinding interface {
+	nearlyFull(b *storagev1alpha1.Bucket) *engine.Condition
+}
+
+type (
+	// usageKnown: the provider told; status.usage shows it.
+	usageKnown struct{}
+	// usageUnsupported: the provider cannot tell, for the reason why.
+	usageUnsupported struct{ why string }
+)
+
+func (usageKnown) nearlyFull(b *storagev1alpha1.Bucket) *engine.Condition {
+	spec, u := b.Spec.Quota, b.Status.Usage
+	percent := spec.NearlyFullPercent
+	if percent == 0 {
+		percent = storagev1alpha1.DefaultNearlyFullPercent
+	}
+	q := bucketsettings.WantedQuota(spec)
+	held := fmt.Sprintf("Bucket %s holds %s in %s, against a quota of %s", b.Spec.BucketName, u.Size,
+		plural(int(u.Objects), "object"), bucketsettings.DescribeQuota(q))
+	if fill := quotaFill(u.Bytes, u.Objects, q); fill >= float64(percent) {
+		return engine.True(storagev1alpha1.ReasonQuotaNearlyFull, fmt.Sprintf(
+			"%s: %.0f%% full, past the %d%% of spec.quota.nearlyFullPercent; the provider refuses writes past the quota: "+
+				"delete objects, or raise spec.quota", held, fill, percent))
+	}
+	return engine.False(storagev1alpha1.ReasonBelowThreshold, fmt.Sprintf("%s: below %d%%", held, percent))
+}
+
+// quotaFill is how full a quota is, in percent of the limit nearest to being reached.
+func quotaFill(bytes, objects int64, q storagev1alpha1.ObservedQuota) float64 {
+	var fill float64
+	if q.MaxSizeBytes > 0 {
+		fill = max(fill, float64(bytes)*100/float64(q.MaxSizeBytes))
+	}
+	if q.MaxObjects > 0 {
+		fill = max(fill, float64(objects)*100/float64(q.MaxObjects))
+	}
+	return fill
+}
+
+func (f usageUnsupported) nearlyFull(b *storagev1alpha1.Bucket) *engine.Condition {
+	return &engine.Condition{Status: metav1.ConditionUnknown, Reason: storagev1alpha1.ReasonUsageUnsupported, Message: fmt.Sprintf(
+		"How full bucket %s is cannot be known: %s, so status.usage stays empty", b.Spec.BucketName, f.why)}
+}
+
+// concludeUsage sets QuotaNearlyFull from what the pass learnt of the bucket's usage, with a
+// warning event when it turns True; without a quota in the spec the condition goes.
+func (k bucketKind) concludeUsage(b *storagev1alpha1.Bucket, f usageFinding) {
+	if b.Spec.Quota == nil {
+		meta.RemoveStatusCondition(&b.Status.Conditions, storagev1alpha1.QuotaNearlyFullCondition)
+		return
+	}
+	if f == nil {
+		return
+	}
+	engine.SetAnnounced(k.Recorder, b, &b.Status.Conditions, b.Generation, storagev1alpha1.QuotaNearlyFullCondition,
+		*f.nearlyFull(b), func(c engine.Condition) string {
+			if c.Status == metav1.ConditionTrue {
+				return corev1.EventTypeWarning
+			}
+			return ""
+		})
 }

@@ -23,6 +23,7 @@ import (
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/bucketsettings"
+	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
 	"github.com/object-storage-manager/object-storage-manager/internal/credentials"
 	"github.com/object-storage-manager/object-storage-manager/internal/index"
@@ -31,7 +32,14 @@ import (
 )
 
 // StoreFactory returns a Store for one account on one S3 endpoint.
-type StoreFactory func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Store
+type StoreFactory func(objectstore.Account) objectstore.Store
+
+// accountOf is the account of contract's status, with key.
+func accountOf(contract *storagev1alpha1.Contract, key contractclient.Credentials) objectstore.Account {
+	st := &contract.Status
+	return objectstore.Account{Endpoint: st.Endpoint, Region: st.Region, AccessKeyID: key.AccessKeyID,
+		SecretAccessKey: key.SecretAccessKey, VirtualHosted: st.VirtualHostedStyle}
+}
 
 // BucketReconciler makes a bucket, with the settings of its spec, for each Bucket.
 type BucketReconciler struct {
@@ -52,9 +60,19 @@ type BucketReconciler struct {
 	APIReader client.Reader
 	// Settings are the bucket settings the spec manages; bucketsettings.All when nil.
 	Settings []bucketsettings.Syncer
+	// Topics makes the provider's topics the spec's notifications publish to; without it,
+	// notifications are Unsupported.
+	Topics contractclient.Topics
+	// Usage is the provider's contract API, for what each bucket holds and its quota; nil:
+	// no provider to ask (usage and quotas are then unsupported).
+	Usage contractclient.Usage
 
 	// written is this controller's record of its own last writes (engine.Writes).
 	written engine.Writes
+	// ownSecrets reads the keys of Contracts over an account the user has (spec.credentials).
+	ownSecrets accountSecrets
+	// usage is the provider's last answer about the buckets of each contract.
+	usage providerUsage
 	// names serialises the passes that take a bucket name, so that of two Buckets naming the
 	// same bucket exactly one records it (the manager is a single leader).
 	names keylock.Map
@@ -107,6 +125,10 @@ func (k bucketKind) Normal(ctx context.Context, b *storagev1alpha1.Bucket, p *en
 	if out, done := k.ensureBucket(ctx, b, p, acct.store, &found); done {
 		return out
 	}
+	contractID := acct.contract.Status.ContractID
+	if out, done := k.ensureTopics(ctx, b, p, contractID, in, found); done {
+		return out
+	}
 	failed := bucketsettings.Sync(ctx, in, k.emitter(b), k.settings()).Failed
 	if slices.ContainsFunc(failed, func(f bucketsettings.Failure) bool { return errors.Is(f.Err, objectstore.ErrNoSuchBucket) }) {
 		// Deleted behind the operator's back: make it again, then give it the spec, which
@@ -117,6 +139,10 @@ func (k bucketKind) Normal(ctx context.Context, b *storagev1alpha1.Bucket, p *en
 		}
 		in.Applied = false
 		failed = bucketsettings.Sync(ctx, in, k.emitter(b), k.settings()).Failed
+	}
+	found.usage = k.observeUsage(ctx, b, k.provider(acct.contract))
+	if out, done := k.settleTopics(ctx, b, contractID, in.Applied, failed, found); done {
+		return out
 	}
 	return k.settled(b, found, failed)
 }
@@ -133,6 +159,8 @@ func (k bucketKind) settled(b *storagev1alpha1.Bucket, found bucketFound, failed
 			lockMissing = true
 		case f.Unsupported:
 			unsupported = append(unsupported, f)
+		case isAPIError(f.Err):
+			return endOnAPIFailure(found, f.Err)
 		default:
 			return k.s3Failed(b, found, f.Err)
 		}
@@ -165,8 +193,13 @@ func (k bucketKind) emitter(b *storagev1alpha1.Bucket) bucketsettings.Emit {
 // settingsInput is what the settings of b are brought to: its spec, with what its users and
 // its Contract's endpoint add.
 func (k bucketKind) settingsInput(b *storagev1alpha1.Bucket, acct *account, users *bucketUsers, applied bool) *bucketsettings.Input {
-	return &bucketsettings.Input{Bucket: b, Store: acct.store, Applied: applied, Grants: users.policyGrants(),
-		LifecycleRules: users.lifecycleRules(), PolicyForm: acct.contract.Status.BucketPolicy, OwnerTags: ownerTags(b)}
+	in := &bucketsettings.Input{Bucket: b, Store: acct.store, Applied: applied, Grants: users.policyGrants(),
+		LifecycleRules: users.lifecycleRules(), PolicyForm: acct.contract.Status.BucketPolicy, OwnerTags: ownerTags(b),
+		WebsiteEndpoint: acct.contract.Status.WebsiteEndpoint}
+	if p := k.provider(acct.contract); p != nil {
+		in.Provider = p
+	}
+	return in
 }
 
 // specApplied reports whether the current spec was applied by an earlier pass that ended Ready.
@@ -196,7 +229,7 @@ func (k bucketKind) connect(ctx context.Context, b *storagev1alpha1.Bucket, foun
 	}
 	// Usable, not Ready: a Contract that is deleting, or whose API is briefly down, still has
 	// working credentials, and its Buckets must be able to finish their own deletion.
-	if contract.Status.State != "active" || contract.Status.SecretName == "" || contract.Status.Endpoint == "" {
+	if contract.Status.State != activeState || contract.Status.SecretName == "" || contract.Status.Endpoint == "" {
 		why := "it has no status yet"
 		if ready := meta.FindStatusCondition(contract.Status.Conditions, storagev1alpha1.ReadyCondition); ready != nil {
 			why = fmt.Sprintf("%s: %s", ready.Reason, ready.Message)
@@ -204,7 +237,12 @@ func (k bucketKind) connect(ctx context.Context, b *storagev1alpha1.Bucket, foun
 		return nil, found.end(contractNotReady{why}, 0, nil), true
 	}
 	secret := &corev1.Secret{}
-	err = k.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: contract.Status.SecretName}, secret)
+	secretKey := client.ObjectKey{Namespace: b.Namespace, Name: contract.Status.SecretName}
+	if existingAccount(contract) {
+		err = k.ownSecrets.get(ctx, k.Client, k.APIReader, secretKey, secret)
+	} else {
+		err = k.Get(ctx, secretKey, secret)
+	}
 	key := credentials.KeyOf(secret)
 	if err != nil || key.AccessKeyID == "" || key.SecretAccessKey == "" {
 		if client.IgnoreNotFound(err) != nil {
@@ -214,7 +252,7 @@ func (k bucketKind) connect(ctx context.Context, b *storagev1alpha1.Bucket, foun
 	}
 	b.Status.Endpoint = contract.Status.Endpoint
 	b.Status.Region = contract.Status.Region
-	store := k.Stores(contract.Status.Endpoint, contract.Status.Region, key.AccessKeyID, key.SecretAccessKey)
+	store := k.Stores(accountOf(contract, key))
 	return &account{contract: contract, store: store}, bucketOutcome{}, false
 }
 
@@ -240,6 +278,7 @@ func deniedByPolicy(found bucketFound, err error) bucketOutcome {
 // SetupWithManager registers the controller. A Bucket wakes when its spec changes, when its
 // Contract or the Contract's Secret changes, and every ResyncPeriod.
 func (r *BucketReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.usage.api = r.Usage
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&storagev1alpha1.Bucket{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).

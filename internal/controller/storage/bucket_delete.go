@@ -49,6 +49,11 @@ func (k bucketKind) Delete(ctx context.Context, b *storagev1alpha1.Bucket, p *en
 		k.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "BucketRetained", "Delete",
 			"Left bucket %s in place (bucketReclaimPolicy Retain)", b.Status.BucketName)
 	}
+	// After the bucket, whose notifications publish to them; a retained bucket keeps its
+	// notification configuration, which then reaches no one.
+	if out, done := k.deleteTopics(ctx, b, found); done {
+		return out
+	}
 	return found.end(nil, 0, p.Release(ctx))
 }
 

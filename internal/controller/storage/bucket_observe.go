@@ -86,6 +86,10 @@ func (k bucketKind) setInSync(b *storagev1alpha1.Bucket, c *engine.Condition) {
 func (k bucketKind) leaveObserved(ctx context.Context, b *storagev1alpha1.Bucket, p *engine.Pass[*storagev1alpha1.Bucket], found bucketFound) bucketOutcome {
 	k.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "BucketLeft", "Delete",
 		"Left bucket %s as it is: spec.managementPolicy is Observe, so the operator changes nothing at the server", b.Spec.BucketName)
+	// Topics made while it was managed are the operator's own, not the bucket's: they go.
+	if out, done := k.deleteTopics(ctx, b, found); done {
+		return out
+	}
 	return found.end(nil, 0, p.Release(ctx))
 }
 

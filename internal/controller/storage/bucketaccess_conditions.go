@@ -44,8 +44,14 @@ type (
 	accessBucketMissing    struct{}
 	accessBucketNotReady   struct{ why string }
 	accessContractNotReady struct{ why string }
-	accessSecretTaken      struct{ secret string }
-	accessAPIFailed        struct{ err *contractclient.Error }
+	// accessExistingAccount: the Contract uses an account of its own, where principals cannot be made.
+	accessExistingAccount struct{ contract string }
+	// configMap: it is the obc format's ConfigMap of that name that is someone else's.
+	accessSecretTaken struct {
+		secret    string
+		configMap bool
+	}
+	accessAPIFailed struct{ err *contractclient.Error }
 	// principalLost: the provider no longer has the principal (deleted outside the operator).
 	principalLost  struct{}
 	accessS3Failed struct{ err error }
@@ -56,6 +62,9 @@ type (
 	waitingForUser struct{ owner string }
 	// accessKeyReplacing: the Secret lost the key, and a new one is on its way.
 	accessKeyReplacing struct{ secret, key string }
+	// accessWithheld: the first key, tried with itself, does not do only what it is for (the
+	// policy does not carry it yet, or it reaches outside its prefix): it is not handed out.
+	accessWithheld struct{ reason, why string }
 )
 
 func (f accessInvalidName) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engine.Condition {
@@ -75,7 +84,17 @@ func (f accessContractNotReady) ready(a *storagev1alpha1.BucketAccess, _ *keyChe
 	return engine.False(storagev1alpha1.ReasonContractNotReady, fmt.Sprintf("Waiting for the Contract of Bucket %q: %s.", a.Spec.Bucket, f.why))
 }
 
+func (f accessExistingAccount) ready(a *storagev1alpha1.BucketAccess, _ *keyCheck) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonPrincipalsUnsupported, fmt.Sprintf(
+		"Contract %s uses an account of its own (spec.credentials), and keys for one bucket are made by a provider's contract API: "+
+			"run the reference contract server in front of this S3 server and buy the Contract through it (docs/contract.md), "+
+			"or give the workload the Contract's Secret", f.contract))
+}
+
 func (f accessSecretTaken) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engine.Condition {
+	if f.configMap {
+		return engine.False(storagev1alpha1.ReasonSecretConflict, configMapTaken(f.secret, "BucketAccess"))
+	}
 	return engine.False(storagev1alpha1.ReasonSecretConflict, fmt.Sprintf(
 		"Secret %q exists and does not belong to this BucketAccess; it is never overwritten. Delete it or set spec.secretName.", f.secret))
 }
@@ -114,13 +133,21 @@ func (f accessKeyReplacing) ready(*storagev1alpha1.BucketAccess, *keyCheck) *eng
 		"Secret %s lost key %s; a new key is on its way (see the KeyRotation condition).", f.secret, f.key))
 }
 
-// ready of an issued key says whether it can do what its access allows.
+func (f accessWithheld) ready(a *storagev1alpha1.BucketAccess, _ *keyCheck) *engine.Condition {
+	return engine.False(f.reason, fmt.Sprintf("%s; it is not written to Secret %s until it does only what it is for.", f.why, a.SecretNameOrDefault()))
+}
+
+// ready of an issued key says whether it can do what its access allows, and only under its
+// prefix.
 func (accessIssued) ready(a *storagev1alpha1.BucketAccess, check *keyCheck) *engine.Condition {
 	if check == nil {
 		return nil
 	}
 	if missing, _ := accessGaps(a.Spec.Access, check.check); len(missing) > 0 {
 		return engine.False(storagev1alpha1.ReasonPolicyPending, policyPending(missing, check))
+	}
+	if outside := outsideGaps(check.check); len(outside) > 0 {
+		return engine.False(storagev1alpha1.ReasonPrefixUnsupported, prefixUnsupported(a.Spec.Prefix, outside, check))
 	}
 	return engine.True(storagev1alpha1.ReasonAvailable, fmt.Sprintf("The credentials are in Secret %s.", a.SecretNameOrDefault()))
 }
@@ -131,13 +158,21 @@ func verifiedCondition(a *storagev1alpha1.BucketAccess, check *keyCheck) *engine
 	switch {
 	case len(missing) > 0:
 		return engine.False(storagev1alpha1.ReasonPolicyPending, policyPending(missing, check))
+	case len(outsideGaps(check.check)) > 0:
+		return engine.False(storagev1alpha1.ReasonPrefixUnsupported, prefixUnsupported(a.Spec.Prefix, outsideGaps(check.check), check))
 	case len(extra) > 0:
 		return engine.False(storagev1alpha1.ReasonAccessMismatch, fmt.Sprintf(
 			"%s access, but the key can also %s (%s): the bucket's ACL or the user's policy allows it to more than this key.",
 			a.Spec.Access, strings.Join(extra, " and "), checked(check)))
 	}
 	return engine.True(storagev1alpha1.ReasonVerified, fmt.Sprintf("Checked with the key itself: %s, as %s access allows.",
-		describeCheck(check.check), a.Spec.Access))
+		describeCheck(check), a.Spec.Access))
+}
+
+// prefixUnsupported says that a key limited to prefix can do what outside names beyond it.
+func prefixUnsupported(prefix string, outside []string, check *keyCheck) string {
+	return fmt.Sprintf("The key can also %s outside prefix %q (%s): the S3 server does not enforce the policy's prefix condition, "+
+		"or the bucket's ACL or policy allows more.", strings.Join(outside, " and "), prefix, checked(check))
 }
 
 func policyPending(missing []string, check *keyCheck) string {
@@ -145,7 +180,7 @@ func policyPending(missing []string, check *keyCheck) string {
 }
 
 func checked(check *keyCheck) string {
-	return fmt.Sprintf("key %s, %s", check.key, describeCheck(check.check))
+	return fmt.Sprintf("key %s, %s", check.key, describeCheck(check))
 }
 
 // conclude sets the BucketAccess's conditions from what the pass found, with an event when
@@ -203,10 +238,17 @@ func (k accessKind) principalFailed(found accessFound, err error) accessOutcome 
 // secretFailed ends a pass whose Secret is someone else's (ErrSecretConflict), or could not be
 // written. A foreign Secret is not in the cache (it lacks the label): look again later.
 func (k accessKind) secretFailed(found accessFound, a *storagev1alpha1.BucketAccess, err error) accessOutcome {
-	if errors.Is(err, credentials.ErrSecretConflict) {
-		return found.end(accessSecretTaken{a.SecretNameOrDefault()}, engine.WaitingRetry(k.ResyncPeriod), nil)
+	if errors.Is(err, credentials.ErrSecretConflict) || errors.Is(err, credentials.ErrConfigMapConflict) {
+		taken := accessSecretTaken{secret: a.SecretNameOrDefault(), configMap: errors.Is(err, credentials.ErrConfigMapConflict)}
+		return found.end(taken, engine.WaitingRetry(k.ResyncPeriod), nil)
 	}
 	return found.end(nil, 0, err)
+}
+
+// configMapTaken says that the obc format's ConfigMap, of the Secret's name, is someone else's.
+func configMapTaken(name, kind string) string {
+	return fmt.Sprintf("ConfigMap %s exists and does not belong to this %s; the obc format writes the connection to a ConfigMap "+
+		"of the Secret's name, and never overwrites another's. Delete it, or take obc out of spec.formats", name, kind)
 }
 
 // accessGaps lists what a key cannot do that its access allows (missing), and what it can do
@@ -231,12 +273,38 @@ func accessGaps(access storagev1alpha1.AccessMode, c objectstore.AccessCheck) (m
 	return missing, extra
 }
 
-func describeCheck(c objectstore.AccessCheck) string {
-	word := func(ok bool, what string) string {
-		if ok {
-			return what + " allowed"
-		}
-		return what + " refused"
+// outsideGaps lists what a key checked under a prefix can do outside it.
+func outsideGaps(c objectstore.AccessCheck) []string {
+	if c.Outside == nil {
+		return nil
 	}
-	return strings.Join([]string{word(c.List, "list"), word(c.Read, "read"), word(c.Write, "write")}, ", ")
+	var can []string
+	for _, d := range []struct {
+		what string
+		ok   bool
+	}{{"list", c.Outside.List}, {"read", c.Outside.Read}, {"write", c.Outside.Write}} {
+		if d.ok {
+			can = append(can, d.what)
+		}
+	}
+	return can
+}
+
+// describeCheck says what a check found: "list allowed, read allowed, write refused", under
+// the prefix and outside it when the key has one.
+func describeCheck(check *keyCheck) string {
+	words := func(c objectstore.AccessCheck) string {
+		word := func(ok bool, what string) string {
+			if ok {
+				return what + " allowed"
+			}
+			return what + " refused"
+		}
+		return strings.Join([]string{word(c.List, "list"), word(c.Read, "read"), word(c.Write, "write")}, ", ")
+	}
+	c := check.check
+	if c.Outside == nil {
+		return words(c)
+	}
+	return fmt.Sprintf("under prefix %q %s; outside it %s", check.prefix, words(c), words(*c.Outside))
 }

@@ -55,7 +55,7 @@ func TestBucketAccessConditionsFollowWhatTheKeyWasFoundToDo(t *testing.T) {
 			pass:  accessFound{ready: accessInvalidName{"must be no more than 63 characters"}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonInvalidName, "nothing was issued"}},
 		{name: "a foreign Secret is never overwritten", access: storagev1alpha1.AccessReadOnly,
-			pass:  accessFound{ready: accessSecretTaken{"reader-credentials"}},
+			pass:  accessFound{ready: accessSecretTaken{secret: "reader-credentials"}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonSecretConflict, "never overwritten"}},
 	}
 	for _, tt := range tests {

@@ -75,6 +75,7 @@ type BucketAccessReconciler struct {
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
 
 // Reconcile makes the principal, its key and the Secret match the BucketAccess.
 func (r *BucketAccessReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -171,6 +172,10 @@ func (k accessKind) connect(ctx context.Context, a *storagev1alpha1.BucketAccess
 	if contract == nil {
 		return nil, found.end(accessContractNotReady{why}, 0, err), true
 	}
+	if existingAccount(contract) {
+		// Principals are the provider's to make; nothing changes that but a new Contract.
+		return nil, found.end(accessExistingAccount{contract.Name}, 0, nil), true
+	}
 	secret, err := k.secrets().Read(ctx, a, a.SecretNameOrDefault())
 	switch {
 	case errors.Is(err, credentials.ErrSecretConflict):
@@ -193,7 +198,9 @@ func (k accessKind) contractOf(ctx context.Context, a *storagev1alpha1.BucketAcc
 		return nil, "", fmt.Errorf("reading Contract %q: %w", bucket.Spec.ContractName, err)
 	}
 	switch {
-	case contract.Status.ContractID == "" || contract.Status.State != "active" || contract.Status.Endpoint == "":
+	case existingAccount(contract):
+		return contract, "", nil
+	case contract.Status.ContractID == "" || contract.Status.State != activeState || contract.Status.Endpoint == "":
 		return nil, fmt.Sprintf("Contract %q is not active", contract.Name), nil
 	case a.Status.ContractID != "" && a.Status.ContractID != contract.Status.ContractID:
 		return nil, fmt.Sprintf("Contract %q is now contract %s, not %s whose account holds this BucketAccess's principal",
@@ -240,6 +247,7 @@ func (r *BucketAccessReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&storagev1alpha1.BucketAccess{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Owns(&corev1.Secret{}).
+		Owns(&corev1.ConfigMap{}).
 		Watches(&storagev1alpha1.Bucket{}, handler.EnqueueRequestsFromMapFunc(r.accessesOfBucket))
 	for _, owner := range r.Owners {
 		b = b.Watches(owner, handler.EnqueueRequestsFromMapFunc(r.deletingAccessesOf),

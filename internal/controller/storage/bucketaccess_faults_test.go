@@ -44,8 +44,8 @@ func accessCluster(t *testing.T, api *fakeapi.API, intercept ...interceptor.Func
 	cluster := builder.Build()
 	r := &BucketAccessReconciler{Client: cluster, Principals: api, Recorder: events.NewFakeRecorder(100), ResyncPeriod: time.Hour,
 		// Nothing answers here: a check of the key fails, which these tests do not need.
-		Stores: func(endpoint, region, key, secret string) objectstore.Store {
-			return objectstore.New(objectstore.Config{Endpoint: "http://127.0.0.1:1", Region: region, AccessKeyID: key, SecretAccessKey: secret, MaxAttempts: 1,
+		Stores: func(a objectstore.Account) objectstore.Store {
+			return objectstore.New(objectstore.Config{Endpoint: "http://127.0.0.1:1", Region: a.Region, AccessKeyID: a.AccessKeyID, SecretAccessKey: a.SecretAccessKey, MaxAttempts: 1,
 				HTTPClient: objectstore.NewHTTPClient(time.Second, 1)})
 		}}
 	return cluster, a, r

@@ -69,36 +69,43 @@ func (p principalKeys) Revoke(ctx context.Context, accessKeyID string) error {
 // Verify checks what the key can do in the bucket: a key that cannot yet do all its access
 // allows waits for the Bucket's policy to carry it.
 func (p principalKeys) Verify(ctx context.Context, key contractclient.Credentials) (credentials.Verdict, error) {
-	check, err := p.kind.check(ctx, p.access, p.target.contract, key)
+	a := p.access
+	check, err := p.kind.check(ctx, a, p.target.contract, key)
 	if err != nil {
 		return credentials.Verdict{}, err
 	}
-	if missing, _ := accessGaps(p.access.Spec.Access, check); len(missing) > 0 {
+	if missing, _ := accessGaps(a.Spec.Access, check); len(missing) > 0 {
+		p.kind.checked.Delete(a.UID) // the policy is on its way: ask again on the retry
 		return credentials.Verdict{Reason: storagev1alpha1.ReasonNewKeyPending, Retry: tuning.PolicyWait,
 			Why: fmt.Sprintf("New key %s cannot %s yet: the Bucket's policy does not carry it yet", key.AccessKeyID, strings.Join(missing, " or "))}, nil
+	}
+	if outside := outsideGaps(check); len(outside) > 0 {
+		return credentials.Verdict{Reason: storagev1alpha1.ReasonPrefixUnsupported, Retry: engine.WaitingRetry(p.kind.ResyncPeriod),
+			Why: fmt.Sprintf("New key %s can also %s outside prefix %q: the S3 server does not enforce the policy's prefix condition, or the bucket's ACL or policy allows more",
+				key.AccessKeyID, strings.Join(outside, " and "), a.Spec.Prefix)}, nil
 	}
 	return credentials.Verdict{Works: true}, nil
 }
 
-// keyCheck is what a key was last found able to do.
+// keyCheck is what a key was last found able to do, under prefix ("" for the whole bucket).
 type keyCheck struct {
-	key   string
-	check objectstore.AccessCheck
+	key, prefix string
+	check       objectstore.AccessCheck
 }
 
 // check finds out what key can do in the bucket, asking again only when the key changed or the
 // last answer is older than the resync period.
 func (k accessKind) check(ctx context.Context, a *storagev1alpha1.BucketAccess, contract *storagev1alpha1.Contract,
 	key contractclient.Credentials) (objectstore.AccessCheck, error) {
-	if last, _, ok := k.checked.Get(a.UID, k.ResyncPeriod); ok && last.key == key.AccessKeyID {
+	if last, _, ok := k.checked.Get(a.UID, k.ResyncPeriod); ok && last.key == key.AccessKeyID && last.prefix == a.Spec.Prefix {
 		return last.check, nil
 	}
-	store := k.Stores(contract.Status.Endpoint, contract.Status.Region, key.AccessKeyID, key.SecretAccessKey)
-	check, err := store.CheckAccess(ctx, a.Status.BucketName)
+	store := k.Stores(accountOf(contract, key))
+	check, err := store.CheckAccess(ctx, a.Status.BucketName, a.Spec.Prefix)
 	if err != nil {
 		return check, err
 	}
-	k.checked.Put(a.UID, keyCheck{key: key.AccessKeyID, check: check})
+	k.checked.Put(a.UID, keyCheck{key: key.AccessKeyID, prefix: a.Spec.Prefix, check: check})
 	return check, nil
 }
 
@@ -107,16 +114,19 @@ func (k accessKind) check(ctx context.Context, a *storagev1alpha1.BucketAccess, 
 func (k accessKind) keys(a *storagev1alpha1.BucketAccess, p *engine.Pass[*storagev1alpha1.BucketAccess], t *target,
 	first *contractclient.Credentials) (*credentials.Keys, *heldSecret) {
 	held := &heldSecret{secrets: k.secrets(), owner: a, secret: t.secret, keyFirst: true, render: func(key *contractclient.Credentials) credentials.Secret {
-		conn := credentials.Connection{Endpoint: t.contract.Status.Endpoint, Region: t.contract.Status.Region, Bucket: a.Status.BucketName}
+		conn := credentials.Connection{Endpoint: t.contract.Status.Endpoint, Region: t.contract.Status.Region,
+			Bucket: a.Status.BucketName, Prefix: a.Spec.Prefix}
 		return credentials.Secret{
-			Name:   a.SecretNameOrDefault(),
-			Labels: map[string]string{storagev1alpha1.ContractLabel: t.contract.Name, storagev1alpha1.BucketAccessLabel: a.Name},
-			Data:   credentials.Env(conn, key),
-			What:   "the credentials for bucket " + a.Status.BucketName,
+			Name:     a.SecretNameOrDefault(),
+			Labels:   map[string]string{storagev1alpha1.ContractLabel: t.contract.Name, storagev1alpha1.BucketAccessLabel: a.Name},
+			Rendered: credentials.Render(a.SecretFormats(), conn, key),
+			What:     "the credentials for bucket " + a.Status.BucketName,
 		}
 	}}
 	keys := keysOf(p, a, principalKeys{kind: k, access: a, target: t, first: first}, held,
 		credentials.Shared{Refusals: &k.refusals, ResyncPeriod: k.ResyncPeriod, Now: k.Now.Time(), Recorder: k.Recorder})
+	// A key limited to a prefix is handed out only once it is found limited to it.
+	keys.VerifyFirst = a.Spec.Prefix != ""
 	return keys, held
 }
 
@@ -125,9 +135,20 @@ func (k accessKind) keys(a *storagev1alpha1.BucketAccess, p *engine.Pass[*storag
 // goes on: the key in the Secret still works, and is checked.
 func (k accessKind) keysFailed(found accessFound, a *storagev1alpha1.BucketAccess, res credentials.Result) (accessOutcome, bool) {
 	switch {
+	case res.Found.State == credentials.Withheld && res.Found.Err != nil:
+		return found.end(accessS3Failed{res.Found.Err}, 0, res.Err), true
+	case res.Found.State == credentials.Withheld:
+		if last, _, ok := k.checked.Get(a.UID, k.ResyncPeriod); ok && last.key == res.Found.NewKey {
+			found.check = &last
+		}
+		reason := res.Found.Reason
+		if reason == storagev1alpha1.ReasonNewKeyPending {
+			reason = storagev1alpha1.ReasonPolicyPending // Ready's word for it
+		}
+		return found.end(accessWithheld{reason, res.Found.Why}, res.After, nil), true
 	case errors.Is(res.Err, contractclient.ErrPrincipalDeleted), errors.Is(res.Err, contractclient.ErrNotFound):
 		return found.end(principalLost{}, 0, reconcile.TerminalError(res.Err)), true
-	case errors.Is(res.Err, credentials.ErrSecretConflict):
+	case errors.Is(res.Err, credentials.ErrSecretConflict), errors.Is(res.Err, credentials.ErrConfigMapConflict):
 		return k.secretFailed(found, a, res.Err), true
 	case res.Err != nil:
 		return found.end(nil, res.After, res.Err), true
@@ -150,7 +171,7 @@ func (k accessKind) verify(ctx context.Context, a *storagev1alpha1.BucketAccess,
 	if err != nil {
 		return found.end(accessS3Failed{err}, 0, err)
 	}
-	found.check = &keyCheck{key: key.AccessKeyID, check: check}
+	found.check = &keyCheck{key: key.AccessKeyID, prefix: a.Spec.Prefix, check: check}
 	if missing, _ := accessGaps(a.Spec.Access, check); len(missing) > 0 {
 		k.checked.Delete(a.UID)
 		return found.end(accessIssued{}, tuning.PolicyWait, nil)

@@ -36,7 +36,7 @@ type principalStore struct {
 	key contractclient.Credentials
 }
 
-func (s *principalStore) CheckAccess(context.Context, string) (objectstore.AccessCheck, error) {
+func (s *principalStore) CheckAccess(context.Context, string, string) (objectstore.AccessCheck, error) {
 	if !s.api.PrincipalKeyWorks("c1", s.key) {
 		return objectstore.AccessCheck{}, s3Answer(http.StatusForbidden, "InvalidAccessKeyId")
 	}
@@ -60,8 +60,8 @@ func newAccessKeyFixture(t *testing.T, intercept ...interceptor.Funcs) *accessKe
 	cluster, a, r := accessCluster(t, api, intercept...)
 	f := &accessKeyFixture{t: t, cluster: cluster, access: a, api: api, r: r, now: time.Now()}
 	r.Now = func() time.Time { return f.now }
-	r.Stores = func(_, _, key, secret string) objectstore.Store {
-		return &principalStore{Store: &fakes3.Store{}, api: api, key: contractclient.Credentials{AccessKeyID: key, SecretAccessKey: secret}}
+	r.Stores = func(a objectstore.Account) objectstore.Store {
+		return &principalStore{Store: &fakes3.Store{}, api: api, key: contractclient.Credentials{AccessKeyID: a.AccessKeyID, SecretAccessKey: a.SecretAccessKey}}
 	}
 	if err := f.pass(); err != nil {
 		t.Fatalf("the first pass: %v", err)

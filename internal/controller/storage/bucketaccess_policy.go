@@ -44,7 +44,7 @@ func AccessGrants(ctx context.Context, reader client.Reader, namespace, bucket s
 		if err := json.Unmarshal(a.Status.PolicyPrincipal.Raw, &principal); err != nil || len(principal) == 0 {
 			continue
 		}
-		grants = append(grants, bucketpolicy.AccessGrant{Name: a.Name, Access: string(a.Spec.Access), Principal: principal})
+		grants = append(grants, bucketpolicy.AccessGrant{Name: a.Name, Access: string(a.Spec.Access), Prefix: a.Spec.Prefix, Principal: principal})
 	}
 	slices.SortFunc(grants, func(a, b bucketpolicy.AccessGrant) int { return strings.Compare(a.Name, b.Name) })
 	return grants, nil

@@ -47,7 +47,11 @@ type (
 	// contractGone: the provider reports the contract as cancelled.
 	contractGone struct{ id string }
 	// secretTaken: the Secret's name is taken by a Secret of someone else.
-	secretTaken struct{ secret string }
+	// configMap: it is the obc format's ConfigMap of that name that is someone else's.
+	secretTaken struct {
+		secret    string
+		configMap bool
+	}
 	// apiFailed: a call of the contract API failed, transiently or by a refusal.
 	apiFailed struct{ err *contractclient.Error }
 	// hasBuckets: the provider refuses to cancel a contract that still owns buckets.
@@ -75,6 +79,9 @@ func (f contractGone) ready(*storagev1alpha1.Contract) *engine.Condition {
 }
 
 func (f secretTaken) ready(*storagev1alpha1.Contract) *engine.Condition {
+	if f.configMap {
+		return engine.False(storagev1alpha1.ReasonSecretConflict, configMapTaken(f.secret, "Contract"))
+	}
 	return engine.False(storagev1alpha1.ReasonSecretConflict, fmt.Sprintf(
 		"Secret %s exists and does not belong to this Contract; delete it or set spec.secretName to another name", f.secret))
 }
@@ -184,13 +191,16 @@ func (k contractKind) cancelled(c *storagev1alpha1.Contract, found contractFound
 // secretConflict ends a pass on a Secret of someone else's under the name the keys go to. It is
 // not in the cache (it lacks the label), so no watch says when it goes: look again later.
 func (k contractKind) secretConflict(found contractFound, name string) contractOutcome {
-	return found.end(secretTaken{name}, engine.WaitingRetry(k.ResyncPeriod), nil)
+	return found.end(secretTaken{secret: name}, engine.WaitingRetry(k.ResyncPeriod), nil)
 }
 
 // secretFailed ends a pass whose Secret write failed.
 func (k contractKind) secretFailed(found contractFound, c *storagev1alpha1.Contract, err error) contractOutcome {
-	if errors.Is(err, credentials.ErrSecretConflict) {
+	switch {
+	case errors.Is(err, credentials.ErrSecretConflict):
 		return k.secretConflict(found, c.SecretNameOrDefault())
+	case errors.Is(err, credentials.ErrConfigMapConflict):
+		return found.end(secretTaken{secret: c.SecretNameOrDefault(), configMap: true}, engine.WaitingRetry(k.ResyncPeriod), nil)
 	}
 	return found.end(nil, 0, err)
 }

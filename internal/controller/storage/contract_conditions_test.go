@@ -37,7 +37,7 @@ func TestContractConditionsFollowWhatThePassFound(t *testing.T) {
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonInvalidName, "(must be no more than 63 characters); nothing was bought"}},
 		{name: "a cancelled contract asks for a new Contract", pass: contractFound{ready: contractGone{"c-1"}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonContractCancelled, "contract c-1 as cancelled; delete this Contract"}},
-		{name: "a foreign Secret under the name is not overwritten", pass: contractFound{ready: secretTaken{"acme-credentials"}},
+		{name: "a foreign Secret under the name is not overwritten", pass: contractFound{ready: secretTaken{secret: "acme-credentials"}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonSecretConflict, "Secret acme-credentials exists and does not belong to this Contract"}},
 		{name: "an API that is down is retried", pass: contractFound{ready: apiFailed{unavailable}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIUnavailable, "failed while creating the contract"}},

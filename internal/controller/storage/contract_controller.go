@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -25,6 +26,7 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
 	"github.com/object-storage-manager/object-storage-manager/internal/credentials"
 	"github.com/object-storage-manager/object-storage-manager/internal/index"
+	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 	"github.com/object-storage-manager/object-storage-manager/internal/ttlcache"
 	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
 )
@@ -64,6 +66,10 @@ type ContractReconciler struct {
 	observed ttlcache.Cache[types.UID, contractclient.Contract]
 	// refusals holds a provider's refusal of a second key, asked again once a resync period.
 	refusals ttlcache.Cache[types.UID, string]
+	// checked holds the account of spec.credentials whose keys last worked, for a resync period.
+	checked ttlcache.Cache[types.UID, objectstore.Account]
+	// ownSecrets reads the Secrets of spec.credentials.
+	ownSecrets accountSecrets
 }
 
 // The manager lists and watches only Secrets labelled storage.osm.dev/contract (see
@@ -73,6 +79,7 @@ type ContractReconciler struct {
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts/finalizers,verbs=update
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -102,6 +109,12 @@ func (k contractKind) Normal(ctx context.Context, c *storagev1alpha1.Contract, p
 		return contractOutcome{Err: err}
 	}
 	found := contractFound{buckets: &buckets}
+	if err := k.sumUsage(ctx, c, buckets); err != nil {
+		return found.end(nil, 0, err)
+	}
+	if existingAccount(c) {
+		return k.useExisting(ctx, c, found)
+	}
 	secret, err := k.secrets().Read(ctx, c, c.SecretNameOrDefault())
 	switch {
 	case errors.Is(err, credentials.ErrSecretConflict):
@@ -220,7 +233,9 @@ func setObserved(c *storagev1alpha1.Contract, got contractclient.Contract) {
 	c.Status.Endpoint = got.Endpoint
 	c.Status.Region = got.Region
 	c.Status.Plan = got.Plan
+	c.Status.QuotaBytes = got.QuotaBytes
 	c.Status.SecretName = c.SecretNameOrDefault()
+	c.Status.WebsiteEndpoint = got.WebsiteEndpoint
 	c.Status.BucketPolicy = nil
 	if f := got.PolicyForm; f != nil {
 		c.Status.BucketPolicy = &storagev1alpha1.BucketPolicyForm{ResourcePrefix: f.ResourcePrefix,
@@ -229,15 +244,18 @@ func setObserved(c *storagev1alpha1.Contract, got contractclient.Contract) {
 }
 
 // SetupWithManager registers the controller. It wakes a Contract when its spec changes, when its
-// Secret changes, and when a Bucket naming it comes or goes.
+// Secret (its own, or the one of spec.credentials) changes, and when a Bucket naming it comes or
+// goes.
 func (r *ContractReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&storagev1alpha1.Contract{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Owns(&corev1.Secret{}).
+		Owns(&corev1.ConfigMap{}).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(contractOfExistingSecret)).
 		Watches(&storagev1alpha1.Bucket{},
 			contractOfBucketAfter(tuning.BucketChurnSettle),
-			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, usageChanged))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
 		Named("contract").
 		Complete(r)

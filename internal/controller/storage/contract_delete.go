@@ -30,6 +30,9 @@ func (k contractKind) Delete(ctx context.Context, c *storagev1alpha1.Contract, p
 	if len(buckets) > 0 {
 		return found.end(nil, 0, nil) // the Bucket watch wakes this Contract when the Buckets go
 	}
+	if existingAccount(c) {
+		return k.releaseExisting(ctx, c, p, found) // nothing was bought, so nothing is cancelled
+	}
 	// Whatever the policy, first learn a contract whose purchase answer was lost: Delete must
 	// cancel it, and Retain must leave its keys somewhere.
 	learned, out, done := k.learnContract(ctx, c, p, found)

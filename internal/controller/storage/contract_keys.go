@@ -57,8 +57,7 @@ func (a accountKeys) Revoke(ctx context.Context, accessKeyID string) error {
 // Verify lists the account's buckets with the key: one call that changes nothing, and that
 // every key of the account may make.
 func (a accountKeys) Verify(ctx context.Context, key contractclient.Credentials) (credentials.Verdict, error) {
-	st := a.contract.Status
-	_, err := a.kind.Stores(st.Endpoint, st.Region, key.AccessKeyID, key.SecretAccessKey).BucketNames(ctx)
+	_, err := a.kind.Stores(accountOf(a.contract, key)).BucketNames(ctx)
 	switch {
 	case err == nil:
 		return credentials.Verdict{Works: true}, nil
@@ -85,9 +84,9 @@ func (k contractKind) keys(c *storagev1alpha1.Contract, p *engine.Pass[*storagev
 func (k contractKind) heldSecret(c *storagev1alpha1.Contract, secret *corev1.Secret) *heldSecret {
 	return &heldSecret{secrets: k.secrets(), owner: c, secret: secret, render: func(key *contractclient.Credentials) credentials.Secret {
 		return credentials.Secret{
-			Name:   c.SecretNameOrDefault(),
-			Labels: map[string]string{storagev1alpha1.ContractLabel: c.Name},
-			Data:   credentials.Env(credentials.Connection{Endpoint: c.Status.Endpoint, Region: c.Status.Region}, key),
+			Name:     c.SecretNameOrDefault(),
+			Labels:   map[string]string{storagev1alpha1.ContractLabel: c.Name},
+			Rendered: credentials.Render(c.SecretFormats(), credentials.Connection{Endpoint: c.Status.Endpoint, Region: c.Status.Region}, key),
 			// The Secret outlives a namespace deletion's first sweep until this Contract lets it
 			// go, so its Buckets can still reach S3 to delete themselves.
 			Finalizer: Finalizer,
@@ -114,8 +113,8 @@ func (k contractKind) keysOf(ctx context.Context, c *storagev1alpha1.Contract, p
 	}
 	res := keys.Reconcile(ctx)
 	found.keys = res.Found
-	if errors.Is(res.Err, credentials.ErrSecretConflict) {
-		return k.secretConflict(found, c.SecretNameOrDefault())
+	if errors.Is(res.Err, credentials.ErrSecretConflict) || errors.Is(res.Err, credentials.ErrConfigMapConflict) {
+		return k.secretFailed(found, c, res.Err)
 	}
 	var ready contractFinding = available{got}
 	switch {

@@ -41,9 +41,9 @@ type keyedEndpoint struct {
 	tried  []string
 }
 
-func (e *keyedEndpoint) stores(_, _, accessKeyID, secretAccessKey string) objectstore.Store {
+func (e *keyedEndpoint) stores(a objectstore.Account) objectstore.Store {
 	return &keyedStore{Store: &fakes3.Store{Owner: "me"}, endpoint: e,
-		creds: contractclient.Credentials{AccessKeyID: accessKeyID, SecretAccessKey: secretAccessKey}}
+		creds: contractclient.Credentials{AccessKeyID: a.AccessKeyID, SecretAccessKey: a.SecretAccessKey}}
 }
 
 type keyedStore struct {

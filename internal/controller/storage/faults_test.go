@@ -74,7 +74,7 @@ func contractReconciler(c client.Client, api contractclient.API) *ContractReconc
 
 func bucketReconciler(c client.Client, store *fakes3.Store) *BucketReconciler {
 	return &BucketReconciler{Client: c, APIReader: c, Recorder: events.NewFakeRecorder(100), ResyncPeriod: time.Hour,
-		Stores: func(string, string, string, string) objectstore.Store { return store }}
+		Stores: func(objectstore.Account) objectstore.Store { return store }}
 }
 
 func reconcileOnce(t *testing.T, r interface {

@@ -40,17 +40,20 @@ type heldSecret struct {
 	keyFirst bool
 }
 
-// write writes the Secret as render says, with key when it is not nil.
+// write writes the Secret as render says, with key when it is not nil, or else with the key it
+// holds (in any format), so that every format it is asked for holds the same key.
 func (h *heldSecret) write(ctx context.Context, key *contractclient.Credentials) error {
 	if h.keyFirst && h.secret == nil && key == nil {
 		return nil
 	}
-	written, err := h.secrets.Write(ctx, h.owner, h.secret, h.render(key))
-	if err != nil {
-		return err
+	if held := credentials.KeyOf(h.secret); key == nil && held.AccessKeyID != "" && held.SecretAccessKey != "" {
+		key = &held
 	}
-	h.secret = written
-	return nil
+	written, err := h.secrets.Write(ctx, h.owner, h.secret, h.render(key))
+	if written != nil {
+		h.secret = written // written, though its ConfigMap may not be
+	}
+	return err
 }
 
 // reread reads the Secret again from the API server, and holds it from then on.

@@ -84,6 +84,9 @@ func buildOnce(bin string) error {
 	return nil
 }
 
+// WriteKubeconfig writes a kubeconfig for the administrator, for kubectl as a user runs it.
+func (s *Stack) WriteKubeconfig(path string) error { return writeKubeconfig(path, s.Config) }
+
 // writeKubeconfig writes cfg, its impersonation included, as a kubeconfig file.
 func writeKubeconfig(path string, cfg *rest.Config) error {
 	kc := clientcmdapi.NewConfig()

@@ -70,7 +70,10 @@ type S3Server struct {
 	// buckets: what tests check the operator's work against.
 	Direct                         string
 	AdminAccessKey, AdminSecretKey string
-	stop                           func() error
+	// WebsiteEndpoint is where the server serves static websites, with {bucket} for the
+	// bucket's name; the contract server reports it with every contract.
+	WebsiteEndpoint string
+	stop            func() error
 }
 
 // Options configures Start.
@@ -134,7 +137,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.ContractAPI, err = startContractAPI(backend, filepath.Join(s.dir, "contract-server")); err != nil {
+	if s.ContractAPI, err = startContractAPI(backend, filepath.Join(s.dir, "contract-server"), s.S3.WebsiteEndpoint); err != nil {
 		return nil, err
 	}
 	metricsPort, err := localenv.FreePort()
@@ -341,7 +344,7 @@ func (s *Stack) startS3(ctx context.Context, opts Options) (contractserver.Backe
 			return nil, err
 		}
 		s.S3 = S3Server{Endpoint: ceph.Endpoint, Region: ceph.Region, Direct: ceph.Endpoint,
-			AdminAccessKey: ceph.AdminAccessKey, AdminSecretKey: ceph.AdminSecretKey, stop: ceph.Stop}
+			AdminAccessKey: ceph.AdminAccessKey, AdminSecretKey: ceph.AdminSecretKey, WebsiteEndpoint: ceph.WebsiteEndpoint, stop: ceph.Stop}
 		if err := s.proxyS3(opts); err != nil {
 			return nil, err
 		}
@@ -359,7 +362,7 @@ func (s *Stack) startS3(ctx context.Context, opts Options) (contractserver.Backe
 		return nil, err
 	}
 	s.S3 = S3Server{Endpoint: gw.Endpoint, Region: gw.Region, Direct: gw.Endpoint,
-		AdminAccessKey: gw.RootAccessKey, AdminSecretKey: gw.RootSecretKey, stop: gw.Stop}
+		AdminAccessKey: gw.RootAccessKey, AdminSecretKey: gw.RootSecretKey, WebsiteEndpoint: gw.WebsiteEndpoint, stop: gw.Stop}
 	if err := s.proxyS3(opts); err != nil {
 		return nil, err
 	}
@@ -420,7 +423,7 @@ func (s *Stack) proxyS3(opts Options) error {
 	return nil
 }
 
-func startContractAPI(backend contractserver.Backend, dir string) (*ContractAPI, error) {
+func startContractAPI(backend contractserver.Backend, dir, websiteEndpoint string) (*ContractAPI, error) {
 	token := "stack-token"
 	tokenFile := filepath.Join(dir, "token")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -433,11 +436,12 @@ func startContractAPI(backend contractserver.Backend, dir string) (*ContractAPI,
 	key := make([]byte, contractserver.EncryptionKeySize)
 	_, _ = rand.Read(key)
 	server, err := contractserver.New(contractserver.Config{
-		Token:         token,
-		DataDir:       dir,
-		EncryptionKey: key,
-		Backend:       backend,
-		Logger:        slog.New(slog.NewTextHandler(logFile(filepath.Join(dir, "server.log")), nil)),
+		Token:           token,
+		DataDir:         dir,
+		EncryptionKey:   key,
+		Backend:         backend,
+		WebsiteEndpoint: websiteEndpoint,
+		Logger:          slog.New(slog.NewTextHandler(logFile(filepath.Join(dir, "server.log")), nil)),
 	})
 	if err != nil {
 		return nil, err

@@ -30,6 +30,8 @@ type Bucket struct {
 	Encryption        objectstore.Encryption
 	PublicAccessBlock objectstore.PublicAccessBlock
 	Logging           objectstore.Logging
+	Website           objectstore.Website
+	Notifications     []objectstore.Notification
 }
 
 // Failure is what the next call of an operation does instead of answering.
@@ -343,6 +345,51 @@ func (s *Store) PutLogging(_ context.Context, name string, logging objectstore.L
 	})
 }
 
+// Website implements objectstore.Store.
+func (s *Store) Website(_ context.Context, name string) (objectstore.Website, error) {
+	return read(s, "Website", name, func(b *Bucket) objectstore.Website { return b.Website })
+}
+
+// PutWebsite implements objectstore.Store. As on AWS, a website either serves the bucket with
+// an index document or redirects every request.
+func (s *Store) PutWebsite(_ context.Context, name string, w objectstore.Website) error {
+	return s.write("PutWebsite", name, func(b *Bucket) error {
+		if (w.IndexDocument == "") == (w.RedirectAll == nil) {
+			return &smithy.GenericAPIError{Code: "InvalidArgument", Message: "A value for IndexDocument Suffix must be provided if RedirectAllRequestsTo is empty"}
+		}
+		b.Website = w
+		return nil
+	})
+}
+
+// DeleteWebsite implements objectstore.Store.
+func (s *Store) DeleteWebsite(_ context.Context, name string) error {
+	return s.write("DeleteWebsite", name, func(b *Bucket) error { b.Website = objectstore.Website{}; return nil })
+}
+
+// Notifications implements objectstore.Store.
+func (s *Store) Notifications(_ context.Context, name string) ([]objectstore.Notification, error) {
+	return read(s, "Notifications", name, func(b *Bucket) []objectstore.Notification {
+		if len(b.Notifications) == 0 {
+			return nil
+		}
+		return objectstore.NormalizeNotifications(b.Notifications)
+	})
+}
+
+// PutNotifications implements objectstore.Store. As on AWS, each names a topic.
+func (s *Store) PutNotifications(_ context.Context, name string, ns []objectstore.Notification) error {
+	return s.write("PutNotifications", name, func(b *Bucket) error {
+		for _, n := range ns {
+			if n.TopicARN == "" {
+				return &smithy.GenericAPIError{Code: "InvalidArgument", Message: "Unable to validate the following destination configurations"}
+			}
+		}
+		b.Notifications = objectstore.NormalizeNotifications(ns)
+		return nil
+	})
+}
+
 // ObjectLock implements objectstore.Store.
 func (s *Store) ObjectLock(_ context.Context, name string) (objectstore.ObjectLock, error) {
 	return read(s, "ObjectLock", name, func(b *Bucket) objectstore.ObjectLock { return b.ObjectLock })
@@ -394,7 +441,8 @@ func (s *Store) DeleteBucket(_ context.Context, name string) error {
 }
 
 // CheckAccess implements objectstore.Store.
-func (s *Store) CheckAccess(_ context.Context, name string) (objectstore.AccessCheck, error) {
+// Checked under a prefix, the key can do as much outside it (Access.Outside says otherwise).
+func (s *Store) CheckAccess(_ context.Context, name, prefix string) (objectstore.AccessCheck, error) {
 	check := objectstore.AccessCheck{List: true, Read: true, Write: true}
 	err := s.call("CheckAccess", func() error {
 		if _, err := s.bucket(name); err != nil {
@@ -402,6 +450,10 @@ func (s *Store) CheckAccess(_ context.Context, name string) (objectstore.AccessC
 		}
 		if s.Access != nil {
 			check = *s.Access
+		}
+		if prefix != "" && check.Outside == nil {
+			outside := check
+			check.Outside = &outside
 		}
 		return nil
 	})

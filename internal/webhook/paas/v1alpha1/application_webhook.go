@@ -28,6 +28,7 @@ import (
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/application"
+	"github.com/object-storage-manager/object-storage-manager/internal/index"
 )
 
 // DefaultPort and DefaultReplicas are the defaults of spec.port and spec.replicas; the CRD
@@ -44,12 +45,13 @@ var maxNameWithBackup = 52 - len(application.BackupCronJobName(""))
 var envPrefixRE = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
 
 // SetupWebhooksWithManager registers the Application defaulting and validating webhooks. The
-// validator reads Buckets through the manager's API reader (see ApplicationValidator.Reader);
-// ingressDomains are the domains hosts must be under (empty: any).
+// validator reads Buckets through the manager's API reader (see ApplicationValidator.Reader),
+// and the Applications that serve a host through its cache, which must have the field indexes
+// of index.Register; ingressDomains are the domains hosts must be under (empty: any).
 func SetupWebhooksWithManager(mgr ctrl.Manager, ingressDomains []string) error {
 	return ctrl.NewWebhookManagedBy(mgr, &paasv1alpha1.Application{}).
 		WithDefaulter(&ApplicationDefaulter{}).
-		WithValidator(&ApplicationValidator{Reader: mgr.GetAPIReader(), IngressDomains: ingressDomains}).
+		WithValidator(&ApplicationValidator{Reader: mgr.GetAPIReader(), Applications: mgr.GetClient(), IngressDomains: ingressDomains}).
 		Complete()
 }
 
@@ -96,6 +98,11 @@ type ApplicationValidator struct {
 	// Bucket and an Application applied together from one file reach the API server moments
 	// apart, before an informer cache could have seen the Bucket.
 	Reader client.Reader
+	// Applications finds the Applications that serve a host, in every namespace the manager
+	// serves: the manager's cache, with index.ApplicationHostField (a namespaced manager may
+	// list nothing cluster-wide from the API server). Two Applications admitted within the
+	// cache's lag can both pass; the controller then serves the host for the one created first.
+	Applications client.Reader
 	// IngressDomains are the domains spec.host must be under (the manager's --ingress-domains);
 	// empty allows any host.
 	IngressDomains []string
@@ -115,7 +122,15 @@ func (v *ApplicationValidator) ValidateCreate(ctx context.Context, app *paasv1al
 	if err != nil {
 		return nil, err
 	}
-	return nil, invalid(app.Name, append(errs, missing...))
+	taken, err := v.checkBackupPrefix(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	served, err := v.checkHost(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	return nil, invalid(app.Name, append(append(append(errs, served...), taken...), missing...))
 }
 
 // ValidateUpdate checks the spec when it changed, and that Buckets linked by this update exist.
@@ -140,7 +155,18 @@ func (v *ApplicationValidator) ValidateUpdate(ctx context.Context, oldApp, newAp
 	if err != nil {
 		return nil, err
 	}
-	return nil, invalid(newApp.Name, append(append(errs, restoreErrs...), missing...))
+	taken, err := v.checkBackupPrefix(ctx, newApp)
+	if err != nil {
+		return nil, err
+	}
+	var served field.ErrorList
+	if newApp.Spec.Host != oldApp.Spec.Host {
+		// A host kept is not looked up again: the Application holds it.
+		if served, err = v.checkHost(ctx, newApp); err != nil {
+			return nil, err
+		}
+	}
+	return nil, invalid(newApp.Name, append(append(append(append(errs, restoreErrs...), served...), taken...), missing...))
 }
 
 // ValidateDelete allows every deletion; the children go with the Application.
@@ -197,7 +223,8 @@ func validateSpec(app *paasv1alpha1.Application, allowedDomains []string) field.
 	}
 	// The rules the controller enforces too, since webhooks can be off.
 	errs = append(errs, application.EnvProblems(specPath.Child("env"), spec)...)
-	if err := application.HostProblem(specPath.Child("host"), spec.Host, allowedDomains); err != nil {
+	errs = append(errs, application.Errors(application.BackupProblems(app, nil, nil))...)
+	if err := application.HostProblem(specPath.Child("host"), spec.Host, app.Namespace, allowedDomains); err != nil {
 		errs = append(errs, err)
 	}
 	return errs
@@ -285,9 +312,6 @@ func validateBackup(path *field.Path, b *paasv1alpha1.Backup, links []paasv1alph
 	if b.Image != "" {
 		errs = append(errs, validateImage(path.Child("image"), b.Image)...)
 	}
-	if strings.HasPrefix(b.Prefix, "/") {
-		errs = append(errs, field.Invalid(path.Child("prefix"), b.Prefix, `must not start with "/": object keys are relative to the bucket`))
-	}
 	return errs
 }
 
@@ -348,6 +372,42 @@ func (v *ApplicationValidator) checkBuckets(ctx context.Context, app *paasv1alph
 			return nil, apierrors.NewInternalError(fmt.Errorf("looking up Bucket %q: %w", l.Name, err))
 		case b.DeletionTimestamp != nil:
 			errs = append(errs, field.Invalid(path.Index(i).Child("name"), l.Name, "the Bucket is being deleted"))
+		}
+	}
+	return errs, nil
+}
+
+// checkHost returns a field error when another Application, in any namespace the manager
+// serves, serves app's host, and an error when the lookup itself failed.
+func (v *ApplicationValidator) checkHost(ctx context.Context, app *paasv1alpha1.Application) (field.ErrorList, error) {
+	if app.Spec.Host == "" {
+		return nil, nil
+	}
+	others, err := index.ApplicationsServing(ctx, v.Applications, app.Spec.Host)
+	if err != nil {
+		logf.FromContext(ctx).Error(err, "Listing the Applications that serve a host", "host", app.Spec.Host)
+		return nil, apierrors.NewInternalError(err)
+	}
+	return application.HostConflicts(field.NewPath("spec", "host"), app, others, func(*paasv1alpha1.Application) bool { return true }), nil
+}
+
+// checkBackupPrefix returns a field error when another Application of the namespace backs up
+// into app's backup Bucket under a prefix that overlaps app's, and an error when the lookup
+// itself failed. Two Applications admitted at once can both pass; the controller then keeps
+// the backup of the one created first (application.Precedes) and refuses the other's.
+func (v *ApplicationValidator) checkBackupPrefix(ctx context.Context, app *paasv1alpha1.Application) (field.ErrorList, error) {
+	if app.Spec.Backup == nil {
+		return nil, nil
+	}
+	var list paasv1alpha1.ApplicationList
+	if err := v.Reader.List(ctx, &list, client.InNamespace(app.Namespace)); err != nil {
+		logf.FromContext(ctx).Error(err, "Listing the Applications of the namespace")
+		return nil, apierrors.NewInternalError(fmt.Errorf("listing the Applications of namespace %q: %w", app.Namespace, err))
+	}
+	var errs field.ErrorList
+	for _, p := range application.BackupProblems(app, list.Items, func(*paasv1alpha1.Application) bool { return true }) {
+		if p.Reason == paasv1alpha1.ReasonBackupPrefixConflict {
+			errs = append(errs, p.Error)
 		}
 	}
 	return errs, nil

@@ -34,10 +34,36 @@ func validApp() *paasv1alpha1.Application {
 }
 
 // readerWith holds Buckets photos, logs, a-b and a.b in team-a, logs in team-b, and going (being
-// deleted) in team-a.
+// deleted) in team-a; and Applications that back up: shop and cdn into photos under shop/ and
+// media/cdn/, and blog into a-b under web/, in team-a; web into photos under web/ in team-b; and
+// old-web (being deleted) into photos under web/ in team-a. Applications blog in team-a and
+// store in team-b serve blog.example.com and store.example.com, and going (being deleted) in
+// team-b serves old.example.com.
 func readerWith() webhooktest.Reader {
 	deleting := metav1.Now()
+	backingUp := func(ns, name, bucket, prefix string, deleted *metav1.Time) *paasv1alpha1.Application {
+		app := &paasv1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, DeletionTimestamp: deleted},
+			Spec: paasv1alpha1.ApplicationSpec{Image: "registry.example/web:1", Buckets: []paasv1alpha1.BucketLink{{Name: bucket}},
+				Backup: &paasv1alpha1.Backup{Bucket: bucket, Schedule: "@daily", Command: []string{"b"}, Prefix: prefix}}}
+		if deleted != nil {
+			app.Finalizers = []string{"x"}
+		}
+		return app
+	}
 	return webhooktest.Reader{Objects: []client.Object{
+		backingUp("team-a", "shop", "photos", "shop/", nil),
+		backingUp("team-a", "cdn", "photos", "media/cdn/", nil),
+		func() *paasv1alpha1.Application {
+			blog := backingUp("team-a", "blog", "a-b", "web/", nil)
+			blog.Spec.Host = "blog.example.com"
+			return blog
+		}(),
+		backingUp("team-b", "web", "photos", "web/", nil),
+		backingUp("team-a", "old-web", "photos", "web/", &deleting),
+		&paasv1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "store"},
+			Spec: paasv1alpha1.ApplicationSpec{Image: "registry.example/store:1", Host: "store.example.com"}},
+		&paasv1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "going", DeletionTimestamp: &deleting, Finalizers: []string{"x"}},
+			Spec: paasv1alpha1.ApplicationSpec{Image: "registry.example/store:1", Host: "old.example.com"}},
 		&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "photos"}},
 		&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "logs"}},
 		&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "a-b"}},
@@ -165,6 +191,13 @@ func TestApplicationValidateCreate(t *testing.T) {
 		{name: "host not a DNS name", modify: func(a *paasv1alpha1.Application) { a.Spec.Host = "Web_App" }, want: []string{
 			`spec.host: Invalid value: "Web_App": must be a DNS name such as app.example.com: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
 		}},
+		{name: "host another namespace's Application serves", modify: func(a *paasv1alpha1.Application) { a.Spec.Host = "store.example.com" }, want: []string{
+			`spec.host: Invalid value: "store.example.com": is already served by an Application in another namespace: a host belongs to one Application`,
+		}},
+		{name: "host another Application of the namespace serves", modify: func(a *paasv1alpha1.Application) { a.Spec.Host = "blog.example.com" }, want: []string{
+			`spec.host: Invalid value: "blog.example.com": is already served by Application blog: a host belongs to one Application`,
+		}},
+		{name: "host of an Application being deleted", modify: func(a *paasv1alpha1.Application) { a.Spec.Host = "old.example.com" }},
 		{name: "host an IP address", modify: func(a *paasv1alpha1.Application) { a.Spec.Host = "10.0.0.1" }, want: []string{
 			`spec.host: Invalid value: "10.0.0.1": must be a DNS name, not an IP address`,
 		}},
@@ -214,6 +247,22 @@ func TestApplicationValidateCreate(t *testing.T) {
 		}, want: []string{
 			`spec.env[0].valueFrom.secretKeyRef: Forbidden: an Application reads Secrets only through its linked Buckets (spec.buckets)`,
 		}},
+		{name: "env reading a ConfigMap or the downward API", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Env = []corev1.EnvVar{
+				{Name: "CONFIG", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}, Key: "mode"}}},
+				{Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+				{Name: "CPU", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.cpu"}}},
+				{Name: "FILE", ValueFrom: &corev1.EnvVarSource{FileKeyRef: &corev1.FileKeySelector{VolumeName: "v", Path: "p", Key: "k"}}},
+				{Name: "EMPTY", ValueFrom: &corev1.EnvVarSource{}},
+			}
+		}, want: []string{
+			`spec.env[0].valueFrom.configMapKeyRef: Forbidden: an Application's env holds plain values (value); the operator writes the pods, which would read a ConfigMap the Application's author may not`,
+			`spec.env[1].valueFrom.fieldRef: Forbidden: an Application's env holds plain values (value); the pod's fields (the downward API) are not offered`,
+			`spec.env[2].valueFrom.resourceFieldRef: Forbidden: an Application's env holds plain values (value); the container's resources (the downward API) are not offered`,
+			`spec.env[3].valueFrom.fileKeyRef: Forbidden: an Application's env holds plain values (value); an Application's pods have no volumes to read a file from`,
+			`spec.env[4].valueFrom: Forbidden: an Application's env holds plain values (value); references are not offered`,
+		}},
 		{name: "env name the backup defines", modify: func(a *paasv1alpha1.Application) {
 			a.Spec.Env = []corev1.EnvVar{{Name: "AWS_REGION", Value: "x"}}
 		}, want: []string{
@@ -258,6 +307,46 @@ func TestApplicationValidateCreate(t *testing.T) {
 		{name: "absolute backup prefix", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Prefix = "/web/" }, want: []string{
 			`spec.backup.prefix: Invalid value: "/web/": must not start with "/": object keys are relative to the bucket`,
 		}},
+		{name: "backup prefix a folder of folders", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Prefix = "team-a/web_1/v2.0/" }},
+		{name: "backup prefix with a variable", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Prefix = "$(PHOTOS_BUCKET)/" }, want: []string{
+			`spec.backup.prefix: Invalid value: "$(PHOTOS_BUCKET)/": must not contain "$": the pod would expand $(VAR) in it and write where the retention rule and the listing do not look`,
+			`spec.backup.prefix: Invalid value: "$(PHOTOS_BUCKET)/": each segment must start with a letter or digit and hold only letters, digits, '.', '_' and '-' (regex ^[A-Za-z0-9][A-Za-z0-9._-]*$)`,
+		}},
+		{name: "backup prefix not a folder", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Prefix = "web" }, want: []string{
+			`spec.backup.prefix: Invalid value: "web": must end with "/": a prefix is a folder of its own ("web" would also cover "web-old/")`,
+		}},
+		{name: "backup prefix climbing out", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Prefix = "web/../shop/" }, want: []string{
+			`spec.backup.prefix: Invalid value: "web/../shop/": must not have a "." or ".." segment: tools that treat keys as paths would write elsewhere`,
+		}},
+		{name: "backup prefix with an empty segment", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Prefix = "web//" }, want: []string{
+			`spec.backup.prefix: Invalid value: "web//": must not have an empty segment ("//")`,
+		}},
+		{name: "backup prefix with a space", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Prefix = "my web/" }, want: []string{
+			`spec.backup.prefix: Invalid value: "my web/": each segment must start with a letter or digit and hold only letters, digits, '.', '_' and '-' (regex ^[A-Za-z0-9][A-Za-z0-9._-]*$)`,
+		}},
+		{name: "default backup prefix around another Application's", modify: func(a *paasv1alpha1.Application) { a.Name, a.Spec.Backup.Prefix = "media", "" }, want: []string{
+			`spec.backup.prefix: Invalid value: "media/": overlaps "media/cdn/", where Application cdn backs up into Bucket photos: each Application backs up under a prefix of its own that no other one's starts with`,
+		}},
+		{name: "backup prefix inside another Application's", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Prefix = "shop/web/" }, want: []string{
+			`spec.backup.prefix: Invalid value: "shop/web/": overlaps "shop/", where Application shop backs up into Bucket photos: each Application backs up under a prefix of its own that no other one's starts with`,
+		}},
+		{name: "backup prefix that only starts like another Application's", modify: func(a *paasv1alpha1.Application) { a.Spec.Backup.Prefix = "shopping/" }},
+		{name: "backup prefix another Application uses in another Bucket, another namespace, or while it is deleted", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Backup.Prefix = "web/"
+		}},
+		{name: "retention on a ReadOnly link", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Buckets[0].Access = storagev1alpha1.AccessReadOnly
+			a.Spec.Backup.Retention = "1d"
+		}, want: []string{
+			`spec.backup.retention: Forbidden: expires objects in Bucket photos, which this Application links ReadOnly (spec.buckets[0].access): link it ReadWrite or WriteOnly, or keep the backups without a retention`,
+		}},
+		{name: "backup without retention on a ReadOnly link", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Buckets[0].Access = storagev1alpha1.AccessReadOnly
+		}},
+		{name: "retention on a WriteOnly link", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Buckets[0].Access = storagev1alpha1.AccessWriteOnly
+			a.Spec.Backup.Retention = "14d"
+		}},
 
 		// Every problem at once, in field order, the Bucket lookups last.
 		{name: "all problems reported together", modify: func(a *paasv1alpha1.Application) {
@@ -277,10 +366,35 @@ func TestApplicationValidateCreate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			app := validApp()
 			tt.modify(app)
-			warnings, err := (&ApplicationValidator{Reader: readerWith()}).ValidateCreate(context.Background(), app)
+			warnings, err := (&ApplicationValidator{Reader: readerWith(), Applications: readerWith()}).ValidateCreate(context.Background(), app)
 			if len(warnings) > 0 {
 				t.Errorf("warnings = %q, want none", warnings)
 			}
+			if diff := cmp.Diff(tt.want, webhooktest.Causes(t, err)); diff != "" {
+				t.Errorf("ValidateCreate() causes mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// With --ingress-domains={namespace}.apps.test, each namespace serves names under a domain of
+// its own, which no other namespace can claim.
+func TestApplicationValidateCreateNamespaceDomains(t *testing.T) {
+	for _, tt := range []struct {
+		host string
+		want []string
+	}{
+		{host: "web.team-a.apps.test"},
+		{host: "web.team-b.apps.test", want: []string{`spec.host: Invalid value: "web.team-b.apps.test": ` +
+			"must be a name under a domain this cluster lets Applications serve: *.team-a.apps.test"}},
+		{host: "team-a.apps.test", want: []string{`spec.host: Invalid value: "team-a.apps.test": ` +
+			"must be a name under a domain this cluster lets Applications serve: *.team-a.apps.test"}},
+	} {
+		t.Run(tt.host, func(t *testing.T) {
+			app := validApp() // in team-a
+			app.Spec.Host = tt.host
+			v := &ApplicationValidator{Reader: readerWith(), Applications: readerWith(), IngressDomains: []string{"{namespace}.apps.test"}}
+			_, err := v.ValidateCreate(context.Background(), app)
 			if diff := cmp.Diff(tt.want, webhooktest.Causes(t, err)); diff != "" {
 				t.Errorf("ValidateCreate() causes mismatch (-want +got):\n%s", diff)
 			}
@@ -306,7 +420,7 @@ func TestApplicationValidateCreateIngressDomains(t *testing.T) {
 		t.Run(tt.host, func(t *testing.T) {
 			app := validApp()
 			app.Spec.Host = tt.host
-			v := &ApplicationValidator{Reader: readerWith(), IngressDomains: []string{"apps.example.com", "shop.example"}}
+			v := &ApplicationValidator{Reader: readerWith(), Applications: readerWith(), IngressDomains: []string{"apps.example.com", "shop.example"}}
 			_, err := v.ValidateCreate(context.Background(), app)
 			if diff := cmp.Diff(tt.want, webhooktest.Causes(t, err)); diff != "" {
 				t.Errorf("ValidateCreate() causes mismatch (-want +got):\n%s", diff)
@@ -320,7 +434,7 @@ func TestApplicationValidateCreateIngressDomains(t *testing.T) {
 func TestApplicationInvalidMessage(t *testing.T) {
 	app := validApp()
 	app.Spec.Backup.Bucket = "logs"
-	_, err := (&ApplicationValidator{Reader: readerWith()}).ValidateCreate(context.Background(), app)
+	_, err := (&ApplicationValidator{Reader: readerWith(), Applications: readerWith()}).ValidateCreate(context.Background(), app)
 	want := `Application.paas.osm.dev "web" is invalid: ` +
 		`spec.backup.bucket: Invalid value: "logs": must be one of the linked Buckets (spec.buckets[].name): "photos"`
 	if err == nil || err.Error() != want {
@@ -382,6 +496,11 @@ func TestApplicationValidateUpdate(t *testing.T) {
 			a.Spec.Backup.RestoreCommand = []string{"restore"}
 			a.Annotations = map[string]string{paasv1alpha1.RestoreAnnotation: "web-backup-29412345"}
 		}},
+		{name: "keeping a host another Application got meanwhile", old: func(a *paasv1alpha1.Application) { a.Spec.Host = "store.example.com" },
+			modify: func(a *paasv1alpha1.Application) { a.Spec.Image = "registry.example/web:2" }},
+		{name: "taking a host another Application serves", modify: func(a *paasv1alpha1.Application) { a.Spec.Host = "store.example.com" }, want: []string{
+			`spec.host: Invalid value: "store.example.com": is already served by an Application in another namespace: a host belongs to one Application`,
+		}},
 		{name: "backup added to a long-named Application", old: func(a *paasv1alpha1.Application) {
 			a.Name, a.Spec.Backup = strings.Repeat("w", 50), nil
 		}, modify: func(a *paasv1alpha1.Application) {
@@ -398,7 +517,7 @@ func TestApplicationValidateUpdate(t *testing.T) {
 			}
 			newApp := oldApp.DeepCopy()
 			tt.modify(newApp)
-			warnings, err := (&ApplicationValidator{Reader: readerWith()}).ValidateUpdate(context.Background(), oldApp, newApp)
+			warnings, err := (&ApplicationValidator{Reader: readerWith(), Applications: readerWith()}).ValidateUpdate(context.Background(), oldApp, newApp)
 			if len(warnings) > 0 {
 				t.Errorf("warnings = %q, want none", warnings)
 			}
@@ -412,7 +531,7 @@ func TestApplicationValidateUpdate(t *testing.T) {
 func TestApplicationValidateDelete(t *testing.T) {
 	app := validApp()
 	app.Spec.Image = ""
-	if _, err := (&ApplicationValidator{Reader: readerWith()}).ValidateDelete(context.Background(), app); err != nil {
+	if _, err := (&ApplicationValidator{Reader: readerWith(), Applications: readerWith()}).ValidateDelete(context.Background(), app); err != nil {
 		t.Errorf("ValidateDelete() error = %v, want nil", err)
 	}
 }

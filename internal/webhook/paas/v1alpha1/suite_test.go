@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/object-storage-manager/object-storage-manager/internal/index"
 	storagewebhook "github.com/object-storage-manager/object-storage-manager/internal/webhook/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/webhook/webhooktest"
 )
@@ -34,7 +36,11 @@ var _ = BeforeSuite(func() {
 	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
 	var err error
 	// As a manager started with --ingress-domains=apps.example.com.
+	// With the field indexes the manager registers, which the host check reads.
 	server, err = webhooktest.Start(storagewebhook.SetupWebhooksWithManager, func(mgr ctrl.Manager) error {
+		if err := index.Register(context.Background(), mgr.GetFieldIndexer()); err != nil {
+			return err
+		}
 		return SetupWebhooksWithManager(mgr, []string{"apps.example.com"})
 	})
 	Expect(err).NotTo(HaveOccurred())

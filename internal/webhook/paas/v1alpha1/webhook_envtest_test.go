@@ -97,6 +97,55 @@ var _ = Describe("Application webhooks", func() {
 		Expect(k8sClient.Create(ctx, app)).To(Succeed())
 	})
 
+	It("refuses a host an Application of another namespace serves", func(ctx SpecContext) {
+		first, second := namespaceWithBucket(ctx), namespaceWithBucket(ctx)
+		serving := func(ns string) *paasv1alpha1.Application {
+			return &paasv1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"},
+				Spec: paasv1alpha1.ApplicationSpec{Image: "registry.example/shop:1", Host: "shop.apps.example.com"}}
+		}
+		Expect(k8sClient.Create(ctx, serving(first))).To(Succeed())
+		// The webhook reads the manager's cache, which sees the first a moment later.
+		Eventually(func(g Gomega) {
+			app := serving(second)
+			err := k8sClient.Create(ctx, app)
+			if err == nil {
+				g.Expect(k8sClient.Delete(ctx, app)).To(Succeed())
+			}
+			g.Expect(err).To(HaveOccurred(), "admitted before the cache saw the first")
+			g.Expect(kubectlMessage(err)).To(Equal(`The Application "shop" is invalid: spec.host: Invalid value: "shop.apps.example.com": ` +
+				`is already served by an Application in another namespace: a host belongs to one Application`))
+		}).Should(Succeed())
+	})
+
+	It("keeps each Application's backup prefix its own", func(ctx SpecContext) {
+		ns := namespaceWithBucket(ctx)
+		backingUp := func(name, prefix string) *paasv1alpha1.Application {
+			return &paasv1alpha1.Application{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+				Spec: paasv1alpha1.ApplicationSpec{Image: "registry.example/web:1",
+					Buckets: []paasv1alpha1.BucketLink{{Name: "photos", Access: storagev1alpha1.AccessReadOnly}},
+					Backup:  &paasv1alpha1.Backup{Bucket: "photos", Schedule: "@daily", Command: []string{"backup"}, Prefix: prefix}},
+			}
+		}
+		Expect(k8sClient.Create(ctx, backingUp("shop", ""))).To(Succeed()) // defaulted to shop/
+
+		thief := backingUp("thief", "shop/")
+		thief.Spec.Backup.Retention = "1d"
+		err := k8sClient.Create(ctx, thief)
+		Expect(kubectlMessage(err)).To(Equal(`The Application "thief" is invalid: ` +
+			"\n* " + `spec.backup.retention: Forbidden: expires objects in Bucket photos, which this Application links ReadOnly (spec.buckets[0].access): link it ReadWrite or WriteOnly, or keep the backups without a retention` +
+			"\n* " + `spec.backup.prefix: Invalid value: "shop/": overlaps "shop/", where Application shop backs up into Bucket photos: each Application backs up under a prefix of its own that no other one's starts with`))
+
+		thief.Spec.Backup.Prefix = "$(PHOTOS_BUCKET)/shop/"
+		thief.Spec.Backup.Retention = ""
+		err = k8sClient.Create(ctx, thief)
+		Expect(kubectlMessage(err)).To(HavePrefix(`The Application "thief" is invalid: ` +
+			"\n* " + `spec.backup.prefix: Invalid value: "$(PHOTOS_BUCKET)/shop/": must not contain "$"`))
+
+		thief.Spec.Backup.Prefix = "thief/"
+		Expect(k8sClient.Create(ctx, thief)).To(Succeed())
+	})
+
 	It("checks only what an update changes", func(ctx SpecContext) {
 		ns := namespaceWithBucket(ctx)
 		app := &paasv1alpha1.Application{

@@ -95,7 +95,7 @@ func (v *BucketValidator) ValidateCreate(ctx context.Context, b *storagev1alpha1
 
 // bucketWarnings warns about what is legal but probably wrong in a new or changed spec.
 func bucketWarnings(spec, old *storagev1alpha1.BucketSpec) admission.Warnings {
-	warnings := securityWarnings(spec, old)
+	warnings := append(securityWarnings(spec, old), websiteWarnings(spec, old)...)
 	if spec.Policy == nil || (old != nil && apiequality.Semantic.DeepEqual(spec.Policy, old.Policy)) {
 		return warnings
 	}
@@ -247,6 +247,7 @@ func validateBucketSpec(spec, old *storagev1alpha1.BucketSpec, resourcePrefix st
 		}
 	}
 	errs = append(errs, validatePublicAccess(spec, old)...)
+	errs = append(errs, validateNotifications(spec, old)...)
 	return append(errs, validateBucketFeatures(spec, old)...)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -29,8 +30,8 @@ type ContractDefaulter struct{}
 
 var _ admission.Defaulter[*storagev1alpha1.Contract] = &ContractDefaulter{}
 
-// Default sets reclaimPolicy to Retain and secretName to "<name>-credentials" when they are
-// empty.
+// Default sets reclaimPolicy to Retain and, for a Contract that buys its account, secretName to
+// "<name>-credentials" when they are empty.
 //
 // A Contract created with only metadata.generateName may reach the webhook before the API server
 // has chosen its name. Then secretName stays empty rather than being made up from the prefix:
@@ -40,7 +41,7 @@ func (d *ContractDefaulter) Default(ctx context.Context, c *storagev1alpha1.Cont
 	if c.Spec.ReclaimPolicy == "" {
 		c.Spec.ReclaimPolicy = storagev1alpha1.ReclaimPolicyRetain
 	}
-	if c.Spec.SecretName == "" {
+	if c.Spec.SecretName == "" && c.Spec.Credentials == nil {
 		if c.Name == "" {
 			logf.FromContext(ctx).V(1).Info("Leaving secretName empty until the Contract has a name", "generateName", c.GenerateName)
 			return nil
@@ -84,14 +85,53 @@ func validateContractSpec(spec, old *storagev1alpha1.ContractSpec) field.ErrorLi
 		errs = append(errs, immutable(specPath.Child("plan"), spec.Plan, old.Plan)...)
 		errs = append(errs, immutable(specPath.Child("region"), spec.Region, old.Region)...)
 	}
+	if spec.Credentials != nil {
+		return append(errs, validateExistingAccount(spec, old)...)
+	}
 	if strings.TrimSpace(spec.Plan) == "" && (old == nil || spec.Plan != old.Plan) {
-		errs = append(errs, field.Required(specPath.Child("plan"), `name the provider's plan, for example "standard"`))
+		errs = append(errs, field.Required(specPath.Child("plan"),
+			`name the provider's plan, for example "standard", or use an account you have with spec.credentials`))
 	}
 	if spec.SecretName != "" && (old == nil || spec.SecretName != old.SecretName) {
 		if msgs := validation.IsDNS1123Subdomain(spec.SecretName); len(msgs) > 0 {
 			errs = append(errs, field.Invalid(specPath.Child("secretName"), spec.SecretName,
 				"must be a valid Secret name: "+strings.Join(msgs, "; ")))
 		}
+	}
+	return errs
+}
+
+// validateExistingAccount checks a Contract of spec.credentials: nothing is bought, so what only a
+// purchase means (a plan, a region to buy in, where to write keys, cancelling, rotating) is
+// refused rather than silently ignored.
+func validateExistingAccount(spec, old *storagev1alpha1.ContractSpec) field.ErrorList {
+	var errs field.ErrorList
+	specPath := field.NewPath("spec")
+	credsPath := specPath.Child("credentials")
+	if old != nil && !apiequality.Semantic.DeepEqual(spec.Credentials, old.Credentials) {
+		errs = append(errs, field.Forbidden(credsPath, "cannot change: create another Contract for another account (the keys in the Secret may change)"))
+	}
+	notBought := func(path *field.Path, what string) {
+		errs = append(errs, field.Forbidden(path, what+": spec.credentials uses an account you have, and nothing is bought"))
+	}
+	if spec.Plan != "" {
+		notBought(specPath.Child("plan"), "set exactly one of plan and credentials")
+	}
+	if spec.Region != "" {
+		notBought(specPath.Child("region"), "use spec.credentials.region")
+	}
+	if spec.SecretName != "" {
+		notBought(specPath.Child("secretName"), "the keys stay in spec.credentials.secretName, and are not copied")
+	}
+	if spec.ReclaimPolicy == storagev1alpha1.ReclaimPolicyDelete {
+		notBought(specPath.Child("reclaimPolicy"), "reclaimPolicy does not apply: deleting the Contract never closes the account")
+	}
+	if spec.KeyRotation != nil {
+		notBought(specPath.Child("keyRotation"), "the operator cannot make keys for this account: put new keys in the Secret, and they are used at once")
+	}
+	if msgs := validation.IsDNS1123Subdomain(spec.Credentials.SecretName); len(msgs) > 0 {
+		errs = append(errs, field.Invalid(credsPath.Child("secretName"), spec.Credentials.SecretName,
+			"must be a valid Secret name: "+strings.Join(msgs, "; ")))
 	}
 	return errs
 }

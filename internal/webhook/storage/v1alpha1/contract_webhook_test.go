@@ -34,6 +34,11 @@ func TestContractDefault(t *testing.T) {
 		}, want: storagev1alpha1.ContractSpec{
 			Plan: "standard", ReclaimPolicy: storagev1alpha1.ReclaimPolicyDelete, SecretName: "s3",
 		}},
+		{name: "an account the user has keeps its keys where they are", modify: func(c *storagev1alpha1.Contract) {
+			c.Spec = storagev1alpha1.ContractSpec{Credentials: &storagev1alpha1.ContractCredentials{SecretName: "own-keys"}}
+		}, want: storagev1alpha1.ContractSpec{
+			ReclaimPolicy: storagev1alpha1.ReclaimPolicyRetain, Credentials: &storagev1alpha1.ContractCredentials{SecretName: "own-keys"},
+		}},
 		{name: "no name yet (generateName)", modify: func(c *storagev1alpha1.Contract) {
 			c.Name = ""
 			c.GenerateName = "team-"
@@ -69,10 +74,10 @@ func TestContractValidateCreate(t *testing.T) {
 			c.Spec.SecretName = "team-a.s3-credentials"
 		}},
 		{name: "no plan", modify: func(c *storagev1alpha1.Contract) { c.Spec.Plan = "" }, want: []string{
-			`spec.plan: Required value: name the provider's plan, for example "standard"`,
+			`spec.plan: Required value: name the provider's plan, for example "standard", or use an account you have with spec.credentials`,
 		}},
 		{name: "blank plan", modify: func(c *storagev1alpha1.Contract) { c.Spec.Plan = "  " }, want: []string{
-			`spec.plan: Required value: name the provider's plan, for example "standard"`,
+			`spec.plan: Required value: name the provider's plan, for example "standard", or use an account you have with spec.credentials`,
 		}},
 		{name: "secretName not a DNS subdomain", modify: func(c *storagev1alpha1.Contract) { c.Spec.SecretName = "Team_A" }, want: []string{
 			`spec.secretName: Invalid value: "Team_A": must be a valid Secret name: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
@@ -80,11 +85,29 @@ func TestContractValidateCreate(t *testing.T) {
 		{name: "secretName too long", modify: func(c *storagev1alpha1.Contract) { c.Spec.SecretName = strings.Repeat("a", 254) }, want: []string{
 			`spec.secretName: Invalid value: "` + strings.Repeat("a", 254) + `": must be a valid Secret name: must be no more than 253 characters`,
 		}},
+		{name: "an account the user has", modify: func(c *storagev1alpha1.Contract) {
+			c.Spec = storagev1alpha1.ContractSpec{ReclaimPolicy: storagev1alpha1.ReclaimPolicyRetain, Credentials: &storagev1alpha1.ContractCredentials{
+				SecretName: "own-keys", Endpoint: "https://s3.eu-west-1.amazonaws.com", Region: "eu-west-1"}}
+		}},
+		{name: "an account the user has, with what only buying means", modify: func(c *storagev1alpha1.Contract) {
+			c.Spec.Credentials = &storagev1alpha1.ContractCredentials{SecretName: "Own_Keys"}
+			c.Spec.Region = "eu-west-1"
+			c.Spec.SecretName = "copy"
+			c.Spec.ReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
+			c.Spec.KeyRotation = &storagev1alpha1.KeyRotation{}
+		}, want: []string{
+			`spec.plan: Forbidden: set exactly one of plan and credentials: spec.credentials uses an account you have, and nothing is bought`,
+			`spec.region: Forbidden: use spec.credentials.region: spec.credentials uses an account you have, and nothing is bought`,
+			`spec.secretName: Forbidden: the keys stay in spec.credentials.secretName, and are not copied: spec.credentials uses an account you have, and nothing is bought`,
+			`spec.reclaimPolicy: Forbidden: reclaimPolicy does not apply: deleting the Contract never closes the account: spec.credentials uses an account you have, and nothing is bought`,
+			`spec.keyRotation: Forbidden: the operator cannot make keys for this account: put new keys in the Secret, and they are used at once: spec.credentials uses an account you have, and nothing is bought`,
+			`spec.credentials.secretName: Invalid value: "Own_Keys": must be a valid Secret name: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+		}},
 		{name: "both problems", modify: func(c *storagev1alpha1.Contract) {
 			c.Spec.Plan = ""
 			c.Spec.SecretName = "-x"
 		}, want: []string{
-			`spec.plan: Required value: name the provider's plan, for example "standard"`,
+			`spec.plan: Required value: name the provider's plan, for example "standard", or use an account you have with spec.credentials`,
 			`spec.secretName: Invalid value: "-x": must be a valid Secret name: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
 		}},
 	}
@@ -122,7 +145,7 @@ func TestContractValidateUpdate(t *testing.T) {
 		}},
 		{name: "plan removed", modify: func(c *storagev1alpha1.Contract) { c.Spec.Plan = "" }, want: []string{
 			`spec.plan: Invalid value: "": cannot change (was "standard")`,
-			`spec.plan: Required value: name the provider's plan, for example "standard"`,
+			`spec.plan: Required value: name the provider's plan, for example "standard", or use an account you have with spec.credentials`,
 		}},
 		{name: "region added", modify: func(c *storagev1alpha1.Contract) { c.Spec.Region = "eu-central-1" }, want: []string{
 			`spec.region: Invalid value: "eu-central-1": cannot change (was unset)`,
@@ -135,6 +158,18 @@ func TestContractValidateUpdate(t *testing.T) {
 		}},
 		{name: "secretName changed to an invalid name", modify: func(c *storagev1alpha1.Contract) { c.Spec.SecretName = "team-a." }, want: []string{
 			`spec.secretName: Invalid value: "team-a.": must be a valid Secret name: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+		}},
+		{name: "an account the user has, moved to another endpoint", old: func(c *storagev1alpha1.Contract) {
+			c.Spec = storagev1alpha1.ContractSpec{Credentials: &storagev1alpha1.ContractCredentials{SecretName: "own-keys"}}
+		}, modify: func(c *storagev1alpha1.Contract) { c.Spec.Credentials.Endpoint = "https://elsewhere.example.com" }, want: []string{
+			`spec.credentials: Forbidden: cannot change: create another Contract for another account (the keys in the Secret may change)`,
+		}},
+		{name: "a bought account turned into one the user has", modify: func(c *storagev1alpha1.Contract) {
+			c.Spec.Plan = ""
+			c.Spec.Credentials = &storagev1alpha1.ContractCredentials{SecretName: "own-keys"}
+		}, want: []string{
+			`spec.plan: Invalid value: "": cannot change (was "standard")`,
+			`spec.credentials: Forbidden: cannot change: create another Contract for another account (the keys in the Secret may change)`,
 		}},
 		// Fields that did not change are not checked again, so an object admitted under older
 		// rules stays editable and deletable.

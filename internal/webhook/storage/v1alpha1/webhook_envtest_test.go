@@ -240,6 +240,47 @@ var _ = Describe("Bucket admission", func() {
 		Expect(b.Spec.ManagementPolicy).To(Equal(storagev1alpha1.ManagementManage), "the default")
 	})
 
+	It("refuses a malformed website and notifications with their field paths", func(ctx SpecContext) {
+		b := newBucket(ns, "web", "team-a-web", "team-a")
+		b.Spec.Website = &storagev1alpha1.BucketWebsite{IndexDocument: "index.html",
+			RedirectAllRequestsTo: &storagev1alpha1.WebsiteRedirectAll{HostName: "https://www.example.com"},
+			RoutingRules: []storagev1alpha1.WebsiteRoutingRule{{Condition: &storagev1alpha1.WebsiteRoutingCondition{},
+				Redirect: storagev1alpha1.WebsiteRoutingRedirect{}}}}
+		b.Spec.Notifications = []storagev1alpha1.BucketNotification{{Name: "uploads", Endpoint: "ftp://hooks.example.com/",
+			Events: []storagev1alpha1.NotificationEvent{"s3:ObjectCreated:*"}}}
+		err := k8sClient.Create(ctx, b)
+		// The API server lists the schema's findings in no fixed order.
+		Expect(strings.Split(kubectlMessage(err), "\n* ")).To(ConsistOf(`The Bucket "web" is invalid: `,
+			`spec.notifications[0].endpoint: Invalid value: "ftp://hooks.example.com/": must be an http:// or https:// URL: http://receiver.example:8080/events`,
+			`spec.website: Invalid value: set indexDocument to serve the bucket's objects, or redirectAllRequestsTo to send every request to another host, not both`,
+			`spec.website: Invalid value: a website that redirects every request has no errorDocument and no routingRules`,
+			`spec.website.redirectAllRequestsTo.hostName: Invalid value: "https://www.example.com": hostName is a host name alone, without a scheme, port or path: www.example.com`,
+			`spec.website.routingRules[0].condition: Invalid value: a condition needs keyPrefixEquals, httpErrorCodeReturnedEquals, or both; leave condition out to match every request`,
+			`spec.website.routingRules[0].redirect: Invalid value: a redirect needs at least one of hostName, protocol, replaceKeyPrefixWith, replaceKeyWith and httpRedirectCode`))
+
+		By("and values the schema does not know")
+		b.Spec.Website = &storagev1alpha1.BucketWebsite{IndexDocument: "index.html", RoutingRules: []storagev1alpha1.WebsiteRoutingRule{{
+			Redirect: storagev1alpha1.WebsiteRoutingRedirect{HTTPRedirectCode: "200"}}}}
+		b.Spec.Notifications[0].Endpoint, b.Spec.Notifications[0].Events = "http://hooks.example.com/", []storagev1alpha1.NotificationEvent{"s3:ObjectTouched:*"}
+		err = k8sClient.Create(ctx, b)
+		Expect(strings.Split(kubectlMessage(err), "\n* ")).To(ContainElements(
+			`spec.notifications[0].events[0]: Unsupported value: "s3:ObjectTouched:*": supported values: "s3:ObjectCreated:*", "s3:ObjectCreated:Put", `+
+				`"s3:ObjectCreated:Post", "s3:ObjectCreated:Copy", "s3:ObjectCreated:CompleteMultipartUpload", "s3:ObjectRemoved:*", "s3:ObjectRemoved:Delete", `+
+				`"s3:ObjectRemoved:DeleteMarkerCreated"`,
+			`spec.website.routingRules[0].redirect.httpRedirectCode: Invalid value: "200": spec.website.routingRules[0].redirect.httpRedirectCode in body should match '^3[0-9][0-9]$'`))
+
+		By("and, past the schema, notifications S3 would refuse side by side")
+		b.Spec.Website = &storagev1alpha1.BucketWebsite{RedirectAllRequestsTo: &storagev1alpha1.WebsiteRedirectAll{HostName: "www.example.com"}}
+		b.Spec.Notifications = []storagev1alpha1.BucketNotification{
+			{Name: "all", Endpoint: "http://hooks.example.com/", Events: []storagev1alpha1.NotificationEvent{"s3:ObjectCreated:*"}},
+			{Name: "jpg", Endpoint: "http://hooks.example.com/", Events: []storagev1alpha1.NotificationEvent{"s3:ObjectCreated:Put"},
+				Filter: &storagev1alpha1.NotificationFilter{Suffix: ".jpg"}}}
+		err = k8sClient.Create(ctx, b)
+		Expect(kubectlMessage(err)).To(Equal(`The Bucket "web" is invalid: spec.notifications[1]: Invalid value: "jpg": ` +
+			`shares an event type with spec.notifications[0] and their filters overlap, which S3 refuses (an object would be sent twice): ` +
+			`give them different events, or prefixes or suffixes that do not overlap`))
+	})
+
 	It("validates changed fields on update", func(ctx SpecContext) {
 		b := newBucket(ns, "data", "team-a-data", "team-a")
 		Expect(k8sClient.Create(ctx, b)).To(Succeed())
@@ -390,6 +431,27 @@ var _ = Describe("BucketAccess admission", func() {
 			`must be shorter than period (1m0s): the previous key must be revoked before the next rotation replaces the current one`))
 	})
 
+	// In a bucket policy "$" starts a variable and "*", "?" are wildcards: a prefix holding one
+	// would widen the key, so the schema refuses them, with ".." and a leading "/".
+	It("refuses a prefix that would not mean what it says, every problem at once, and stores the default format", func(ctx SpecContext) {
+		a := newBucketAccess(ns, "reader", "data", storagev1alpha1.AccessReadOnly)
+		a.Spec.Prefix = "/web/../${aws:username}*"
+		err := k8sClient.Create(ctx, a)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
+		Expect(kubectlMessage(err)).To(Equal(`The BucketAccess "reader" is invalid: ` +
+			"\n* " + `spec.prefix: Invalid value: "/web/../${aws:username}*": prefix may not contain '..'` +
+			"\n* " + `spec.prefix: Invalid value: "/web/../${aws:username}*": prefix may not start with '/'` +
+			"\n* " + `spec.prefix: Invalid value: "/web/../${aws:username}*": prefix may not contain '$', '*' or '?': in a bucket policy they are variables and wildcards`))
+
+		a.Spec.Prefix = "web/2026..11/"
+		Expect(kubectlMessage(k8sClient.Create(ctx, a))).To(ContainSubstring(`spec.prefix: Invalid value: "web/2026..11/": prefix may not contain '..'`))
+		a.Spec.Prefix = "web/"
+		Expect(k8sClient.Create(ctx, a)).To(Succeed())
+		Expect(a.Spec.Formats).To(Equal([]storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv}))
+		a.Spec.Formats = []storagev1alpha1.SecretFormat{"env", "ini"}
+		Expect(kubectlMessage(k8sClient.Update(ctx, a))).To(ContainSubstring(`spec.formats[1]: Unsupported value: "ini": supported values: "env", "aws-files", "cosi", "obc", "rclone", "s3cfg"`))
+	})
+
 	// The CRD's CEL rules run before validating webhooks: theirs is the message for a change
 	// between two values. The webhook catches setting a secretName where the default was meant,
 	// which the CEL rule cannot see (it compares two set values only).
@@ -462,7 +524,8 @@ var _ = Describe("The BucketAccess sample", func() {
 		var got storagev1alpha1.BucketAccess
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "private-reader"}, &got)).To(Succeed())
 		Expect(got.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{
-			Bucket: "private", Access: storagev1alpha1.AccessReadOnly, SecretName: "private-reader-credentials"}))
+			Bucket: "private", Access: storagev1alpha1.AccessReadOnly, SecretName: "private-reader-credentials",
+			Formats: []storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv}}))
 	})
 })
 

@@ -1,0 +1,203 @@
+package contractserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
+)
+
+// Topics follow the pattern of principals: a topic is recorded, pending, before the backend is
+// asked to make it, so a crash in between leaves a record that a repeated PUT finishes and a
+// DELETE (or the contract's cancel) removes; a topic is never made that the server does not
+// know of. Every call holds the contract's lock.
+
+// TopicBackend is implemented by a backend that can make topics pushing bucket event
+// notifications to an HTTP endpoint. A backend without it answers the topic calls 501
+// not-supported. Both methods are idempotent.
+type TopicBackend interface {
+	// PutTopic makes topic name of contractID (or changes it) to push to endpoint, and returns
+	// the ARN bucket notifications name it by.
+	PutTopic(ctx context.Context, contractID, name, endpoint string) (arn string, err error)
+	// DeleteTopic removes it; one already gone is no error.
+	DeleteTopic(ctx context.Context, contractID, name string) error
+}
+
+// Topic states: pending was recorded before the backend was asked; active has its ARN.
+const (
+	topicPending = "pending"
+	topicActive  = "active"
+)
+
+// storedTopic is a topic as stored in its contract's record.
+type storedTopic struct {
+	Name         string    `json:"name"`
+	PushEndpoint string    `json:"pushEndpoint"`
+	ARN          string    `json:"arn,omitempty"`
+	State        string    `json:"state"`
+	CreatedAt    time.Time `json:"createdAt"`
+}
+
+// topic returns the topic of this name, or nil.
+func (r *record) topic(name string) *storedTopic {
+	if i := slices.IndexFunc(r.Topics, func(t storedTopic) bool { return t.Name == name }); i >= 0 {
+		return &r.Topics[i]
+	}
+	return nil
+}
+
+var topicName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
+// validateTopic checks what the generated server does not: the name's pattern and the push
+// endpoint.
+func validateTopic(name string, body *contractapi.TopicRequest) error {
+	if !topicName.MatchString(name) {
+		return newProblem(contractapi.ProblemInvalidRequest, http.StatusBadRequest,
+			"a topic's name is 1 to 128 letters, digits, '-' and '_'")
+	}
+	if body == nil {
+		return newProblem(contractapi.ProblemInvalidRequest, http.StatusBadRequest, "the request needs a body with pushEndpoint")
+	}
+	u, err := url.Parse(body.PushEndpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(body.PushEndpoint) > 2048 {
+		return newProblem(contractapi.ProblemInvalidRequest, http.StatusBadRequest,
+			"pushEndpoint must be an http:// or https:// URL of at most 2048 characters")
+	}
+	return nil
+}
+
+// PutTopic records the topic (pending), asks the backend for it, then records its ARN. A topic
+// that already pushes to the endpoint is answered as it is, without asking the backend.
+func (s *Server) PutTopic(ctx context.Context, req contractapi.PutTopicRequestObject) (contractapi.PutTopicResponseObject, error) {
+	if err := validateTopic(req.TopicName, req.Body); err != nil {
+		return nil, err
+	}
+	tb, rec, unlock, err := inAccount[TopicBackend](s, req.Id, lacksTopics, s.activeContract)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	endpoint := req.Body.PushEndpoint
+	existed := rec.topic(req.TopicName) != nil
+	if t := rec.topic(req.TopicName); t != nil && t.State == topicActive && t.PushEndpoint == endpoint {
+		return contractapi.PutTopic200JSONResponse(toTopic(t)), nil
+	}
+	rec, err = s.store.update(rec.ID, func(r *record) error {
+		if t := r.topic(req.TopicName); t != nil {
+			t.PushEndpoint, t.State = endpoint, topicPending
+			return nil
+		}
+		r.Topics = append(r.Topics, storedTopic{Name: req.TopicName, PushEndpoint: endpoint, State: topicPending, CreatedAt: now()})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("recording topic %s of contract %s: %w", req.TopicName, req.Id, err)
+	}
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
+	defer cancel()
+	arn, err := tb.PutTopic(bctx, rec.ID, req.TopicName, endpoint)
+	if err != nil {
+		return nil, backendProblem("making the topic", fmt.Errorf("making topic %s of contract %s: %w", req.TopicName, rec.ID, err))
+	}
+	rec, err = s.store.update(rec.ID, func(r *record) error {
+		t := r.topic(req.TopicName)
+		t.ARN, t.State = arn, topicActive
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("marking topic %s of contract %s active: %w", req.TopicName, req.Id, err)
+	}
+	s.log.Info("Topic made", "contract", rec.ID, "topic", req.TopicName)
+	if existed {
+		return contractapi.PutTopic200JSONResponse(toTopic(rec.topic(req.TopicName))), nil
+	}
+	return contractapi.PutTopic201JSONResponse(toTopic(rec.topic(req.TopicName))), nil
+}
+
+// ListTopics answers every topic the contract has, pending ones included: they may exist at
+// the backend.
+func (s *Server) ListTopics(_ context.Context, req contractapi.ListTopicsRequestObject) (contractapi.ListTopicsResponseObject, error) {
+	if _, err := s.topicBackend(); err != nil {
+		return nil, err
+	}
+	rec, err := s.visible(req.Id)
+	if err != nil {
+		return nil, err
+	}
+	out := contractapi.TopicList{Topics: []contractapi.Topic{}}
+	for i := range rec.Topics {
+		out.Topics = append(out.Topics, toTopic(&rec.Topics[i]))
+	}
+	return contractapi.ListTopics200JSONResponse(out), nil
+}
+
+// DeleteTopic removes the topic at the backend, then its record; a crash in between is
+// repaired by the next delete. A topic the contract does not have is deleted already.
+func (s *Server) DeleteTopic(ctx context.Context, req contractapi.DeleteTopicRequestObject) (contractapi.DeleteTopicResponseObject, error) {
+	tb, rec, unlock, err := inAccount[TopicBackend](s, req.Id, lacksTopics, s.visible)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if rec.topic(req.TopicName) == nil {
+		return contractapi.DeleteTopic204Response{}, nil
+	}
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
+	defer cancel()
+	if err := tb.DeleteTopic(bctx, rec.ID, req.TopicName); err != nil {
+		return nil, backendProblem("deleting the topic", fmt.Errorf("deleting topic %s of contract %s: %w", req.TopicName, rec.ID, err))
+	}
+	if _, err := s.store.update(rec.ID, func(r *record) error {
+		r.Topics = withoutTopic(r.Topics, req.TopicName)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("forgetting topic %s of contract %s: %w", req.TopicName, rec.ID, err)
+	}
+	s.log.Info("Topic deleted", "contract", rec.ID, "topic", req.TopicName)
+	return contractapi.DeleteTopic204Response{}, nil
+}
+
+// deleteTopics removes every topic of a contract at the backend, for its cancel. The caller
+// forgets them.
+func (s *Server) deleteTopics(ctx context.Context, rec *record) error {
+	if len(rec.Topics) == 0 {
+		return nil // also on a backend without topics
+	}
+	tb, err := s.topicBackend()
+	if err != nil {
+		return err
+	}
+	for _, t := range rec.Topics {
+		if err := tb.DeleteTopic(ctx, rec.ID, t.Name); err != nil {
+			return backendProblem("deleting the contract's topics", fmt.Errorf("deleting topic %s of contract %s: %w", t.Name, rec.ID, err))
+		}
+	}
+	return nil
+}
+
+// lacksTopics ends the 501 of a backend without topics.
+const lacksTopics = "makes no topics: it sends bucket events only to targets set when it starts"
+
+// topicBackend is the backend's support for topics, or the 501 a caller gets without it.
+func (s *Server) topicBackend() (TopicBackend, error) {
+	return capability[TopicBackend](s, lacksTopics)
+}
+
+func withoutTopic(topics []storedTopic, name string) []storedTopic {
+	out := topics[:0]
+	for _, t := range topics {
+		if t.Name != name {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func toTopic(t *storedTopic) contractapi.Topic {
+	return contractapi.Topic{Name: t.Name, Arn: t.ARN, PushEndpoint: t.PushEndpoint, CreatedAt: t.CreatedAt}
+}

@@ -1,0 +1,58 @@
+package metrics
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+)
+
+// Each Bucket is one series per figure its status knows, labelled by namespace and name; a
+// Bucket whose usage or quota is unknown has none of those series.
+func TestBucketUsageIsOneSeriesPerKnownFigure(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := storagev1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	full := &storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "uploads"},
+		Status: storagev1alpha1.BucketStatus{Usage: &storagev1alpha1.BucketUsage{Bytes: 3500, Objects: 3},
+			Quota: &storagev1alpha1.ObservedQuota{MaxSizeBytes: 1 << 20, MaxObjects: 3}}}
+	unknown := &storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "on-versitygw"}}
+	var reader client.Reader = fake.NewClientBuilder().WithScheme(scheme).WithObjects(full, unknown).Build()
+	resourceCollector.reader.Store(&reader)
+	t.Cleanup(func() { resourceCollector.reader.Store(nil) })
+
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(bucketUsage{})
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, l.GetName()+"="+l.GetValue())
+			}
+			got = append(got, fmt.Sprintf("%s{%s} %g", f.GetName(), strings.Join(labels, ","), m.GetGauge().GetValue()))
+		}
+	}
+	want := []string{
+		"osm_bucket_objects{bucket=uploads,namespace=team} 3",
+		"osm_bucket_quota_bytes{bucket=uploads,namespace=team} 1.048576e+06",
+		"osm_bucket_quota_objects{bucket=uploads,namespace=team} 3",
+		"osm_bucket_size_bytes{bucket=uploads,namespace=team} 3500",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("series (-want +got):\n%s", diff)
+	}
+}
