@@ -252,6 +252,17 @@ func (t *tracer) access(a *storagev1alpha1.BucketAccess) (*node, error) {
 	return n, nil
 }
 
+// neededBucket is the node of Bucket name as something the tree needs: one that says it does
+// not exist, or the Bucket read and drawn with what it needs in turn.
+func (t *tracer) neededBucket(name string) (*node, error) {
+	var b storagev1alpha1.Bucket
+	bn, err := t.lookup(kindBucket, name, &b)
+	if err != nil || bn != nil {
+		return bn, err
+	}
+	return t.bucket(&b, true, false)
+}
+
 func (t *tracer) accessTree(name string) (*node, error) {
 	var a storagev1alpha1.BucketAccess
 	if err := t.get(name, &a); err != nil {
@@ -261,15 +272,9 @@ func (t *tracer) accessTree(name string) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	var b storagev1alpha1.Bucket
-	bn, err := t.lookup(kindBucket, a.Spec.Bucket, &b)
+	bn, err := t.neededBucket(a.Spec.Bucket)
 	if err != nil {
 		return nil, err
-	}
-	if bn == nil {
-		if bn, err = t.bucket(&b, true, false); err != nil {
-			return nil, err
-		}
 	}
 	n.needs = append(n.needs, bn)
 	if owner := ownerApplication(&a); owner != "" {
@@ -293,15 +298,9 @@ func (t *tracer) applicationTree(name string) (*node, error) {
 	}
 	n := conditionNode(kindApplication, &p, p.Status.Conditions)
 	for _, l := range p.Spec.Buckets {
-		var b storagev1alpha1.Bucket
-		bn, err := t.lookup(kindBucket, l.Name, &b)
+		bn, err := t.neededBucket(l.Name)
 		if err != nil {
 			return nil, err
-		}
-		if bn == nil {
-			if bn, err = t.bucket(&b, true, false); err != nil {
-				return nil, err
-			}
 		}
 		n.needs = append(n.needs, bn)
 	}
