@@ -33,6 +33,10 @@ type Keys struct {
 	SecretName  string
 	InSecret    contractclient.Credentials
 	WriteSecret func(ctx context.Context, key contractclient.Credentials) error
+	// Reread, when set, reads the key pair in the Secret again from the API server (zero when
+	// it holds none): InSecret comes from a cache, which may not show yet what this operator
+	// last wrote to the Secret.
+	Reread func(ctx context.Context) (contractclient.Credentials, error)
 	// Rotation is the spec's rotation (nil: none), RotationField its path for messages, and
 	// Annotation the value of the rotate-key annotation.
 	Rotation      *storagev1alpha1.KeyRotation
@@ -67,6 +71,9 @@ type Result struct {
 func (k *Keys) Reconcile(ctx context.Context) Result {
 	if k.Status.AccessKeyID == "" {
 		return k.issue(ctx)
+	}
+	if err := k.confirmSecret(ctx); err != nil {
+		return Result{Err: err}
 	}
 	if k.putBack() {
 		if err := k.adopt(ctx); err != nil {
@@ -108,6 +115,23 @@ func (k *Keys) Reconcile(ctx context.Context) Result {
 		res.After = engine.Sooner(res.After, max(next.Sub(k.Now), time.Second))
 	}
 	return res
+}
+
+// confirmSecret reads the Secret again from the API server when the cache shows it without the
+// key status names, before that difference is acted on: a key taken for lost would be replaced,
+// and a replaced key taken for put back by hand would oust its replacement. A cache a step behind
+// this operator's own writes shows exactly that (a Secret just made not there yet, a rotated one
+// still with the old key), as the sieve found with watch events coalesced.
+func (k *Keys) confirmSecret(ctx context.Context) error {
+	if k.Reread == nil || (k.InSecret.AccessKeyID == k.Status.AccessKeyID && k.InSecret.SecretAccessKey != "") {
+		return nil
+	}
+	live, err := k.Reread(ctx)
+	if err != nil {
+		return fmt.Errorf("reading Secret %s again: %w", k.SecretName, err)
+	}
+	k.InSecret = live
+	return nil
 }
 
 // lost reports whether the Secret no longer holds the key status names: emptied or deleted by

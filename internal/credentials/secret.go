@@ -30,11 +30,24 @@ type Secrets struct {
 	Recorder  events.EventRecorder
 }
 
-// Read returns owner's Secret called name: nil when there is none, ErrSecretConflict when a
-// Secret of that name is someone else's.
+// Read returns owner's Secret called name, as the cache shows it: nil when there is none,
+// ErrSecretConflict when a Secret of that name is someone else's.
 func (s Secrets) Read(ctx context.Context, owner client.Object, name string) (*corev1.Secret, error) {
+	return read(ctx, s.Client, owner, name)
+}
+
+// ReadLive is Read from the API server, past the cache, which may not show yet what the
+// operator last wrote.
+func (s Secrets) ReadLive(ctx context.Context, owner client.Object, name string) (*corev1.Secret, error) {
+	if s.APIReader == nil {
+		return s.Read(ctx, owner, name)
+	}
+	return read(ctx, s.APIReader, owner, name)
+}
+
+func read(ctx context.Context, r client.Reader, owner client.Object, name string) (*corev1.Secret, error) {
 	secret := &corev1.Secret{}
-	err := s.Client.Get(ctx, client.ObjectKey{Namespace: owner.GetNamespace(), Name: name}, secret)
+	err := r.Get(ctx, client.ObjectKey{Namespace: owner.GetNamespace(), Name: name}, secret)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil

@@ -32,6 +32,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractserver"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
@@ -375,6 +376,8 @@ func conditions(obj client.Object) []metav1.Condition {
 	case *storagev1alpha1.Bucket:
 		return o.Status.Conditions
 	case *storagev1alpha1.BucketAccess:
+		return o.Status.Conditions
+	case *paasv1alpha1.Application:
 		return o.Status.Conditions
 	}
 	return nil

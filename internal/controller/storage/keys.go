@@ -24,7 +24,9 @@ func keysOf[T credentials.Holder](p *engine.Pass[T], h T, issuer credentials.Iss
 		}
 		return nil
 	}
-	return credentials.For(h, issuer, record, credentials.KeyOf(held.secret), held.writeKey, shared)
+	keys := credentials.For(h, issuer, record, credentials.KeyOf(held.secret), held.writeKey, shared)
+	keys.Reread = held.reread
+	return keys
 }
 
 // heldSecret is a resource's credentials Secret as this pass last read or wrote it.
@@ -52,6 +54,16 @@ func (h *heldSecret) write(ctx context.Context, key *contractclient.Credentials)
 		h.secret = written // written, though its ConfigMap may not be
 	}
 	return err
+}
+
+// reread reads the Secret again from the API server, and holds it from then on.
+func (h *heldSecret) reread(ctx context.Context) (contractclient.Credentials, error) {
+	secret, err := h.secrets.ReadLive(ctx, h.owner, h.render(nil).Name)
+	if err != nil {
+		return contractclient.Credentials{}, err
+	}
+	h.secret = secret
+	return credentials.KeyOf(secret), nil
 }
 
 func (h *heldSecret) writeKey(ctx context.Context, key contractclient.Credentials) error {

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -25,7 +26,7 @@ func (s *Stack) startManagerProcess() error {
 		return err
 	}
 	kubeconfig := filepath.Join(s.dir, "manager.kubeconfig")
-	if err := writeKubeconfig(kubeconfig, ManagerConfig(s.Config)); err != nil {
+	if err := writeKubeconfig(kubeconfig, s.managerConfig()); err != nil {
 		return err
 	}
 	healthPort, err := localenv.FreePort()
@@ -50,11 +51,16 @@ func (s *Stack) startManagerProcess() error {
 	if o.S3Timeout > 0 {
 		args = append(args, "--s3-timeout="+o.S3Timeout.String())
 	}
-	p, err := localenv.StartProcess("manager", s.ManagerLog(), bin, args, nil)
+	if len(o.WatchNamespaces) > 0 {
+		args = append(args, "--watch-namespaces="+strings.Join(o.WatchNamespaces, ","))
+	}
+	p, err := localenv.StartProcess("manager", s.ManagerLog(), bin, append(args, s.ManagerArgs...), nil)
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
 	s.process = p
+	s.mu.Unlock()
 	return localenv.WaitHTTP(context.Background(), p, "http://127.0.0.1:"+strconv.Itoa(healthPort)+"/healthz", 60*time.Second)
 }
 

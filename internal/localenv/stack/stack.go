@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -39,18 +40,25 @@ type Stack struct {
 	ContractAPI *ContractAPI
 	// ManagerOptions are used by StartManager; tests may change them between restarts.
 	ManagerOptions operator.Options
+	// ManagerArgs are more flags for a manager run as its own process ("--zap-log-level=debug").
+	ManagerArgs []string
 	// ManagerClient is the running manager's cached client, for what only a cache can answer
 	// (field-indexed lists).
 	ManagerClient client.Client
 	// EtcdURL is the API server's etcd: the scale benchmark follows objects there, so that
 	// following them costs the API server nothing.
 	EtcdURL string
+	// KubeProxy, when Options.KubeTap asked for it, is what the manager reaches the API
+	// server through.
+	KubeProxy *faults.KubeProxy
 
 	dir            string
 	env            *envtest.Environment
 	manager        *runningManager
 	managerProcess bool
-	process        *localenv.Process
+	// mu guards process, which KillManager reads from other goroutines.
+	mu      sync.Mutex
+	process *localenv.Process
 }
 
 // S3Server is the S3 endpoint behind the contract server.
@@ -89,6 +97,10 @@ type Options struct {
 	// --access-log): the scale benchmark counts the operator's calls there, at the server,
 	// with no proxy in their way. Ceph RGW writes none.
 	S3AccessLog string
+	// KubeTap puts a proxy between the manager and the API server (Stack.KubeProxy) whose
+	// writes go to this tap, and which can make the manager's view of the cluster stale or
+	// coalesce its watch events.
+	KubeTap *faults.Tap
 }
 
 // Start brings up the control plane, versitygw and the contract server. The manager is started
@@ -115,6 +127,11 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	}
 	if err := s.bindManagerRole(ctx); err != nil {
 		return nil, err
+	}
+	if opts.KubeTap != nil {
+		if err := s.proxyKube(opts.KubeTap); err != nil {
+			return nil, err
+		}
 	}
 	backend, err := s.startS3(ctx, opts)
 	if err != nil {
@@ -147,13 +164,16 @@ func (s *Stack) MetricsURL() string {
 
 // StartManager starts the operator's manager with s.ManagerOptions.
 func (s *Stack) StartManager() error {
-	if s.manager != nil || s.process != nil {
+	s.mu.Lock()
+	running := s.manager != nil || s.process != nil
+	s.mu.Unlock()
+	if running {
 		return errors.New("the manager is already running")
 	}
 	if s.managerProcess {
 		return s.startManagerProcess()
 	}
-	mgr, err := operator.NewManager(ManagerConfig(s.Config), s.ManagerOptions)
+	mgr, err := operator.NewManager(s.managerConfig(), s.ManagerOptions)
 	if err != nil {
 		return err
 	}
@@ -175,9 +195,12 @@ func (s *Stack) StartManager() error {
 
 // StopManager stops the manager and waits until it has.
 func (s *Stack) StopManager() error {
-	if s.process != nil {
-		s.process.Kill()
-		s.process = nil
+	s.mu.Lock()
+	p := s.process
+	s.process = nil
+	s.mu.Unlock()
+	if p != nil {
+		p.Kill()
 		return nil
 	}
 	if s.manager == nil {
@@ -190,9 +213,22 @@ func (s *Stack) StopManager() error {
 	return m.err
 }
 
+// KillManager kills the manager's process at once (SIGKILL), as a crash would, and returns when
+// it is gone; StopManager is still called before StartManager. Unlike StopManager it may be
+// called from any goroutine, such as a proxy's that just passed on the write to crash after.
+func (s *Stack) KillManager() {
+	s.mu.Lock()
+	p := s.process
+	s.mu.Unlock()
+	p.Kill()
+}
+
 // Stop ends everything Start and StartManager started and removes the state directory.
 func (s *Stack) Stop() {
 	_ = s.StopManager()
+	if s.KubeProxy != nil {
+		s.KubeProxy.Close()
+	}
 	if s.ContractAPI != nil {
 		s.ContractAPI.Stop()
 		_ = s.ContractAPI.server.Close()
@@ -337,6 +373,30 @@ func (s *Stack) startS3(ctx context.Context, opts Options) (contractserver.Backe
 		AdminAccessKey: gw.RootAccessKey,
 		AdminSecretKey: gw.RootSecretKey,
 	})
+}
+
+// proxyKube starts Stack.KubeProxy in front of the API server, reaching it as the manager's
+// ServiceAccount.
+func (s *Stack) proxyKube(tap *faults.Tap) error {
+	target, err := url.Parse(s.Config.Host)
+	if err != nil {
+		return err
+	}
+	transport, err := rest.TransportFor(ManagerConfig(s.Config))
+	if err != nil {
+		return err
+	}
+	s.KubeProxy = faults.NewKubeProxy(target, transport, tap)
+	return nil
+}
+
+// managerConfig is how the manager reaches the API server: as its ServiceAccount, through
+// KubeProxy when there is one (which then authenticates it).
+func (s *Stack) managerConfig() *rest.Config {
+	if s.KubeProxy != nil {
+		return &rest.Config{Host: s.KubeProxy.URL}
+	}
+	return ManagerConfig(s.Config)
 }
 
 // proxyS3 puts a proxy in front of s.S3 when opts ask for S3Faults or S3Middleware: the
