@@ -66,6 +66,8 @@ var _ = Describe("Bucket security settings, observing and adopting, on versitygw
 		a := readyAccount(ctx, ns, "obs")
 		name := "observed-" + ns
 		madeOutside(ctx, a, name)
+		made, logged := serverWrites(name, 0)
+		Expect(made).To(ContainElement("CreateBucket"), "the access log shows the bucket's making: the check at the end reads it right")
 		b := newBucket(ns, "observed", "obs", func(s *storagev1alpha1.BucketSpec) {
 			s.BucketName = name
 			s.ManagementPolicy = storagev1alpha1.ManagementObserve
@@ -100,6 +102,8 @@ var _ = Describe("Bucket security settings, observing and adopting, on versitygw
 		Expect(err).NotTo(HaveOccurred(), "the observed bucket was deleted")
 		_, writes = calls.counts(name)
 		Expect(writes).To(BeZero())
+		atServer, _ := serverWrites(name, logged)
+		Expect(atServer).To(BeEmpty(), "writes to the observed bucket in versitygw's access log")
 	})
 
 	It("takes over a bucket made outside the operator only when told to, and keeps what it had", func(ctx SpecContext) {

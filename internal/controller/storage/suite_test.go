@@ -3,6 +3,9 @@ package storage_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,7 +46,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
 
 	var err error
-	stk, err = stack.Start(ctx, stack.Options{})
+	// versitygw logs every request it serves, so a spec can check at the server what was written.
+	s3AccessLog = filepath.Join(GinkgoT().TempDir(), "versitygw-access.log")
+	stk, err = stack.Start(ctx, stack.Options{S3AccessLog: s3AccessLog})
 	Expect(err).NotTo(HaveOccurred())
 	k8s = stk.Client
 	api, err = contractapi.NewClientWithResponses(stk.ContractAPI.URL, contractapi.WithBearerToken(stk.ContractAPI.Token))
@@ -52,6 +57,33 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	stk.ManagerOptions.S3APIOptions = append(stk.ManagerOptions.S3APIOptions, calls.middleware)
 	Expect(stk.StartManager()).To(Succeed())
 }, NodeTimeout(3*time.Minute))
+
+// s3AccessLog is versitygw's access log (AWS's server access log format).
+var s3AccessLog string
+
+// serverWrites are the operations that change something (Put, Create, Delete, Post) that
+// versitygw logged for bucket after the first skip bytes of its log, and the log's size now.
+func serverWrites(bucket string, skip int) (writes []string, size int) {
+	GinkgoHelper()
+	raw, err := os.ReadFile(s3AccessLog)
+	Expect(err).NotTo(HaveOccurred())
+	for _, line := range strings.Split(string(raw[min(skip, len(raw)):]), "\n") {
+		// owner bucket [time] remote-ip requester request-id operation ...
+		_, rest, ok := strings.Cut(line, "] ")
+		head := strings.Fields(line)
+		fields := strings.Fields(rest)
+		if !ok || len(head) < 2 || head[1] != bucket || len(fields) < 4 {
+			continue
+		}
+		op := strings.TrimPrefix(fields[3], "s3_")
+		for _, w := range []string{"Put", "Create", "Delete", "Post"} {
+			if strings.HasPrefix(op, w) {
+				writes = append(writes, op)
+			}
+		}
+	}
+	return writes, len(raw)
+}
 
 var _ = AfterSuite(func() {
 	if stk != nil {
