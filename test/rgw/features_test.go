@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -19,7 +18,6 @@ import (
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
-	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
 
@@ -30,16 +28,7 @@ var _ = Describe("Bucket features on Ceph RGW", func() {
 	)
 	BeforeEach(func(ctx SpecContext) {
 		ns = newNamespace(ctx)
-		c := &storagev1alpha1.Contract{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team"},
-			Spec:       storagev1alpha1.ContractSpec{Plan: "standard"},
-		}
-		Expect(k8s.Create(ctx, c)).To(Succeed())
-		ready(ctx, c, func() []metav1.Condition { return c.Status.Conditions })
-		secret := &corev1.Secret{}
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: c.Status.SecretName}, secret)).To(Succeed())
-		owner = localenv.NewS3Client(c.Status.Endpoint, c.Status.Region,
-			string(secret.Data["AWS_ACCESS_KEY_ID"]), string(secret.Data["AWS_SECRET_ACCESS_KEY"]))
+		owner = boughtAccount(ctx, ns, "team")
 	})
 
 	create := func(ctx SpecContext, name string, spec storagev1alpha1.BucketSpec) *storagev1alpha1.Bucket {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv/stack"
 )
 
@@ -61,4 +63,20 @@ func newNamespace(ctx SpecContext) string {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "rgw-"}}
 	Expect(k8s.Create(ctx, ns)).To(Succeed())
 	return ns.Name
+}
+
+// boughtAccount buys Contract name in ns, waits for it to be Ready, and returns an S3 client
+// with the account's own keys, from its Secret.
+func boughtAccount(ctx SpecContext, ns, name string) *s3.Client {
+	GinkgoHelper()
+	c := &storagev1alpha1.Contract{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       storagev1alpha1.ContractSpec{Plan: "standard"},
+	}
+	Expect(k8s.Create(ctx, c)).To(Succeed())
+	ready(ctx, c, func() []metav1.Condition { return c.Status.Conditions })
+	secret := &corev1.Secret{}
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: c.Status.SecretName}, secret)).To(Succeed())
+	return localenv.NewS3Client(c.Status.Endpoint, c.Status.Region,
+		string(secret.Data["AWS_ACCESS_KEY_ID"]), string(secret.Data["AWS_SECRET_ACCESS_KEY"]))
 }
