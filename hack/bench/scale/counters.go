@@ -273,26 +273,49 @@ func reconciles(ctx context.Context, metricsURL, controller string) (float64, er
 
 // gauge sums a metric of one controller from a manager's /metrics.
 func gauge(ctx context.Context, metricsURL, metric, controller string) (float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, metricsURL, nil)
+	samples, err := scrape(ctx, metricsURL, metric)
 	if err != nil {
-		return 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("reading the manager's metrics: %w", err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(resp.Body); err != nil {
 		return 0, err
 	}
 	var total float64
-	for _, s := range parseMetric(buf.Bytes(), metric) {
+	for _, s := range samples {
 		if s.labels["controller"] == controller {
 			total += s.value
 		}
 	}
 	return total, nil
+}
+
+// providerCalls reads the manager's own count of its contract API requests, by operation
+// ("GET /v1/contracts/{id}/usage"): the provider's side of what a resync costs.
+func providerCalls(ctx context.Context, metricsURL string) (counts, error) {
+	samples, err := scrape(ctx, metricsURL, "osm_contract_api_requests_total")
+	if err != nil {
+		return nil, err
+	}
+	out := counts{}
+	for _, s := range samples {
+		out[s.labels["operation"]] += s.value
+	}
+	return out, nil
+}
+
+// scrape reads the samples of one metric from a manager's /metrics.
+func scrape(ctx context.Context, metricsURL, metric string) ([]sample, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, metricsURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reading the manager's metrics: %w", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return nil, err
+	}
+	return parseMetric(buf.Bytes(), metric), nil
 }
 
 // procStats is what /proc says of one process: CPU seconds used, peak resident memory, and

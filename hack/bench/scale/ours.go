@@ -56,8 +56,10 @@ type steady struct {
 	passes float64 // reconciles per Bucket in the window
 	s3     counts
 	api    counts
-	cpu    time.Duration
-	peak   float64 // S3 calls in the busiest second
+	// provider is the manager's contract API requests by operation (usage reads among them).
+	provider counts
+	cpu      time.Duration
+	peak     float64 // S3 calls in the busiest second
 }
 
 // runOurs runs the operator's scenarios in namespace ns, with a manager of its own: Contracts,
@@ -252,6 +254,10 @@ func resyncTwice(ctx context.Context, s *servers, p *process, o options) (*stead
 	if err != nil {
 		return nil, err
 	}
+	providerBefore, err := providerCalls(ctx, p.metricsURL)
+	if err != nil {
+		return nil, err
+	}
 	want := r0 + 2*float64(o.n)
 	deadline := time.Now().Add(3*o.resync + 2*time.Minute)
 	r, peak, last := r0, 0.0, s.s3.snapshot().total()
@@ -268,12 +274,17 @@ func resyncTwice(ctx context.Context, s *servers, p *process, o options) (*stead
 	if err != nil {
 		return nil, err
 	}
+	providerAfter, err := providerCalls(ctx, p.metricsURL)
+	if err != nil {
+		return nil, err
+	}
 	return &steady{
-		passes: (r - r0) / float64(o.n),
-		s3:     s3After.minus(s3Before),
-		api:    apiAfter.minus(apiBefore),
-		cpu:    cpuAfter - cpuBefore,
-		peak:   peak,
+		passes:   (r - r0) / float64(o.n),
+		s3:       s3After.minus(s3Before),
+		api:      apiAfter.minus(apiBefore),
+		provider: providerAfter.minus(providerBefore),
+		cpu:      cpuAfter - cpuBefore,
+		peak:     peak,
 	}, nil
 }
 

@@ -220,13 +220,7 @@ func (r *report) details() []string {
 		fmt.Sprintf("CPU during our burst, by process: %s", r.cpuLine(o.machine, o.burst)),
 	)
 	if st := o.steady; st != nil {
-		resyncs := max(st.passes, 1e-9)
-		lines = append(lines, fmt.Sprintf(
-			"steady state (resync period %s, %.1f passes per Bucket): S3 reads %s and writes %s per Bucket per resync, API writes %.0f, CPU %.1fs per resync, at most %.0f S3 calls in one second",
-			r.opts.resync, st.passes,
-			strconv.FormatFloat(st.s3.sum(func(k string) bool { return !isS3Write(k) })/float64(o.n)/resyncs, 'f', 1, 64),
-			strconv.FormatFloat(st.s3.sum(isS3Write)/float64(o.n)/resyncs, 'f', 1, 64),
-			st.api.total(), st.cpu.Seconds()/resyncs, st.peak))
+		lines = append(lines, st.line(r.opts.resync, o.n))
 		if st.api.total() > 0 {
 			lines = append(lines, "steady-state API writes: "+totals(st.api))
 		}
@@ -483,3 +477,32 @@ func describeMachine() string {
 	}
 	return fmt.Sprintf("%s, %d cores%s%s, %s/%s, %s", model, runtime.NumCPU(), mem, load, runtime.GOOS, runtime.GOARCH, runtime.Version())
 }
+
+// steadyCallLimit is what a resync may cost a Bucket, S3 and provider calls together: reading
+// back what status shows (ACL and policy) and the usage, never a write.
+const steadyCallLimit = 3
+
+// line says what one resync costs each Bucket: S3 reads and writes, the provider's usage reads
+// (one per Contract answers for all its Buckets) and other contract API calls, and both against
+// the limit.
+func (st *steady) line(resync time.Duration, n int) string {
+	per := func(v float64) float64 { return v / float64(n) / max(st.passes, 1e-9) }
+	reads := per(st.s3.sum(func(k string) bool { return !isS3Write(k) }))
+	writes := per(st.s3.sum(isS3Write))
+	usage := per(st.provider.sum(isUsageRead))
+	other := per(st.provider.sum(func(k string) bool { return !isUsageRead(k) }))
+	all := reads + writes + usage + other
+	verdict := fmt.Sprintf("within the limit of %d", steadyCallLimit)
+	if all > steadyCallLimit {
+		verdict = fmt.Sprintf("OVER the limit of %d", steadyCallLimit)
+	}
+	return fmt.Sprintf("steady state (resync period %s, %.1f passes per Bucket): S3 reads %s and writes %s, usage reads %s and other provider calls %s per Bucket per resync (%s S3-or-provider calls, %s), API writes %.0f, CPU %.1fs per resync, at most %.0f S3 calls in one second",
+		resync, st.passes, oneDecimal(reads), oneDecimal(writes), twoDecimals(usage), twoDecimals(other), oneDecimal(all), verdict,
+		st.api.total(), st.cpu.Seconds()/max(st.passes, 1e-9), st.peak)
+}
+
+// isUsageRead is a contract API operation that reads a contract's bucket usage.
+func isUsageRead(op string) bool { return strings.HasPrefix(op, "GET ") && strings.HasSuffix(op, "/usage") }
+
+func oneDecimal(v float64) string  { return strconv.FormatFloat(v, 'f', 1, 64) }
+func twoDecimals(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -66,5 +67,29 @@ func TestRareCallsAreListedInAll(t *testing.T) {
 	}
 	if got, want := totals(counts{"PATCH events.events.k8s.io": 3, "PUT secrets": 1}), "PATCH events.events.k8s.io 3, PUT secrets 1"; got != want {
 		t.Errorf("totals = %q, want %q", got, want)
+	}
+}
+
+// A resync's usage reads are one per Contract, not per Bucket, and count with the S3 reads
+// against the limit of three calls a Bucket.
+func TestTheSteadyStateCountsUsageReadsWithS3CallsAgainstTheLimit(t *testing.T) {
+	st := &steady{
+		passes:   2,
+		s3:       counts{"GetBucketAcl": 2000, "GetBucketPolicy": 2000},
+		provider: counts{"GET /v1/contracts/{id}/usage": 20, "GET /v1/contracts/{id}": 4},
+	}
+	got := st.line(time.Minute, 1000)
+	for _, want := range []string{"S3 reads 2.0 and writes 0.0", "usage reads 0.01 and other provider calls 0.00 per Bucket per resync", "(2.0 S3-or-provider calls, within the limit of 3)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("line %q\nlacks %q", got, want)
+		}
+	}
+	st.s3["PutBucketAcl"] = 1950
+	if got := st.line(time.Minute, 1000); !strings.Contains(got, "(3.0 S3-or-provider calls, within") {
+		t.Errorf("just under three calls a Bucket: %q", got)
+	}
+	st.provider["GET /v1/contracts/{id}/usage"] = 2000
+	if got := st.line(time.Minute, 1000); !strings.Contains(got, "OVER the limit of 3") {
+		t.Errorf("a usage read per Bucket on top of three S3 calls: %q", got)
 	}
 }
