@@ -502,7 +502,9 @@ func (st *steady) line(resync time.Duration, n int) string {
 }
 
 // isUsageRead is a contract API operation that reads a contract's bucket usage.
-func isUsageRead(op string) bool { return strings.HasPrefix(op, "GET ") && strings.HasSuffix(op, "/usage") }
+func isUsageRead(op string) bool {
+	return strings.HasPrefix(op, "GET ") && strings.HasSuffix(op, "/usage")
+}
 
 func oneDecimal(v float64) string  { return strconv.FormatFloat(v, 'f', 1, 64) }
 func twoDecimals(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
