@@ -8,6 +8,13 @@ package v1alpha1
 // work while the manager is down.
 const AbandonAnnotation = "storage.osm.dev/abandon"
 
+// Finalizer keeps a Contract, Bucket or BucketAccess until its controller has dealt with the
+// provider side: cancelled or kept the contract, deleted or kept the bucket, revoked the keys,
+// and waited for what depends on it. The defaulting webhooks put it on at creation, so it is
+// there from the resource's first moment at no write of its own; a controller puts it on where
+// no webhook did.
+const Finalizer = "storage.osm.dev/finalizer"
+
 // Condition types shared by Contract and Bucket.
 const (
 	// ReadyCondition summarises a resource: True once what it asks for exists at the provider and

@@ -31,10 +31,8 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
 )
 
-// Finalizer keeps a Contract, Bucket or BucketAccess until its controller has dealt with the
-// provider side: cancelled or kept the contract, deleted or kept the bucket, revoked the keys,
-// and waited for what depends on it.
-const Finalizer = "storage.osm.dev/finalizer"
+// Finalizer is the finalizer the storage controllers keep their resources with.
+const Finalizer = storagev1alpha1.Finalizer
 
 // ContractReconciler buys a contract from the provider for each Contract and keeps its
 // credentials in a Secret.

@@ -42,8 +42,9 @@ var _ admission.Defaulter[*storagev1alpha1.Bucket] = &BucketDefaulter{}
 
 // Default sets bucketReclaimPolicy to Retain when it is empty. The CRD carries the same default;
 // the webhook keeps objects right even where the CRD's default is not applied (for example an
-// older CRD still installed during an upgrade).
-func (d *BucketDefaulter) Default(_ context.Context, b *storagev1alpha1.Bucket) error {
+// older CRD still installed during an upgrade). A Bucket being created gets its finalizer.
+func (d *BucketDefaulter) Default(ctx context.Context, b *storagev1alpha1.Bucket) error {
+	finalizeAtCreation(ctx, b)
 	if b.Spec.BucketReclaimPolicy == "" {
 		b.Spec.BucketReclaimPolicy = storagev1alpha1.ReclaimPolicyRetain
 	}

@@ -48,8 +48,10 @@ var _ admission.Defaulter[*storagev1alpha1.BucketAccess] = &BucketAccessDefaulte
 //
 // A BucketAccess created with only metadata.generateName reaches this webhook before the API
 // server has chosen its name; then secretName stays empty, the controller uses the same
-// default (BucketAccess.SecretNameOrDefault), and the next update fills it in here.
+// default (BucketAccess.SecretNameOrDefault), and the next update fills it in here. A
+// BucketAccess being created gets its finalizer.
 func (d *BucketAccessDefaulter) Default(ctx context.Context, a *storagev1alpha1.BucketAccess) error {
+	finalizeAtCreation(ctx, a)
 	if a.Spec.SecretName == "" {
 		if a.Name == "" {
 			logf.FromContext(ctx).V(1).Info("Leaving secretName empty until the BucketAccess has a name", "generateName", a.GenerateName)

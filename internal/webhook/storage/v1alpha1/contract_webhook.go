@@ -31,13 +31,14 @@ type ContractDefaulter struct{}
 var _ admission.Defaulter[*storagev1alpha1.Contract] = &ContractDefaulter{}
 
 // Default sets reclaimPolicy to Retain and, for a Contract that buys its account, secretName to
-// "<name>-credentials" when they are empty.
+// "<name>-credentials" when they are empty. A Contract being created gets its finalizer.
 //
 // A Contract created with only metadata.generateName may reach the webhook before the API server
 // has chosen its name. Then secretName stays empty rather than being made up from the prefix:
 // the controller falls back to the same "<name>-credentials" (Contract.SecretNameOrDefault), and
 // any later update of the Contract, such as the controller adding its finalizer, fills it in here.
 func (d *ContractDefaulter) Default(ctx context.Context, c *storagev1alpha1.Contract) error {
+	finalizeAtCreation(ctx, c)
 	if c.Spec.ReclaimPolicy == "" {
 		c.Spec.ReclaimPolicy = storagev1alpha1.ReclaimPolicyRetain
 	}

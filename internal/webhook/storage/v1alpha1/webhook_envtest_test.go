@@ -121,7 +121,7 @@ var _ = Describe("Bucket admission", func() {
 		Expect(k8sClient.Create(ctx, newContract(ns, "team-a"))).To(Succeed())
 	})
 
-	It("admits a good Bucket and stores the default reclaim policy", func(ctx SpecContext) {
+	It("admits a good Bucket and stores the default reclaim policy and the finalizer", func(ctx SpecContext) {
 		b := newBucket(ns, "data", "team-a-data", "team-a")
 		b.Spec.GrantRead = []storagev1alpha1.Grantee{{Type: storagev1alpha1.GranteeTypeURL, Value: "http://acs.amazonaws.com/groups/global/AllUsers"}}
 		b.Spec.Policy = policy(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::team-a-data/*"}]}`)
@@ -130,6 +130,7 @@ var _ = Describe("Bucket admission", func() {
 		var got storagev1alpha1.Bucket
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(b), &got)).To(Succeed())
 		Expect(got.Spec.BucketReclaimPolicy).To(Equal(storagev1alpha1.ReclaimPolicyRetain))
+		Expect(got.Finalizers).To(ConsistOf(storagev1alpha1.Finalizer), "the finalizer is there from creation, at no write of the controller's")
 	})
 
 	It("refuses a bad bucket name with the reasons", func(ctx SpecContext) {
@@ -493,6 +494,10 @@ var _ = Describe("BucketAccess admission", func() {
 		a := newBucketAccess(ns, "reader", "data", storagev1alpha1.AccessReadOnly)
 		Expect(k8sClient.Create(ctx, a)).To(Succeed())
 		Expect(k8sClient.Delete(ctx, bucket)).To(Succeed())
+		// No controller runs here to let the Bucket go: take its finalizer off as it would.
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(bucket), bucket)).To(Succeed())
+		bucket.Finalizers = nil
+		Expect(k8sClient.Update(ctx, bucket)).To(Succeed())
 		Eventually(func() bool {
 			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(bucket), bucket))
 		}).Should(BeTrue())
