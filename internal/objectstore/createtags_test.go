@@ -26,6 +26,9 @@ type s3Stub struct {
 type stubKind struct {
 	takesTags   bool
 	refusesTags string
+	// refusesRecreate answers a CreateBucket of a bucket made before 409
+	// BucketAlreadyOwnedByYou, as versitygw does; otherwise 200, as Ceph RGW does.
+	refusesRecreate bool
 }
 
 func (s *s3Stub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -45,6 +48,11 @@ func (s *s3Stub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if withTags && s.refusesTags != "" {
 			w.WriteHeader(http.StatusBadRequest)
 			_, _ = io.WriteString(w, `<Error><Code>`+s.refusesTags+`</Code></Error>`)
+			return
+		}
+		if _, made := s.tags[bucket]; made && s.refusesRecreate {
+			w.WriteHeader(http.StatusConflict)
+			_, _ = io.WriteString(w, `<Error><Code>BucketAlreadyOwnedByYou</Code></Error>`)
 			return
 		}
 		if withTags && s.takesTags {
@@ -85,8 +93,8 @@ func TestCreateBucketTagsAtCreationOnlyWhereTheServerKeepsThem(t *testing.T) {
 		wantTagged          bool
 		firstCalls, thenAll string
 	}{
-		{"a server that keeps them (AWS, versitygw): checked once", stubKind{takesTags: true}, true,
-			"CreateBucket+tags GetBucketTagging", "CreateBucket+tags"},
+		{"a server that keeps them (AWS, versitygw): checked once, and what it answers a second creation asked once", stubKind{takesTags: true}, true,
+			"CreateBucket+tags GetBucketTagging CreateBucket+tags", "CreateBucket+tags"},
 		{"a server that ignores them: the caller tags", stubKind{}, false,
 			"CreateBucket+tags GetBucketTagging", "CreateBucket"},
 		{"a server that refuses them: made without", stubKind{refusesTags: "MalformedXML"}, false,
@@ -113,6 +121,40 @@ func TestCreateBucketTagsAtCreationOnlyWhereTheServerKeepsThem(t *testing.T) {
 				if got := strings.Join(stub.takeCalls(), " "); got != want {
 					t.Errorf("creating %s called %q, want %q", bucket, got, want)
 				}
+			}
+		})
+	}
+}
+
+// A Store tells a bucket's existence and owner from CreateBucket alone only on a server that both
+// keeps the tags given at creation and refuses to create a bucket the account has: learnt from
+// its first creation.
+func TestCreateTellsOnlyWhereTheServerKeepsTagsAndRefusesASecondCreation(t *testing.T) {
+	tags := map[string]string{"storage.osm.dev/bucket": "ns/data", "storage.osm.dev/bucket-uid": "uid-1"}
+	for _, tt := range []struct {
+		name string
+		kind stubKind
+		want bool
+	}{
+		{"keeps tags, refuses a second creation (versitygw, AWS outside us-east-1)", stubKind{takesTags: true, refusesRecreate: true}, true},
+		{"keeps tags, answers 200 again (AWS in us-east-1)", stubKind{takesTags: true}, false},
+		{"drops tags, refuses a second creation", stubKind{refusesRecreate: true}, false},
+		{"drops tags, answers 200 again (Ceph RGW)", stubKind{}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			stub := &s3Stub{stubKind: tt.kind, tags: map[string]string{}}
+			srv := httptest.NewServer(stub)
+			defer srv.Close()
+			s := New(Config{Endpoint: srv.URL, Region: "us-east-1", AccessKeyID: "a", SecretAccessKey: "b",
+				HTTPClient: NewHTTPClient(10*time.Second, 2), MaxAttempts: 1})
+			if s.CreateTells() {
+				t.Fatal("told before any creation")
+			}
+			if _, err := s.CreateBucket(context.Background(), "first", CreateOptions{Tags: tags}); err != nil {
+				t.Fatal(err)
+			}
+			if got := s.CreateTells(); got != tt.want {
+				t.Errorf("CreateTells() = %v after the first creation, want %v", got, tt.want)
 			}
 		})
 	}

@@ -30,6 +30,13 @@ type Store interface {
 	// bucket was made carrying opts.Tags; otherwise the server does not take tags at creation,
 	// and the caller must tag the bucket itself.
 	CreateBucket(ctx context.Context, bucket string, opts CreateOptions) (tagged bool, err error)
+	// CreateTells reports whether this Store's server is known to keep the tags given at
+	// creation and to refuse a CreateBucket of a bucket the account owns already
+	// (BucketAlreadyOwnedByYou). Then a bucket the operator made always carries its owner's tags,
+	// and a CreateBucket cannot take over an existing one unnoticed: no look is needed first.
+	// Learnt from the Store's first creation; until then, and on servers that answer 200 (Ceph
+	// RGW, AWS in us-east-1), it is false.
+	CreateTells() bool
 	// BucketTags returns the bucket's tags.
 	BucketTags(ctx context.Context, bucket string) (map[string]string, error)
 	// PutBucketTags replaces the bucket's tags.
@@ -177,6 +184,23 @@ type store struct {
 	region string
 	// createTags is what the server did with tags sent in CreateBucket (createTags*).
 	createTags atomic.Int32
+	// recreate is what the server answered a CreateBucket of a bucket the account owns
+	// (recreate*).
+	recreate atomic.Int32
+}
+
+// What a Store's server answers a CreateBucket of a bucket the account owns already: versitygw
+// and AWS outside us-east-1 refuse it with BucketAlreadyOwnedByYou, Ceph RGW and AWS in
+// us-east-1 answer 200 as for a new bucket. Learnt per Store, once, by asking again right after
+// its first creation.
+const (
+	recreateUnknown int32 = iota
+	recreateRefused
+	recreateAnswered
+)
+
+func (s *store) CreateTells() bool {
+	return s.createTags.Load() == createTagsTaken && s.recreate.Load() == recreateRefused
 }
 
 func (s *store) BucketNames(ctx context.Context) ([]string, error) {
@@ -222,6 +246,7 @@ func (s *store) CreateBucket(ctx context.Context, bucket string, opts CreateOpti
 		return false, classify(wrap("creating bucket", bucket, err))
 	}
 	if s.createTags.Load() == createTagsTaken {
+		s.learnRecreate(ctx, bucket, opts)
 		return true, nil
 	}
 	// The first creation here: a server may ignore what it does not know, so look.
@@ -237,7 +262,23 @@ func (s *store) CreateBucket(ctx context.Context, bucket string, opts CreateOpti
 		}
 	}
 	s.createTags.Store(createTagsTaken)
+	s.learnRecreate(ctx, bucket, opts)
 	return true, nil
+}
+
+// learnRecreate asks the server, once per Store, what it answers a CreateBucket of the bucket it
+// has just made: CreateTells needs to know. Only servers that keep tags at creation are asked;
+// on the others the caller looks before creating anyway.
+func (s *store) learnRecreate(ctx context.Context, bucket string, opts CreateOptions) {
+	if s.recreate.Load() != recreateUnknown {
+		return
+	}
+	switch err := s.create(ctx, bucket, opts, true); {
+	case err == nil:
+		s.recreate.Store(recreateAnswered)
+	case ErrorCode(err) == "BucketAlreadyOwnedByYou":
+		s.recreate.Store(recreateRefused)
+	}
 }
 
 // create makes the bucket, with opts.Tags when withTags.

@@ -50,6 +50,11 @@ func (k bucketKind) ensureBucket(ctx context.Context, b *storagev1alpha1.Bucket,
 		// Nothing this Bucket watches says when the other lets go.
 		return found.end(nameHeld{other}, engine.WaitingRetry(k.ResyncPeriod), nil), true
 	}
+	if store.CreateTells() {
+		// The server refuses to create a bucket this account has, and keeps the owner's tags
+		// given at creation: CreateBucket itself says whether the bucket exists and is ours.
+		return k.createBucket(ctx, b, p, store, found)
+	}
 	// Look before creating: Ceph RGW answers 200 to a CreateBucket of a bucket that exists.
 	err := store.HeadBucket(ctx, name)
 	switch {
@@ -71,7 +76,7 @@ func (k bucketKind) ensureBucket(ctx context.Context, b *storagev1alpha1.Bucket,
 	if !slices.Contains(names, name) {
 		return nameTaken(b, *found), true
 	}
-	return k.claim(ctx, b, p, store, found)
+	return k.claim(ctx, b, p, store, found, b.Status.CreatingBucket == name)
 }
 
 // deniedOrTaken tells, after a HEAD refused with 403, a policy that locks the account out of its
@@ -89,16 +94,21 @@ func (k bucketKind) deniedOrTaken(ctx context.Context, b *storagev1alpha1.Bucket
 
 // claim takes a bucket that exists in the contract's account, but only if it is this resource's:
 // tagged for it, or untagged and named in this resource's record of a creation it had not
-// finished, or untagged and adopted on purpose (spec.adopt). No one else's data is taken over
-// by a name clash.
+// finished (recorded: a record older than the look that found the bucket), or untagged and
+// adopted on purpose (spec.adopt). No one else's data is taken over by a name clash. Where the
+// server keeps the tags given at creation, every bucket the operator made is tagged, so an
+// untagged one is never an unfinished creation.
 func (k bucketKind) claim(ctx context.Context, b *storagev1alpha1.Bucket, p *engine.Pass[*storagev1alpha1.Bucket],
-	store objectstore.Store, found *bucketFound) (bucketOutcome, bool) {
+	store objectstore.Store, found *bucketFound, recorded bool) (bucketOutcome, bool) {
 	name := b.Spec.BucketName
 	tags, err := store.BucketTags(ctx, name)
-	if err != nil {
+	switch {
+	case errors.Is(err, objectstore.ErrAccessDenied):
+		return deniedByPolicy(*found, err), true // the account's own bucket, locked by a policy
+	case err != nil:
 		return k.s3Failed(b, *found, err), true
 	}
-	unfinished := tags[OwnerTag] == "" && b.Status.CreatingBucket == name
+	unfinished := tags[OwnerTag] == "" && recorded && !store.CreateTells()
 	// spec.adopt takes over a bucket made outside the operator: one no resource's tag claims.
 	adopting := tags[OwnerTag] == "" && b.Spec.Adopt && !unfinished
 	logf.FromContext(ctx).V(1).Info("Claiming an existing bucket", "bucket", name, "ownerTag", tags[OwnerTag], "unfinishedCreation", unfinished, "adopt", adopting)
@@ -134,7 +144,8 @@ func (k bucketKind) createBucket(ctx context.Context, b *storagev1alpha1.Bucket,
 	name := b.Spec.BucketName
 	// Record the intent first: should this pass stop between creating the bucket and tagging
 	// it, the next one (or a deletion) knows the untagged bucket is its own.
-	if b.Status.CreatingBucket != name {
+	recorded := b.Status.CreatingBucket == name
+	if !recorded {
 		if err := p.Record(ctx, func(o *storagev1alpha1.Bucket) { o.Status.CreatingBucket = name }); err != nil {
 			return found.end(nil, 0, fmt.Errorf("recording the creation of bucket %q: %w", name, err)), true
 		}
@@ -148,9 +159,19 @@ func (k bucketKind) createBucket(ctx context.Context, b *storagev1alpha1.Bucket,
 		return found.end(settingsUnsupported{failed, false}, 0, reconcile.TerminalError(err)), true
 	case errors.Is(err, objectstore.ErrBucketTakenElsewhere):
 		return nameTaken(b, *found), true
+	case objectstore.ErrorCode(err) == "BucketAlreadyOwnedByYou" && !recorded && store.CreateTells():
+		// No look came first, so the bucket may have been there before this pass's record: the
+		// record is of no creation, and must not outlive the pass, or a deletion could take an
+		// untagged bucket for one. (An SDK retry of this pass's own creation finds the bucket
+		// tagged for this resource: the server kept the tags.)
+		if err := p.Record(ctx, func(o *storagev1alpha1.Bucket) { o.Status.CreatingBucket = "" }); err != nil {
+			return found.end(nil, 0, fmt.Errorf("clearing the record of creating bucket %q: %w", name, err)), true
+		}
+		return k.claim(ctx, b, p, store, found, false)
 	case objectstore.ErrorCode(err) == "BucketAlreadyOwnedByYou":
-		// An earlier attempt whose answer was lost, or another resource of this account.
-		return k.claim(ctx, b, p, store, found)
+		// An earlier attempt whose answer was lost (the record is older, or a look found no
+		// bucket before it), or another resource of this account.
+		return k.claim(ctx, b, p, store, found, true)
 	case err != nil:
 		return k.s3Failed(b, *found, err), true
 	}

@@ -101,7 +101,7 @@ func (k bucketKind) finishCreation(ctx context.Context, b *storagev1alpha1.Bucke
 	case err != nil:
 		return k.creationUnsettled(b, *found, err), true
 	}
-	out, done = k.claim(ctx, b, p, acct.store, found)
+	out, done = k.claim(ctx, b, p, acct.store, found, true)
 	switch {
 	case errors.Is(out.Err, errTaggedForAnother):
 		return k.forgetCreation(ctx, p, *found) // someone else's: left alone

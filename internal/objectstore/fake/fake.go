@@ -165,6 +165,10 @@ func (s *Store) CreateBucket(_ context.Context, name string, opts objectstore.Cr
 	return err == nil && s.TagsOnCreate && len(opts.Tags) > 0, err
 }
 
+// CreateTells implements objectstore.Store: the fake refuses a CreateBucket of a bucket it
+// has, so it tells whenever it keeps tags given at creation.
+func (s *Store) CreateTells() bool { return s.TagsOnCreate }
+
 // read is a call that reads one bucket: get picks what it answers.
 func read[V any](s *Store, op, name string, get func(*Bucket) V) (V, error) {
 	var v V
