@@ -35,10 +35,16 @@ func Set(conds *[]metav1.Condition, generation int64, typ string, c Condition) {
 
 // SetReady sets the Ready condition and, when its reason changes, emits an event that says so:
 // a warning for anything that stops the resource short of Ready, except an orderly deletion and
-// a BucketAccess's first moments, while its Bucket's policy takes up the new principal.
+// a BucketAccess's first moments, while its Bucket's policy takes up the new principal. A new
+// resource's first Ready is no event: the condition says it, and an event for every resource
+// that simply works is a write to the API server no one acts on. Ready after a warning is one.
 func SetReady(rec events.EventRecorder, obj runtime.Object, conds *[]metav1.Condition, generation int64, c Condition) {
+	first := status.Reason(*conds, storagev1alpha1.ReadyCondition) == ""
 	SetAnnounced(rec, obj, conds, generation, storagev1alpha1.ReadyCondition, c, func(c Condition) string {
-		if c.Status == metav1.ConditionFalse && c.Reason != storagev1alpha1.ReasonDeleting && c.Reason != storagev1alpha1.ReasonPolicyPending {
+		switch {
+		case c.Status == metav1.ConditionTrue && first:
+			return ""
+		case c.Status == metav1.ConditionFalse && c.Reason != storagev1alpha1.ReasonDeleting && c.Reason != storagev1alpha1.ReasonPolicyPending:
 			return corev1.EventTypeWarning
 		}
 		return corev1.EventTypeNormal

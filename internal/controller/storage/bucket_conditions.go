@@ -25,7 +25,7 @@ type bucketFound struct {
 	// users are who use the Bucket, when the pass listed them (nil: no kind of user is
 	// configured, or the pass did not get that far).
 	users *bucketUsers
-	// made is the event of the bucket the pass made or adopted.
+	// made is the event of the bucket the pass adopted.
 	made *bucketEvent
 	// holdsUp, during deletion, says what ready holds up ("Bucket x cannot be deleted yet"):
 	// the deletion is blocked until it changes, not merely retried.
@@ -190,8 +190,9 @@ func (objectLockNotEnabled) ready(b *storagev1alpha1.Bucket) *engine.Condition {
 }
 
 // conclude sets the Bucket's conditions from what the pass found, with an event when the pass
-// made or adopted the bucket, when Ready's reason changes (unless to True in a pass that made or
-// adopted the bucket, which that event already says), or when a deletion becomes blocked.
+// adopted the bucket, when Ready's reason changes (unless to True in a pass that adopted the
+// bucket, which that event already says, or to a new Bucket's first Ready), or when a deletion
+// becomes blocked.
 func (k bucketKind) conclude(b *storagev1alpha1.Bucket, f bucketFound) {
 	if f.made != nil {
 		k.Recorder.Eventf(b, nil, corev1.EventTypeNormal, f.made.reason, f.made.action, "%s", f.made.message)
@@ -215,7 +216,7 @@ func (k bucketKind) conclude(b *storagev1alpha1.Bucket, f bucketFound) {
 	}
 	b.Status.ObservedGeneration = b.Generation
 	if f.made != nil && ready.Status == metav1.ConditionTrue {
-		// The event of the bucket made or adopted says it all: one event, not two.
+		// The event of the bucket adopted says it all: one event, not two.
 		engine.Set(&b.Status.Conditions, b.Generation, storagev1alpha1.ReadyCondition, *ready)
 		return
 	}

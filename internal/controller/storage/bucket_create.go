@@ -32,7 +32,8 @@ const OwnerUIDTag = "storage.osm.dev/bucket-uid"
 var errTaggedForAnother = errors.New("exists and is tagged for another resource")
 
 // ensureBucket makes sure the bucket exists and is this resource's; done says the pass ends
-// with out, because it is not (yet). A bucket made or adopted is announced in found.made.
+// with out, because it is not (yet). A bucket adopted is announced in found.made; one made is
+// announced by nothing but Ready, as every resource that simply works.
 func (k bucketKind) ensureBucket(ctx context.Context, b *storagev1alpha1.Bucket, p *engine.Pass[*storagev1alpha1.Bucket],
 	store objectstore.Store, found *bucketFound) (bucketOutcome, bool) {
 	name := b.Spec.BucketName
@@ -128,8 +129,7 @@ func (k bucketKind) claim(ctx context.Context, b *storagev1alpha1.Bucket, p *eng
 	}
 	recordMade(b, p, name)
 	if unfinished {
-		found.made = &bucketEvent{"BucketCreated", "Create", fmt.Sprintf("Finished creating bucket %s in the account of Contract %s", name, b.Spec.ContractName)}
-		return bucketOutcome{}, false
+		return bucketOutcome{}, false // a creation finished: Ready says the rest
 	}
 	if adopting {
 		found.made = &bucketEvent{"BucketAdopted", "Adopt", fmt.Sprintf("Adopted existing bucket %s, which no resource claimed (spec.adopt): it is tagged for this resource and managed from now on", name)}
@@ -183,7 +183,6 @@ func (k bucketKind) createBucket(ctx context.Context, b *storagev1alpha1.Bucket,
 		}
 	}
 	recordMade(b, p, name)
-	found.made = &bucketEvent{"BucketCreated", "Create", fmt.Sprintf("Created bucket %s in the account of Contract %s", name, b.Spec.ContractName)}
 	return bucketOutcome{}, false
 }
 
