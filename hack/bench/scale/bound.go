@@ -28,8 +28,13 @@ import (
 )
 
 // bound is the physical bound of a burst on these servers, measured in the same run: what S3
-// and the API server take for the same work with nothing in between.
+// and the API server take for the work with nothing in between. The bound reported is the
+// minimal work the mission needs (minimalMix, and the create and one status write per
+// Bucket); replayed is the operator's own work replayed the same way, for what it adds.
 type bound struct {
+	replayed *bound
+	// single is the minimal bound of one Bucket made alone (singleBound), when measured.
+	single     time.Duration
 	mix        []string // S3 calls per Bucket, in order
 	s3Rate     float64  // S3 calls per second at s3Workers
 	s3Workers  int
@@ -351,7 +356,8 @@ func (r *apiReplay) write(ctx context.Context, s *servers, ns, name, bucketName 
 // the API server, and says how long it took. cleanup deletes them (see s3Half.run).
 func runAPI(ctx context.Context, s *servers, r *apiReplay, n, w int, ns string) (elapsed time.Duration, cleanup func() error, err error) {
 	cleanup = func() error { return nil }
-	if _, err := s.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+	if _, err := s.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{boundLabel: "true"}}},
+		metav1.CreateOptions{}); err != nil {
 		return 0, cleanup, err
 	}
 	buckets := s.dyn.Resource(bucketGVR).Namespace(ns)
@@ -432,37 +438,61 @@ func measureTogether(ctx context.Context, s *servers, h s3Half, b *bound, n int,
 	return best, s3Workers, nil
 }
 
-// measureBound measures both halves of the bound for what our burst did per Bucket, and with
-// together also both at once. tag tells its namespaces and buckets from other rounds'.
+// minimalMix is the S3 work the mission needs per Bucket: create it, and read back what status
+// must show (its ACL and policy).
+var minimalMix = []string{"CreateBucket", "GetBucketAcl", "GetBucketPolicy"}
+
+// measureBound measures the minimal bound for a burst like ours (both halves, and with together
+// also both at once), and the bound of our own work replayed. tag tells its namespaces and
+// buckets from other rounds'.
 func measureBound(ctx context.Context, s *servers, ours *result, accessKey, secretKey, tag string, together bool) (*bound, error) {
-	b := &bound{}
-	var skipped []string
-	b.mix, skipped = s3Mix(ours.s3, ours.n)
+	c := localenv.NewS3Client(s.stk.S3.Direct, s.stk.S3.Region, accessKey, secretKey)
+	// The create and the Ready status, with the body and field manager of a Ready Bucket's.
+	minimal := newAPIReplay(ours.sample, nil, counts{writeStatus: float64(ours.n)}, ours.n)
+	b, err := measureHalves(ctx, s, s3Half{c: c, mix: minimalMix, n: ours.n}, minimal, tag)
+	if err != nil {
+		return nil, err
+	}
+	mix, skipped := s3Mix(ours.s3, ours.n)
 	if len(skipped) > 0 {
 		logf("bound         S3 calls the bound does not make: %s", strings.Join(skipped, ", "))
 	}
-	var err error
-	h := s3Half{c: localenv.NewS3Client(s.stk.S3.Direct, s.stk.S3.Region, accessKey, secretKey), mix: b.mix, n: ours.n}
-	if b.s3Rate, b.s3Workers, b.s3Tried, err = measureS3(ctx, h, tag); err != nil {
+	replay := newAPIReplay(ours.sample, ours.sampleEvent, ours.api, ours.n)
+	if len(replay.skipped) > 0 {
+		logf("bound         API writes the bound replays as small status patches: %s", strings.Join(replay.skipped, ", "))
+	}
+	if b.replayed, err = measureHalves(ctx, s, s3Half{c: c, mix: mix, n: ours.n}, replay, tag+"-ours"); err != nil {
 		return nil, err
 	}
-	b.replay = newAPIReplay(ours.sample, ours.sampleEvent, ours.api, ours.n)
-	if len(b.replay.skipped) > 0 {
-		logf("bound         API writes the bound replays as small status patches: %s", strings.Join(b.replay.skipped, ", "))
+	if ours.single != 0 {
+		if b.single, err = singleBound(ctx, s, ours.sample, c, tag); err != nil {
+			return nil, fmt.Errorf("the single Bucket's bound: %w", err)
+		}
 	}
-	b.writes = b.replay.total()
-	if b.apiRate, b.apiWorkers, b.apiTried, b.apiCPU, err = measureAPI(ctx, s, b.replay, ours.n, tag); err != nil {
-		return nil, err
-	}
-	b.s3Time = time.Duration(float64(ours.n*len(b.mix)) / b.s3Rate * float64(time.Second))
-	b.apiTime = time.Duration(float64(ours.n*b.writes) / b.apiRate * float64(time.Second))
-	b.time = max(b.s3Time, b.apiTime)
 	if !together {
 		return b, nil
 	}
+	h := s3Half{c: c, mix: b.mix, n: ours.n}
 	if b.together, b.togetherS3Workers, err = measureTogether(ctx, s, h, b, ours.n, tag); err != nil {
 		return nil, fmt.Errorf("both halves at once: %w", err)
 	}
+	return b, nil
+}
+
+// measureHalves measures the S3 half h and the API half that writes replay per Bucket, each at
+// a few concurrencies, alone.
+func measureHalves(ctx context.Context, s *servers, h s3Half, replay *apiReplay, tag string) (*bound, error) {
+	b := &bound{mix: h.mix, replay: replay, writes: replay.total()}
+	var err error
+	if b.s3Rate, b.s3Workers, b.s3Tried, err = measureS3(ctx, h, tag); err != nil {
+		return nil, err
+	}
+	if b.apiRate, b.apiWorkers, b.apiTried, b.apiCPU, err = measureAPI(ctx, s, replay, h.n, tag); err != nil {
+		return nil, err
+	}
+	b.s3Time = time.Duration(float64(h.n*len(b.mix)) / b.s3Rate * float64(time.Second))
+	b.apiTime = time.Duration(float64(h.n*b.writes) / b.apiRate * float64(time.Second))
+	b.time = max(b.s3Time, b.apiTime)
 	return b, nil
 }
 

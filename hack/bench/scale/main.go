@@ -182,7 +182,7 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 
-	s, split, err := startServersOnTheirCores(ctx, dir, o)
+	s, split, err := startServersOnTheirCores(ctx, root, dir, o)
 	if err != nil {
 		return err
 	}
@@ -258,9 +258,9 @@ func run(ctx context.Context, o options) error {
 
 // startServersOnTheirCores starts the servers; with -cores=split, the API server and etcd on
 // cores of their own, everything else on the others, and it says where.
-func startServersOnTheirCores(ctx context.Context, dir string, o options) (*servers, *coreSplit, error) {
+func startServersOnTheirCores(ctx context.Context, root, dir string, o options) (*servers, *coreSplit, error) {
 	if !o.split() {
-		s, err := startServers(ctx, dir, o.rgw())
+		s, err := startServers(ctx, root, dir, o.rgw())
 		return s, nil, err
 	}
 	split, err := newCoreSplit()
@@ -270,7 +270,7 @@ func startServersOnTheirCores(ctx context.Context, dir string, o options) (*serv
 	if err := split.pinSelf(); err != nil {
 		return nil, nil, err
 	}
-	s, err := startServers(ctx, dir, o.rgw())
+	s, err := startServers(ctx, root, dir, o.rgw())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -48,7 +48,10 @@ type result struct {
 	// none): the bound replays their writes.
 	sample, sampleEvent *unstructured.Unstructured
 	workers             int // Buckets reconciled at once
-	note                string
+	// single is the median time from one Bucket's create to its Ready, one at a time on the
+	// otherwise idle system (measured with the steady state).
+	single time.Duration
+	note   string
 }
 
 // steady is what two resyncs of every Bucket cost.
@@ -95,15 +98,7 @@ func runOurs(ctx context.Context, s *servers, managerBin string, o options, ns s
 	for i := range o.n {
 		name := fmt.Sprintf("b-%d", i)
 		names = append(names, name)
-		objs = append(objs, &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": storagev1alpha1.GroupVersion.String(), "kind": "Bucket",
-			"metadata": map[string]any{"name": name, "namespace": ns},
-			"spec": map[string]any{
-				"bucketName":          fmt.Sprintf("%s-b-%d", ns, i),
-				"contractName":        contractName(i % o.contracts),
-				"bucketReclaimPolicy": string(storagev1alpha1.ReclaimPolicyDelete),
-			},
-		}})
+		objs = append(objs, bucketObject(ns, name, fmt.Sprintf("%s-b-%d", ns, i), contractName(i%o.contracts)))
 	}
 	res := &result{name: "object-storage-manager", n: o.n}
 	if err := burst(ctx, s, s.s3.snapshot, t, mgr, objs, names, "POST buckets", o.burstDeadline(), res); err != nil {
@@ -125,6 +120,13 @@ func runOurs(ctx context.Context, s *servers, managerBin string, o options, ns s
 			return nil, err
 		}
 		logf("steady state  %.1f passes per Bucket", res.steady.passes)
+		var one []string
+		res.single, one, err = oneAtATime(ctx, t, ns)
+		names = append(names, one...)
+		if err != nil {
+			return nil, err
+		}
+		logf("one at a time create to Ready %s (median of %d)", res.single.Round(time.Millisecond), singleRuns)
 	}
 
 	if err := deleteBurst(ctx, t, names, o.burstDeadline(), res); err != nil {

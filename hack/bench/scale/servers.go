@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv/stack"
@@ -42,9 +44,12 @@ type servers struct {
 	meta metadata.Interface
 }
 
-func startServers(ctx context.Context, dir string, rgw bool) (*servers, error) {
+func startServers(ctx context.Context, root, dir string, rgw bool) (*servers, error) {
 	s := &servers{dir: dir}
-	opts := stack.Options{RGW: rgw}
+	// The operator's webhooks, as installed: they put a resource's finalizer on at creation, which
+	// saves its controller a write, and cost the burst's creates their calls. The bound's
+	// namespaces are not admitted by them (boundLabel): the bound is the servers' work alone.
+	opts := stack.Options{RGW: rgw, WebhookPaths: []string{filepath.Join(root, "config", "webhook")}}
 	if rgw {
 		proxy := newS3Counter()
 		s.s3, opts.S3Middleware = proxy, proxy.wrap
@@ -57,6 +62,10 @@ func startServers(ctx context.Context, dir string, rgw bool) (*servers, error) {
 		return nil, err
 	}
 	s.stk = stk
+	if err := exemptBoundNamespaces(ctx, stk.Client); err != nil {
+		s.close()
+		return nil, err
+	}
 	// The harness's certificate only makes the benchmark's own ServiceAccount.
 	if s.cs, err = kubernetes.NewForConfig(stk.Config); err != nil {
 		s.close()
@@ -190,8 +199,8 @@ func buildManager(ctx context.Context, root, dir string) (string, error) {
 }
 
 // startManager runs the manager binary under the ServiceAccount the operator ships, with its
-// metrics on loopback over plain HTTP (so the benchmark can read its reconcile counts) and
-// without webhooks (ACK has none either; admission is not part of reconciling), plus extra flags.
+// metrics on loopback over plain HTTP (so the benchmark can read its reconcile counts) and its
+// webhooks served where the stack installed them, plus extra flags.
 func (s *servers) startManager(ctx context.Context, bin string, extra []string) (*process, error) {
 	kubeconfig, err := s.managerKubeconfig(ctx)
 	if err != nil {
@@ -209,11 +218,10 @@ func (s *servers) startManager(ctx context.Context, bin string, extra []string) 
 		"--kubeconfig=" + kubeconfig,
 		"--contract-api-url=" + s.stk.ContractAPI.URL,
 		"--contract-api-token-file=" + s.stk.ContractAPI.TokenFile,
-		"--enable-webhooks=false",
 		"--metrics-bind-address=" + hostPort(metricsPort),
 		"--metrics-insecure",
 		"--health-probe-bind-address=" + hostPort(healthPort),
-	}, extra...)
+	}, append(s.stk.WebhookFlags(), extra...)...)
 	p, err := localenv.StartProcess("manager", filepath.Join(s.dir, "manager.log"), bin, args, nil)
 	if err != nil {
 		return nil, err
@@ -255,3 +263,37 @@ func waitOK(ctx context.Context, p *localenv.Process, url string, timeout time.D
 }
 
 func hostPort(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+
+// boundLabel marks the namespaces of the bound's writes, which the operator's webhooks do not
+// admit: the bound is what the API server alone takes for the work.
+const boundLabel = "bench.osm.dev/bound"
+
+// exemptBoundNamespaces makes every webhook of the operator skip namespaces with boundLabel.
+func exemptBoundNamespaces(ctx context.Context, c client.Client) error {
+	skip := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: boundLabel, Operator: metav1.LabelSelectorOpDoesNotExist}}}
+	mutating := &admissionregistrationv1.MutatingWebhookConfigurationList{}
+	if err := c.List(ctx, mutating); err != nil {
+		return err
+	}
+	for i := range mutating.Items {
+		for j := range mutating.Items[i].Webhooks {
+			mutating.Items[i].Webhooks[j].NamespaceSelector = skip
+		}
+		if err := c.Update(ctx, &mutating.Items[i]); err != nil {
+			return err
+		}
+	}
+	validating := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
+	if err := c.List(ctx, validating); err != nil {
+		return err
+	}
+	for i := range validating.Items {
+		for j := range validating.Items[i].Webhooks {
+			validating.Items[i].Webhooks[j].NamespaceSelector = skip
+		}
+		if err := c.Update(ctx, &validating.Items[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

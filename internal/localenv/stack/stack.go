@@ -157,6 +157,18 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	return s, nil
 }
 
+// WebhookFlags are the flags that make a manager process serve the webhooks this stack installed
+// (Options.WebhookPaths), on the loopback port and with the certificates envtest chose for
+// them; nil when none were installed.
+func (s *Stack) WebhookFlags() []string {
+	o := s.env.WebhookInstallOptions
+	if len(o.Paths) == 0 {
+		return nil
+	}
+	return []string{"--webhook-host=" + o.LocalServingHost, "--webhook-port=" + strconv.Itoa(o.LocalServingPort),
+		"--webhook-cert-dir=" + o.LocalServingCertDir}
+}
+
 // MetricsURL is where the running manager serves /metrics.
 func (s *Stack) MetricsURL() string {
 	return "https://" + s.ManagerOptions.MetricsBindAddress + "/metrics"
