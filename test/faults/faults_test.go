@@ -149,6 +149,15 @@ func TestNothingLeaksDuplicatesOrWedgesUnderFaults(t *testing.T) {
 	})
 	var outlived int
 	restarts += sc.restartDuring(func() { outlived = sc.rotateAccesses("r1") })
+	rotated := len(sc.accesses)
+
+	// Applications back up into the Buckets and restore, two to a backup Bucket: no backup key
+	// may write outside its own prefix, and no object outside it may change.
+	var trespassed int
+	restarts += sc.restartDuring(func() {
+		sc.createApplications()
+		trespassed = sc.backUpAndRestore()
+	})
 
 	// From here on the servers also refuse (403, 400) some requests, as they do when a
 	// permission or a setting is briefly wrong: a refusal is looked at again after the resync
@@ -165,6 +174,9 @@ func TestNothingLeaksDuplicatesOrWedgesUnderFaults(t *testing.T) {
 		}
 	}
 	refusals(true)
+	restarts += sc.restartDuring(sc.deleteApplications)
+	trespassed += sc.checkKeptObjects()
+	sc.emptyBackupBuckets()
 	deleteAll(sc, sc.accesses) // a Bucket waits for the BucketAccesses that name it
 	sc.accesses = nil
 	deleteAll(sc, sc.buckets)
@@ -197,9 +209,9 @@ func TestNothingLeaksDuplicatesOrWedgesUnderFaults(t *testing.T) {
 	t.Logf("calls: %d S3 requests (%.1f a Bucket), %d contract API requests (%.1f a Contract, bound %d in all)",
 		s3total, float64(s3total)/float64(sz.buckets), apitotal, float64(apitotal)/float64(contracts), apiBound)
 	t.Logf("faults injected: S3 %s; contract API %s", s3Faults.Summary(), apiFaults.Summary())
-	line := fmt.Sprintf("faults: %d buckets, %d bucketaccesses rotated, %.0f%% injected (%d faults), %d restarts: "+
-		"%d leaked, %d duplicated, %d lost secrets, %d keys outliving their revocation, all settled in %.0f s",
-		sz.buckets, len(sc.issued), sz.rate*100, s3n+apin, restarts, leaked+principalsLeft, duplicated+left+principalsTwice, lost, outlived, settled.Seconds())
+	line := fmt.Sprintf("faults: %d buckets, %d bucketaccesses rotated, %d applications backed up and restored, %.0f%% injected (%d faults), %d restarts: "+
+		"%d leaked, %d duplicated, %d lost secrets, %d keys outliving their revocation, %d objects touched outside their application's prefix, all settled in %.0f s",
+		sz.buckets, rotated, len(sc.apps), sz.rate*100, s3n+apin, restarts, leaked+principalsLeft, duplicated+left+principalsTwice, lost, outlived, trespassed, settled.Seconds())
 	fmt.Println(line)
 	t.Log(line)
 }
@@ -219,6 +231,10 @@ type scenario struct {
 	// it was seen to hold.
 	accesses []*storagev1alpha1.BucketAccess
 	issued   map[k8stypes.UID][]string
+	// apps are the Applications; kept is every object that must stay as it was put (bucket/key
+	// to ETag): those no Application owns, and each Application's snapshot.
+	apps []*paasv1alpha1.Application
+	kept map[string]string
 }
 
 // deleteEarly picks every fifth Delete-policy Bucket and one Contract of each reclaim policy,

@@ -7,13 +7,9 @@ import (
 	"slices"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
@@ -134,25 +130,8 @@ func keyStatus(o client.Object) *storagev1alpha1.KeyStatus {
 	return &storagev1alpha1.KeyStatus{}
 }
 
-// collectGarbage plays the garbage collector the stack lacks: what the run's resources own is
-// deleted once every owner is gone (a Retain Contract's Secret has none left by then).
-func (r *run) collectGarbage() {
-	live := map[types.UID]bool{}
-	for _, o := range r.storageObjects() {
-		live[o.GetUID()] = true
-	}
-	for _, o := range r.list(&corev1.SecretList{}, &storagev1alpha1.BucketAccessList{}, &appsv1.DeploymentList{},
-		&corev1.ServiceList{}, &batchv1.CronJobList{}, &batchv1.JobList{}) {
-		owners := o.GetOwnerReferences()
-		if len(owners) == 0 || !o.GetDeletionTimestamp().IsZero() ||
-			slices.ContainsFunc(owners, func(ref metav1.OwnerReference) bool { return live[ref.UID] }) {
-			continue
-		}
-		if err := r.k8s.Delete(r.ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-			r.t.Fatal(err)
-		}
-	}
-}
+// collectGarbage plays the garbage collector for the run: its own resources are the owners.
+func (r *run) collectGarbage() { r.scenario.collectGarbage(r.storageObjects()) }
 
 // saveLog copies the manager's log of this run, and the events of its namespace, to a file
 // that outlives the stack.

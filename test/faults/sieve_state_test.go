@@ -12,7 +12,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -178,24 +177,6 @@ func keysOf(o client.Object) []string {
 func (r *run) storageObjects() []client.Object {
 	return r.list(&storagev1alpha1.ContractList{}, &storagev1alpha1.BucketList{},
 		&storagev1alpha1.BucketAccessList{}, &paasv1alpha1.ApplicationList{})
-}
-
-// list is every object of these kinds in the run's namespace.
-func (r *run) list(lists ...client.ObjectList) []client.Object {
-	var out []client.Object
-	for _, l := range lists {
-		if err := r.k8s.List(r.ctx, l, client.InNamespace(r.ns)); err != nil {
-			r.t.Fatal(err)
-		}
-		items, err := meta.ExtractList(l)
-		if err != nil {
-			r.t.Fatal(err)
-		}
-		for _, it := range items {
-			out = append(out, it.(client.Object))
-		}
-	}
-	return out
 }
 
 // state is what the servers hold of a run's resources at a checkpoint, in words that read the

@@ -220,18 +220,3 @@ func (r *run) completeRestore() {
 		r.t.Fatal(err)
 	}
 }
-
-// emptyBucket deletes every object in a bucket, as its user would before deleting it.
-func (r *run) emptyBucket(name string) {
-	r.t.Helper()
-	admin := r.admin()
-	out, err := admin.ListObjectsV2(r.ctx, &s3.ListObjectsV2Input{Bucket: aws.String(r.ns + "-" + name)})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	for _, o := range out.Contents {
-		if _, err := admin.DeleteObject(r.ctx, &s3.DeleteObjectInput{Bucket: aws.String(r.ns + "-" + name), Key: o.Key}); err != nil {
-			r.t.Fatal(err)
-		}
-	}
-}
