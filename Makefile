@@ -153,7 +153,7 @@ build-installer: image ## Write dist/install.yaml: CRDs, RBAC, the manager (imag
 
 .PHONY: dev
 # Ceph is installed only when asked for (ARGS=--s3=rgw); versitygw is built by `tools`.
-dev: tools $(if $(findstring rgw,$(ARGS)),deps) ## Run the whole operator on this machine, rebuilding the manager on save: a cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok's fake node), versitygw, contract server, manager (ARGS="--s3=rgw", "--debug", "--watch=false", "--no-manager", ...).
+dev: tools $(if $(findstring rgw,$(ARGS)),deps) ## Run the whole operator on this machine, rebuilding the manager on save: a cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok's fake node), versitygw, contract server, manager (ARGS="--s3=rgw", "--debug", "--watch=false", "--no-manager", "--cosi", ...).
 	go run ./cmd/osm-dev $(ARGS)
 
 .PHONY: run
