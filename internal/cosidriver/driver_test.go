@@ -61,6 +61,21 @@ func TestCreateBucketRefusesABucketItDidNotMake(t *testing.T) {
 	g.Expect(bucketExists(ctx, name)).To(BeTrue())
 }
 
+// The same name asked of another Contract is the spec's "same name, other parameters":
+// AlreadyExists, and the bucket stays its first account's.
+func TestCreateBucketOfAnotherContractIsAlreadyExists(t *testing.T) {
+	g, ctx := newG(t), testContext(t)
+	other, err := buyContract(ctx, env.stk.Client)
+	g.Expect(err).NotTo(HaveOccurred())
+	name := bucketName(t)
+	_, err = env.provisioner.DriverCreateBucket(ctx, &cosi.DriverCreateBucketRequest{Name: name, Parameters: classParams()})
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = env.provisioner.DriverCreateBucket(ctx, &cosi.DriverCreateBucketRequest{Name: name,
+		Parameters: map[string]string{cosidriver.ParamContractNamespace: other.Namespace, cosidriver.ParamContractName: other.Name}})
+	g.Expect(status.Code(err)).To(Equal(codes.AlreadyExists), "%v", err)
+	g.Expect(bucketExists(ctx, name)).To(BeTrue())
+}
+
 // Parameters that cannot work are InvalidArgument with a message naming what is wrong; a
 // Contract that does not exist is FailedPrecondition.
 func TestBadParametersAreRefusedClearly(t *testing.T) {

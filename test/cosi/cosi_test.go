@@ -210,6 +210,14 @@ func TestDriverUnderTheRealSidecar(t *testing.T) {
 		_, err := account.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket.Name)})
 		return notFound(err)
 	}).Should(BeTrue(), "the bucket of a COSI Bucket deleted under Delete is still there: see %s", driver.log)
+
+	// No secret key in the driver's log, which ran at debug level.
+	log, err := os.ReadFile(driver.log)
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, info := range []cosiapi.BucketInfo{readerInfo, writerInfo} {
+		g.Expect(string(log)).NotTo(ContainSubstring(info.Spec.S3.AccessSecretKey))
+	}
+	g.Expect(string(log)).NotTo(ContainSubstring(string(accountSecret.Data[storagev1alpha1.SecretKeySecretAccessKey])))
 }
 
 // The finalizers v0.1.0's sidecar adds (its pkg/consts). It adds one with an update of the
