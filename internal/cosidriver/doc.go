@@ -19,5 +19,7 @@
 //
 // What the driver hands out it does not keep: the identifiers COSI stores (bucket_id,
 // account_id) carry what a later call needs, and the bucket's policy is the record of its
-// grants. A COSI bucket's policy is the driver's alone.
+// grants. A COSI bucket's policy is the driver's alone, and the calls on one bucket are
+// serialised in the process, so one driver serves a sidecar (the chart runs one replica; the
+// sidecar elects a leader).
 package cosidriver
