@@ -126,9 +126,10 @@ bench-scale: tools ## Measure N Buckets (default 1000) against the servers' own 
 ##@ Build
 
 .PHONY: build
-build: ## Build the manager and the contract server into bin/.
+build: ## Build the manager, the contract server and the COSI driver into bin/.
 	go build -o $(BIN_DIR)/manager ./cmd/manager
 	go build -o $(BIN_DIR)/contract-server ./cmd/contract-server
+	go build -o $(BIN_DIR)/cosi-driver ./cmd/cosi-driver
 
 .PHONY: install-plugin
 install-plugin: ## Build the kubectl plugin into bin/kubectl-osm; with bin/ on PATH, `kubectl osm` runs it (docs/kubectl-osm.md).
@@ -136,13 +137,15 @@ install-plugin: ## Build the kubectl plugin into bin/kubectl-osm; with bin/ on P
 	@echo 'kubectl osm: put $(BIN_DIR) on PATH (export PATH="$(BIN_DIR):$$PATH"), or copy $(BIN_DIR)/kubectl-osm into a folder on PATH'
 
 .PHONY: image
-image: ## Build OCI images of the manager and the contract server into dist/images/ (no Docker): static, non-root, reproducible.
+image: ## Build OCI images of the manager, the contract server and the COSI driver into dist/images/ (no Docker): static, non-root, reproducible.
 	@mkdir -p $(abspath $(DIST_DIR))/bin
 	$(RELEASE_BUILD) -o $(abspath $(DIST_DIR))/bin/manager ./cmd/manager
 	$(RELEASE_BUILD) -o $(abspath $(DIST_DIR))/bin/contract-server ./cmd/contract-server
+	$(RELEASE_BUILD) -o $(abspath $(DIST_DIR))/bin/cosi-driver ./cmd/cosi-driver
 	cd hack/tools/image && go run . -out $(abspath $(DIST_DIR))/images -version $(VERSION) \
 		-created $(SOURCE_DATE_EPOCH) -platform linux/$(IMAGE_ARCH) \
-		manager=$(abspath $(DIST_DIR))/bin/manager contract-server=$(abspath $(DIST_DIR))/bin/contract-server
+		manager=$(abspath $(DIST_DIR))/bin/manager contract-server=$(abspath $(DIST_DIR))/bin/contract-server \
+		cosi-driver=$(abspath $(DIST_DIR))/bin/cosi-driver
 
 .PHONY: build-installer
 build-installer: image ## Write dist/install.yaml: CRDs, RBAC, the manager (image pinned by digest), webhooks with self-managed certificates.
@@ -150,7 +153,7 @@ build-installer: image ## Write dist/install.yaml: CRDs, RBAC, the manager (imag
 
 .PHONY: dev
 # Ceph is installed only when asked for (ARGS=--s3=rgw); versitygw is built by `tools`.
-dev: tools $(if $(findstring rgw,$(ARGS)),deps) ## Run the whole operator on this machine, rebuilding the manager on save: a cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok's fake node), versitygw, contract server, manager (ARGS="--s3=rgw", "--debug", "--watch=false", "--no-manager", ...).
+dev: tools $(if $(findstring rgw,$(ARGS)),deps) ## Run the whole operator on this machine, rebuilding the manager on save: a cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok's fake node), versitygw, contract server, manager (ARGS="--s3=rgw", "--debug", "--watch=false", "--no-manager", "--cosi", ...).
 	go run ./cmd/osm-dev $(ARGS)
 
 .PHONY: run

@@ -149,6 +149,11 @@ func (e *environment) run(ctx context.Context) error {
 	if err := e.installWebhooks(ctx); err != nil {
 		return fmt.Errorf("webhooks: %w", err)
 	}
+	if e.opts.cosi {
+		if err := e.startCOSI(ctx); err != nil {
+			return fmt.Errorf("cosi: %w", err)
+		}
+	}
 
 	if err := writeJSON(envFile, info{
 		Kubeconfig: e.kubeconfig, APIServer: e.apiServer, S3Endpoint: e.s3Endpoint, S3Region: e.s3Region,

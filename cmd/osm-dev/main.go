@@ -30,6 +30,7 @@ type options struct {
 	mkcert          string
 	s3              string
 	noManager       bool
+	cosi            bool
 	watch           bool
 	debug           bool
 	debugPort       int
@@ -59,6 +60,7 @@ func main() {
 	fs.StringVar(&o.mkcert, "mkcert", "auto", `"auto": make the certificates with mkcert when it is installed; "never": always in Go.`)
 	fs.StringVar(&o.s3, "s3", "versitygw", "S3 server: versitygw, or rgw (a single-node Ceph; its data does not survive a restart).")
 	fs.BoolVar(&o.noManager, "no-manager", false, "Start everything but the manager, and print how to run it yourself (debugger, editor).")
+	fs.BoolVar(&o.cosi, "cosi", false, "Also run the COSI driver with COSI's provisioner sidecar (built on first use), and install COSI's CRDs (docs/cosi.md).")
 	fs.BoolVar(&o.watch, "watch", true, "Rebuild and restart the manager when its sources change (cmd/manager, internal/, api/, go.mod).")
 	fs.BoolVar(&o.debug, "debug", false, "Run the manager under Delve, headless, for a debugger to attach to (see --debug-port).")
 	fs.IntVar(&o.debugPort, "debug-port", 2345, "Delve's port with --debug.")

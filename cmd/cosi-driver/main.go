@@ -1,0 +1,104 @@
+// Command cosi-driver is a COSI v1alpha1 driver over the contract API (internal/cosidriver):
+// it serves COSI's Identity and Provisioner services on a unix socket, for COSI's provisioner
+// sidecar beside it in the same pod, and reads Contracts and their Secrets through the
+// Kubernetes API.
+//
+// It is a command of its own, not a mode of the manager: it runs as a sidecar's partner with a
+// socket in a shared volume, scales and restarts apart from the operator, and needs only to
+// read Contracts and Secrets, not the manager's rights.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
+	"github.com/object-storage-manager/object-storage-manager/internal/cosidriver"
+	"github.com/object-storage-manager/object-storage-manager/internal/operator"
+	"github.com/object-storage-manager/object-storage-manager/internal/version"
+)
+
+func main() {
+	var (
+		opts   operator.Options
+		socket string
+		name   string
+		s3Time time.Duration
+	)
+	flag.StringVar(&socket, "socket", "/var/lib/cosi/cosi.sock",
+		"Unix socket to serve COSI on; the sidecar's --driver-addr is unix://<this path>.")
+	flag.StringVar(&name, "driver-name", cosidriver.DefaultName,
+		"Driver name that BucketClasses and BucketAccessClasses give as driverName.")
+	flag.StringVar(&opts.ContractAPIURL, "contract-api-url", os.Getenv("OSM_CONTRACT_API_URL"),
+		"Base URL of the contract API (env OSM_CONTRACT_API_URL).")
+	flag.StringVar(&opts.ContractAPITokenFile, "contract-api-token-file", os.Getenv("OSM_CONTRACT_API_TOKEN_FILE"),
+		"File holding the contract API bearer token, re-read on every request (env OSM_CONTRACT_API_TOKEN_FILE).")
+	flag.DurationVar(&opts.ContractAPITimeout, "contract-api-timeout", 30*time.Second, "Timeout of one contract API request.")
+	flag.BoolVar(&opts.ContractAPIAllowInsecureHTTP, operator.AllowInsecureHTTPFlag, false,
+		"Accept a plain http contract API URL to a host that is not local.")
+	flag.DurationVar(&s3Time, "s3-timeout", 30*time.Second, "Timeout of one S3 request.")
+	showVersion := flag.Bool("version", false, "Print the version and exit.")
+	zapOpts := zap.Options{Development: false}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	if *showVersion {
+		fmt.Println(version.Line("cosi-driver"))
+		return
+	}
+	log := zap.New(zap.UseFlagOptions(&zapOpts))
+	ctrl.SetLogger(log)
+	if err := run(opts, socket, name, s3Time); err != nil {
+		log.Error(err, "COSI driver stopped")
+		os.Exit(1)
+	}
+}
+
+func run(opts operator.Options, socket, name string, s3Timeout time.Duration) error {
+	gen, err := operator.NewContractAPIClient(opts)
+	if err != nil {
+		return err
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return err
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := storagev1alpha1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	kube, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	log := ctrl.Log.WithName("cosi-driver")
+	driver := cosidriver.New(cosidriver.Options{Name: name, Kube: kube, Principals: contractclient.New(gen),
+		S3Timeout: s3Timeout, Log: log})
+	lis, err := cosidriver.Listen(socket)
+	if err != nil {
+		return err
+	}
+	server := driver.Server()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		server.GracefulStop()
+	}()
+	log.Info("Serving COSI", "socket", socket, "driver", name, "version", version.Get())
+	return server.Serve(lis)
+}

@@ -1,0 +1,165 @@
+package cosidriver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	cosi "sigs.k8s.io/container-object-storage-interface-spec"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
+	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
+)
+
+// DefaultName is the driver's name, which BucketClasses and BucketAccessClasses give as
+// driverName.
+const DefaultName = "cosi.storage.osm.dev"
+
+// Options configure a Driver.
+type Options struct {
+	// Name is what DriverGetInfo answers; DefaultName when "".
+	Name string
+	// Kube reads Contracts and their Secrets.
+	Kube client.Reader
+	// Principals is the contract API.
+	Principals contractclient.Principals
+	// S3Timeout bounds each S3 request (30 s when 0).
+	S3Timeout time.Duration
+	// Log gets one line per call that failed, and what changed; never a secret.
+	Log logr.Logger
+}
+
+// Driver implements COSI's Identity and Provisioner services.
+type Driver struct {
+	name       string
+	kube       client.Reader
+	principals contractclient.Principals
+	httpClient *http.Client
+	log        logr.Logger
+
+	// locks serialise the calls on one bucket: a grant and a revoke each rewrite its policy.
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+}
+
+var (
+	_ cosi.IdentityServer    = (*Driver)(nil)
+	_ cosi.ProvisionerServer = (*Driver)(nil)
+)
+
+// New returns a Driver.
+func New(opts Options) *Driver {
+	name := opts.Name
+	if name == "" {
+		name = DefaultName
+	}
+	timeout := opts.S3Timeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	return &Driver{name: name, kube: opts.Kube, principals: opts.Principals, log: opts.Log,
+		httpClient: objectstore.NewHTTPClient(timeout, 4), locks: map[string]*sync.Mutex{}}
+}
+
+// DriverGetInfo implements cosi.IdentityServer.
+func (d *Driver) DriverGetInfo(context.Context, *cosi.DriverGetInfoRequest) (*cosi.DriverGetInfoResponse, error) {
+	return &cosi.DriverGetInfoResponse{Name: d.name}, nil
+}
+
+// lock holds the calls on bucket until the returned function is called.
+func (d *Driver) lock(bucket bucketID) func() {
+	d.mu.Lock()
+	l, ok := d.locks[bucket.String()]
+	if !ok {
+		l = &sync.Mutex{}
+		d.locks[bucket.String()] = l
+	}
+	d.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+// Server is the gRPC server with both services registered, and a log line for each call that
+// failed (method and status only: requests and answers carry keys).
+func (d *Driver) Server() *grpc.Server {
+	s := grpc.NewServer(grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		resp, err := h(ctx, req)
+		if err != nil {
+			d.log.Info("Call failed", "method", info.FullMethod, "code", status.Code(err).String(), "message", status.Convert(err).Message())
+		} else {
+			d.log.V(1).Info("Call succeeded", "method", info.FullMethod)
+		}
+		return resp, err
+	}))
+	cosi.RegisterIdentityServer(s, d)
+	cosi.RegisterProvisionerServer(s, d)
+	return s
+}
+
+// Listen opens the unix socket at path, replacing a stale one a previous run left behind.
+func Listen(path string) (net.Listener, error) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("removing the stale socket %s: %w", path, err)
+	}
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", path, err)
+	}
+	return l, nil
+}
+
+// The gRPC codes the driver answers with:
+//   - InvalidArgument: the request or the class parameters are wrong; the user changes them.
+//   - FailedPrecondition: the request is right but the world is not as it needs (the Contract
+//     does not exist, the bucket is not empty, the bucket is not the driver's); asking again
+//     helps only once someone changed it.
+//   - AlreadyExists: a bucket of that name exists and is not this request's.
+//   - Unavailable: the contract API, S3 or the Kubernetes API failed or is not ready; asking
+//     again helps.
+
+func invalid(format string, args ...any) error {
+	return status.Errorf(codes.InvalidArgument, format, args...)
+}
+
+// fromError turns a failure into its gRPC status, for the sidecar (and its user) to read.
+func fromError(err error) error {
+	var (
+		notReady *errNotReady
+		noC      *errNoContract
+	)
+	switch {
+	case errors.As(err, &notReady):
+		return status.Error(codes.Unavailable, err.Error())
+	case errors.As(err, &noC):
+		return status.Error(codes.FailedPrecondition, err.Error())
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return status.FromContextError(err).Err()
+	}
+	if e, ok := contractclient.AsError(err); ok {
+		if e.Retryable() {
+			return status.Error(codes.Unavailable, err.Error())
+		}
+		return status.Error(codes.FailedPrecondition, err.Error())
+	}
+	switch {
+	case errors.Is(err, objectstore.ErrBucketTakenElsewhere):
+		return status.Error(codes.AlreadyExists, err.Error())
+	case errors.Is(err, objectstore.ErrAccessDenied):
+		return status.Error(codes.PermissionDenied, err.Error())
+	case errors.Is(err, objectstore.ErrBucketNotEmpty):
+		return status.Error(codes.FailedPrecondition, err.Error())
+	case objectstore.ErrorCode(err) != "" && !objectstore.IsTransient(err):
+		return status.Error(codes.FailedPrecondition, err.Error())
+	}
+	return status.Error(codes.Unavailable, err.Error())
+}
