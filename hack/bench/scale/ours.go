@@ -132,7 +132,7 @@ func runOurs(ctx context.Context, s *servers, managerBin string, o options, ns s
 	if err := deleteBurst(ctx, t, names, o.burstDeadline(), res); err != nil {
 		return nil, err
 	}
-	logf("delete        %d of %d gone in %s", res.gone, o.n, res.delete.Round(10*time.Millisecond))
+	logf("delete        %d of %d gone in %s", res.gone, len(names), res.delete.Round(10*time.Millisecond))
 	res.rss, res.anon, res.file = mgr.memory()
 	return res, nil
 }

@@ -113,6 +113,9 @@ func (r *report) summary() string {
 }
 
 func secs(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	}
 	if d < 10*time.Second {
 		return fmt.Sprintf("%.2fs", d.Seconds())
 	}
@@ -395,6 +398,16 @@ What the benchmark itself does is kept off the cores the burst needs where it ca
   after our rounds.
 
 The figures are from a 2-core machine; each section gives its load average at the start.
+
+## The manager's memory
+
+What the cache keeps matters more than N for a cluster with many unrelated objects. Measured
+on ` + "`make dev`" + ` with 1,000 unrelated 100 KiB Secrets labelled ` + "`storage.osm.dev/contract`" + `: the
+manager's resident memory 15 s after start was 162 MiB when it cached them whole, and is 62 to
+71 MiB now that it keeps the data only of Secrets a Contract or a BucketAccess controls (37 and
+52 MiB with no such Secrets; the difference between those two is the ` + "`k8s.io/apiserver`" + ` code
+the authenticated metrics filter brings). What the cache keeps, and why:
+[install.md](install.md#what-a-tenant-can-and-cannot-make-the-operator-do).
 
 `
 
