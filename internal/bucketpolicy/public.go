@@ -1,7 +1,6 @@
 package bucketpolicy
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 )
@@ -19,21 +18,7 @@ var restrictingKeys = []string{
 // the statement to fixed networks, accounts or principals. A document that does not parse is
 // not public: it is refused for what it is elsewhere.
 func IsPublic(policy string) bool {
-	var doc struct {
-		Statement json.RawMessage
-	}
-	if json.Unmarshal([]byte(policy), &doc) != nil {
-		return false
-	}
-	var stmts []map[string]any
-	if json.Unmarshal(doc.Statement, &stmts) != nil {
-		var one map[string]any
-		if json.Unmarshal(doc.Statement, &one) != nil {
-			return false
-		}
-		stmts = []map[string]any{one}
-	}
-	return slices.ContainsFunc(stmts, publicStatement)
+	return slices.ContainsFunc(statementsOf(policy), publicStatement)
 }
 
 func publicStatement(s map[string]any) bool {

@@ -5,9 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"maps"
-	"slices"
-	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -48,11 +45,11 @@ func (d *Driver) DriverGrantBucketAccess(ctx context.Context, req *cosi.DriverGr
 	if err != nil {
 		return nil, invalid("%v", err)
 	}
-	defer d.lock(id)()
-	acct, err := d.account(ctx, id.Contract)
+	acct, unlock, err := d.open(ctx, id)
 	if err != nil {
-		return nil, fromError(err)
+		return nil, err
 	}
+	defer unlock()
 	if acct.ContractID == "" {
 		return nil, status.Errorf(codes.FailedPrecondition,
 			"Contract %s is an existing account, not one bought through the contract API, so it has no principals to grant access to", id.Contract)
@@ -74,7 +71,7 @@ func (d *Driver) DriverGrantBucketAccess(ctx context.Context, req *cosi.DriverGr
 	}
 	grant := bucketpolicy.AccessGrant{Name: p.ID, Access: mode, Principal: p.PolicyPrincipal}
 	if err := d.editGrants(ctx, store, acct, id, func(grants []bucketpolicy.AccessGrant) []bucketpolicy.AccessGrant {
-		return append(withoutPrincipal(grants, p.PolicyPrincipal), grant)
+		return append(bucketpolicy.WithoutPrincipal(grants, p.PolicyPrincipal), grant)
 	}); err != nil {
 		return nil, err
 	}
@@ -101,11 +98,11 @@ func (d *Driver) DriverRevokeBucketAccess(ctx context.Context, req *cosi.DriverR
 	if principalID == "" {
 		return nil, invalid("the account id is empty")
 	}
-	defer d.lock(id)()
-	acct, err := d.account(ctx, id.Contract)
+	acct, unlock, err := d.open(ctx, id)
 	if err != nil {
-		return nil, fromError(err)
+		return nil, err
 	}
+	defer unlock()
 	if acct.ContractID == "" {
 		return nil, status.Errorf(codes.FailedPrecondition, "Contract %s has no principals, so it granted no access to revoke", id.Contract)
 	}
@@ -118,7 +115,7 @@ func (d *Driver) DriverRevokeBucketAccess(ctx context.Context, req *cosi.DriverR
 	}
 	store := d.store(acct)
 	err = d.editGrants(ctx, store, acct, id, func(grants []bucketpolicy.AccessGrant) []bucketpolicy.AccessGrant {
-		return withoutPrincipal(grants, p.PolicyPrincipal)
+		return bucketpolicy.WithoutPrincipal(grants, p.PolicyPrincipal)
 	})
 	if err != nil && !errors.Is(err, errBucketGone) {
 		return nil, err
@@ -165,7 +162,7 @@ func (d *Driver) editGrants(ctx context.Context, store objectstore.Store, acct a
 	if err != nil {
 		return fromError(err)
 	}
-	grants := edit(grantsIn(current))
+	grants := edit(bucketpolicy.GrantsIn(current))
 	if len(grants) == 0 {
 		if current == "" {
 			return nil
@@ -183,42 +180,4 @@ func (d *Driver) editGrants(ctx context.Context, store objectstore.Store, acct a
 		return fromError(err)
 	}
 	return nil
-}
-
-// grantsIn reads back the grants the driver wrote into a policy: each principal named by a
-// statement bucketpolicy.AccessStatements made for a whole bucket ("OSMAccess<mode>Objects").
-func grantsIn(policy string) []bucketpolicy.AccessGrant {
-	var grants []bucketpolicy.AccessGrant
-	for _, s := range statementsOf(policy) {
-		sid, _ := s["Sid"].(string)
-		mode, ok := strings.CutPrefix(sid, bucketpolicy.AccessStatementPrefix)
-		if !ok {
-			continue
-		}
-		if mode, ok = strings.CutSuffix(mode, "Objects"); !ok ||
-			!slices.Contains([]string{bucketpolicy.ReadOnly, bucketpolicy.ReadWrite, bucketpolicy.WriteOnly}, mode) {
-			continue
-		}
-		principal, _ := s["Principal"].(map[string]any)
-		for _, kind := range slices.Sorted(maps.Keys(principal)) {
-			for _, v := range stringList(principal[kind]) {
-				grants = append(grants, bucketpolicy.AccessGrant{Name: v, Access: mode, Principal: map[string]any{kind: v}})
-			}
-		}
-	}
-	return grants
-}
-
-// withoutPrincipal is grants less those naming any of principal's values.
-func withoutPrincipal(grants []bucketpolicy.AccessGrant, principal map[string]any) []bucketpolicy.AccessGrant {
-	return slices.DeleteFunc(slices.Clone(grants), func(g bucketpolicy.AccessGrant) bool {
-		for kind, v := range principal {
-			for _, name := range stringList(v) {
-				if slices.Contains(stringList(g.Principal[kind]), name) {
-					return true
-				}
-			}
-		}
-		return false
-	})
 }

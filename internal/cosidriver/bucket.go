@@ -31,11 +31,11 @@ func (d *Driver) DriverCreateBucket(ctx context.Context, req *cosi.DriverCreateB
 		return nil, invalid("the COSI Bucket's name %q is the bucket's name, and the bucket name %s", name, strings.Join(reasons, "; "))
 	}
 	id := bucketID{Contract: ref, Bucket: name}
-	defer d.lock(id)()
-	acct, err := d.account(ctx, ref)
+	acct, unlock, err := d.open(ctx, id)
 	if err != nil {
-		return nil, fromError(err)
+		return nil, err
 	}
+	defer unlock()
 	store := d.store(acct)
 	if err := d.ensureBucket(ctx, store, id); err != nil {
 		return nil, err
@@ -100,11 +100,11 @@ func (d *Driver) DriverDeleteBucket(ctx context.Context, req *cosi.DriverDeleteB
 	if err != nil {
 		return nil, invalid("%v", err)
 	}
-	defer d.lock(id)()
-	acct, err := d.account(ctx, id.Contract)
+	acct, unlock, err := d.open(ctx, id)
 	if err != nil {
-		return nil, fromError(err)
+		return nil, err
 	}
+	defer unlock()
 	store := d.store(acct)
 	tags, err := store.BucketTags(ctx, id.Bucket)
 	switch {

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -18,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
+	"github.com/object-storage-manager/object-storage-manager/internal/keylock"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
 
@@ -48,8 +48,7 @@ type Driver struct {
 	log        logr.Logger
 
 	// locks serialise the calls on one bucket: a grant and a revoke each rewrite its policy.
-	mu    sync.Mutex
-	locks map[string]*sync.Mutex
+	locks keylock.Map
 }
 
 var (
@@ -68,7 +67,7 @@ func New(opts Options) *Driver {
 		timeout = 30 * time.Second
 	}
 	return &Driver{name: name, kube: opts.Kube, principals: opts.Principals, log: opts.Log,
-		httpClient: objectstore.NewHTTPClient(timeout, 4), locks: map[string]*sync.Mutex{}}
+		httpClient: objectstore.NewHTTPClient(timeout, 4)}
 }
 
 // DriverGetInfo implements cosi.IdentityServer.
@@ -76,17 +75,15 @@ func (d *Driver) DriverGetInfo(context.Context, *cosi.DriverGetInfoRequest) (*co
 	return &cosi.DriverGetInfoResponse{Name: d.name}, nil
 }
 
-// lock holds the calls on bucket until the returned function is called.
-func (d *Driver) lock(bucket bucketID) func() {
-	d.mu.Lock()
-	l, ok := d.locks[bucket.String()]
-	if !ok {
-		l = &sync.Mutex{}
-		d.locks[bucket.String()] = l
+// open holds the calls on bucket (a retry of the sidecar's waits for the call it repeats) and
+// reads the account of its Contract: every call on a bucket starts so. The caller runs unlock.
+func (d *Driver) open(ctx context.Context, bucket bucketID) (acct account, unlock func(), err error) {
+	unlock = d.locks.Lock(bucket.String())
+	if acct, err = d.account(ctx, bucket.Contract); err != nil {
+		unlock()
+		return account{}, nil, fromError(err)
 	}
-	d.mu.Unlock()
-	l.Lock()
-	return l.Unlock
+	return acct, unlock, nil
 }
 
 // Server is the gRPC server with both services registered, and a log line for each call that

@@ -31,9 +31,11 @@ import (
 // snapshot is the backup run the scenario plays, and restores.
 const snapshot = "snap-1"
 
-// createApplications deploys one Application for every tenth Bucket, at least two, two to a
-// backup Bucket, after putting objects into those Buckets that belong to no Application: one
-// beside the prefixes, and one under a name that a prefix without its "/" would also cover.
+// createApplications deploys two Applications to a backup Bucket, two Buckets' worth from twenty
+// Buckets on (four BucketAccesses each: at any N the scenario's other BucketAccesses are what
+// loads the key checks), after putting objects into those Buckets that belong to no
+// Application: one beside the prefixes, and one under a name that a prefix without its "/"
+// would also cover.
 func (sc *scenario) createApplications() {
 	var backupBuckets []*storagev1alpha1.Bucket
 	for _, b := range sc.buckets {
@@ -41,7 +43,7 @@ func (sc *scenario) createApplications() {
 			backupBuckets = append(backupBuckets, b)
 		}
 	}
-	n := 2 * max(1, sc.size.buckets/20)
+	n := 2 * min(2, max(1, sc.size.buckets/20))
 	sc.kept = map[string]string{}
 	for i := range n {
 		b := backupBuckets[(i/2)%len(backupBuckets)]
@@ -134,8 +136,21 @@ func (sc *scenario) completeRestore(app *paasv1alpha1.Application) {
 		}
 		return fmt.Sprintf("status.restore %+v", app.Status.Restore), app.Status.Restore != nil && app.Status.Restore.Job != ""
 	})
+	sc.succeedJob(app.Status.Restore.Job)
+	sc.waitFor("the restore of "+app.Name+" succeeded", func() (string, bool) {
+		if err := sc.k8s.Get(sc.ctx, client.ObjectKeyFromObject(app), app); err != nil {
+			return err.Error(), false
+		}
+		r := app.Status.Restore
+		return fmt.Sprintf("status.restore %+v", r), r != nil && r.Snapshot == snapshot && r.Phase == paasv1alpha1.RestoreSucceeded
+	})
+}
+
+// succeedJob plays the Job controller: the Job named name ran and succeeded.
+func (sc *scenario) succeedJob(name string) {
+	sc.t.Helper()
 	job := &batchv1.Job{}
-	if err := sc.k8s.Get(sc.ctx, client.ObjectKey{Namespace: sc.ns, Name: app.Status.Restore.Job}, job); err != nil {
+	if err := sc.k8s.Get(sc.ctx, client.ObjectKey{Namespace: sc.ns, Name: name}, job); err != nil {
 		sc.t.Fatal(err)
 	}
 	t := now()
@@ -147,13 +162,6 @@ func (sc *scenario) completeRestore(app *paasv1alpha1.Application) {
 	if err := sc.k8s.Status().Update(sc.ctx, job); err != nil {
 		sc.t.Fatal(err)
 	}
-	sc.waitFor("the restore of "+app.Name+" succeeded", func() (string, bool) {
-		if err := sc.k8s.Get(sc.ctx, client.ObjectKeyFromObject(app), app); err != nil {
-			return err.Error(), false
-		}
-		r := app.Status.Restore
-		return fmt.Sprintf("status.restore %+v", r), r != nil && r.Snapshot == snapshot && r.Phase == paasv1alpha1.RestoreSucceeded
-	})
 }
 
 // rememberApplicationAccesses counts the Applications' BucketAccesses with the scenario's, so

@@ -6,7 +6,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,7 +15,6 @@ import (
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
-	"github.com/object-storage-manager/object-storage-manager/internal/application"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
@@ -174,14 +172,7 @@ func (r *run) writeData() {
 	r.putObject("writer-credentials", "data", "report.csv", "a,b\n1,2\n")
 	r.putObject("keeper-credentials", "archive", "kept.txt", "kept")
 	r.putObject("web-backup-credentials", "data", "web/snap-1/dump.sql", "select 1;")
-	cj := &batchv1.CronJob{}
-	if err := r.k8s.Get(r.ctx, client.ObjectKey{Namespace: r.ns, Name: application.BackupCronJobName("web")}, cj); err != nil {
-		r.t.Fatal(err)
-	}
-	cj.Status.LastScheduleTime, cj.Status.LastSuccessfulTime = now(), now()
-	if err := r.k8s.Status().Update(r.ctx, cj); err != nil {
-		r.t.Fatal(err)
-	}
+	r.finishBackupRun(webApp())
 }
 
 // putObject writes an object with the keys in a Secret, as a workload that mounts it would.
@@ -206,17 +197,5 @@ func (r *run) completeRestore() {
 	if err := r.k8s.Get(r.ctx, client.ObjectKey{Namespace: r.ns, Name: "web"}, app); err != nil || app.Status.Restore == nil {
 		r.t.Fatalf("the restore did not start: %v", err)
 	}
-	job := &batchv1.Job{}
-	if err := r.k8s.Get(r.ctx, client.ObjectKey{Namespace: r.ns, Name: app.Status.Restore.Job}, job); err != nil {
-		r.t.Fatal(err)
-	}
-	t := now()
-	job.Status.StartTime, job.Status.CompletionTime, job.Status.Succeeded = t, t, 1
-	job.Status.Conditions = []batchv1.JobCondition{
-		{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: *t},
-		{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: *t},
-	}
-	if err := r.k8s.Status().Update(r.ctx, job); err != nil {
-		r.t.Fatal(err)
-	}
+	r.succeedJob(app.Status.Restore.Job)
 }
