@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
@@ -29,6 +28,7 @@ import (
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 	"github.com/object-storage-manager/object-storage-manager/internal/cosidriver"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv/stack"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 	"github.com/object-storage-manager/object-storage-manager/internal/operator"
@@ -145,11 +145,7 @@ func bucketName(t *testing.T) string {
 
 // s3With is an S3 client with a key pair on the Contract's endpoint.
 func s3With(accessKeyID, secret string) *s3.Client {
-	return s3.New(s3.Options{BaseEndpoint: aws.String(env.account.Endpoint), Region: env.account.Region, UsePathStyle: true,
-		Credentials:                credentials.NewStaticCredentialsProvider(accessKeyID, secret, ""),
-		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
-		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
-		RetryMaxAttempts:           1})
+	return localenv.NewS3Client(env.account.Endpoint, env.account.Region, accessKeyID, secret)
 }
 
 // accountS3 is an S3 client with the Contract's own keys.

@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	. "github.com/onsi/gomega"
 	"google.golang.org/grpc"
@@ -75,12 +74,12 @@ func TestDriverUnderTheRealSidecar(t *testing.T) {
 	}).Should(BeTrue())
 	var accountSecret corev1.Secret
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: platform, Name: contract.Status.SecretName}, &accountSecret)).To(Succeed())
-	account := s3Client(contract.Status.Endpoint, contract.Status.Region,
+	account := localenv.NewS3Client(contract.Status.Endpoint, contract.Status.Region,
 		string(accountSecret.Data[storagev1alpha1.SecretKeyAccessKeyID]), string(accountSecret.Data[storagev1alpha1.SecretKeySecretAccessKey]))
 	keyClient := func(info cosiapi.BucketInfo) *s3.Client {
 		// v0.1.0's sidecar writes AWS's endpoint and us-west-1 into every BucketInfo,
 		// whatever the driver answers (pkg/bucketaccess); the key is the driver's.
-		return s3Client(contract.Status.Endpoint, contract.Status.Region, info.Spec.S3.AccessKeyID, info.Spec.S3.AccessSecretKey)
+		return localenv.NewS3Client(contract.Status.Endpoint, contract.Status.Region, info.Spec.S3.AccessKeyID, info.Spec.S3.AccessSecretKey)
 	}
 
 	dir := t.TempDir()
@@ -336,14 +335,6 @@ func bucketInfo(ctx context.Context, g Gomega, k8s client.Client, a *cosiv1alpha
 	g.Expect(json.Unmarshal(secret.Data["BucketInfo"], &info)).To(Succeed())
 	g.Expect(info.Spec.S3).NotTo(BeNil())
 	return info
-}
-
-func s3Client(endpoint, region, accessKeyID, secret string) *s3.Client {
-	return s3.New(s3.Options{BaseEndpoint: aws.String(endpoint), Region: region, UsePathStyle: true,
-		Credentials:                credentials.NewStaticCredentialsProvider(accessKeyID, secret, ""),
-		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
-		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
-		RetryMaxAttempts:           1})
 }
 
 func put(ctx context.Context, c *s3.Client, bucket, key, body string) error {
