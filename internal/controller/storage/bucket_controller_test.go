@@ -178,6 +178,17 @@ func eventReasons(ctx SpecContext, obj client.Object) []string {
 	return reasons
 }
 
+// reasonsOf lists the reasons of the events about obj.
+func reasonsOf(events []eventsv1.Event, obj client.Object) []string {
+	var reasons []string
+	for _, e := range events {
+		if e.Regarding.UID == obj.GetUID() {
+			reasons = append(reasons, e.Reason)
+		}
+	}
+	return reasons
+}
+
 // saidOnce checks that events holds exactly one event with reason about obj, and that it was not
 // said again (which makes it a series).
 func saidOnce(g Gomega, events []eventsv1.Event, obj client.Object, reason string) {

@@ -87,7 +87,7 @@ var _ = Describe("Contract", func() {
 
 	// Creating its Secret wakes a Contract at once, before the cache shows what the pass that
 	// created it wrote. That second pass must not act on the older Contract.
-	It("asks the provider once and says it is Available once, though its new Secret wakes it at once", func(ctx SpecContext) {
+	It("asks the provider once and says it bought it once, though its new Secret wakes it at once", func(ctx SpecContext) {
 		var contracts []*storagev1alpha1.Contract
 		for i := range 30 {
 			c := newContract(ns, fmt.Sprintf("once-%d", i))
@@ -103,7 +103,9 @@ var _ = Describe("Contract", func() {
 			for _, c := range contracts {
 				g.Expect(createsFor(c, http.StatusCreated)).To(Equal(1), "purchases of %s", c.Name)
 				g.Expect(createsFor(c, http.StatusOK)).To(BeZero(), "replayed purchases of %s", c.Name)
-				saidOnce(g, list.Items, c, storagev1alpha1.ReasonAvailable)
+				saidOnce(g, list.Items, c, "ContractCreated")
+				// A new Contract's first Ready is said by its condition alone.
+				g.Expect(reasonsOf(list.Items, c)).NotTo(ContainElement(storagev1alpha1.ReasonAvailable))
 			}
 		}).Within(2 * time.Second).Should(Succeed())
 	})
