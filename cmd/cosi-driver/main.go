@@ -36,6 +36,7 @@ func main() {
 		socket string
 		name   string
 		s3Time time.Duration
+		rec    recordOptions
 	)
 	flag.StringVar(&socket, "socket", "/var/lib/cosi/cosi.sock",
 		"Unix socket to serve COSI on; the sidecar's --driver-addr is unix://<this path>.")
@@ -49,6 +50,10 @@ func main() {
 	flag.BoolVar(&opts.ContractAPIAllowInsecureHTTP, operator.AllowInsecureHTTPFlag, false,
 		"Accept a plain http contract API URL to a host that is not local.")
 	flag.DurationVar(&s3Time, "s3-timeout", 30*time.Second, "Timeout of one S3 request.")
+	flag.StringVar(&rec.namespace, "record-namespace", os.Getenv("POD_NAMESPACE"),
+		"Namespace of the driver's grant records, one ConfigMap per access granted (env POD_NAMESPACE).")
+	flag.DurationVar(&rec.period, "revoke-period", time.Minute,
+		"Period of the sweep that revokes the access of deleted BucketAccesses a watch did not report.")
 	showVersion := flag.Bool("version", false, "Print the version and exit.")
 	zapOpts := zap.Options{Development: false}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -59,13 +64,24 @@ func main() {
 	}
 	log := zap.New(zap.UseFlagOptions(&zapOpts))
 	ctrl.SetLogger(log)
-	if err := run(opts, socket, name, s3Time); err != nil {
+	if err := run(opts, socket, name, s3Time, rec); err != nil {
 		log.Error(err, "COSI driver stopped")
 		os.Exit(1)
 	}
 }
 
-func run(opts operator.Options, socket, name string, s3Timeout time.Duration) error {
+// recordOptions say where the grant records go and how often deleted BucketAccesses are looked
+// for.
+type recordOptions struct {
+	namespace string
+	period    time.Duration
+}
+
+func run(opts operator.Options, socket, name string, s3Timeout time.Duration, rec recordOptions) error {
+	if rec.namespace == "" {
+		return fmt.Errorf("--record-namespace (or POD_NAMESPACE) is required: the driver records every grant there, " +
+			"to revoke it when its BucketAccess is deleted (COSI's sidecar v0.1.0 never asks)")
+	}
 	gen, err := operator.NewContractAPIClient(opts)
 	if err != nil {
 		return err
@@ -81,13 +97,14 @@ func run(opts operator.Options, socket, name string, s3Timeout time.Duration) er
 	if err := storagev1alpha1.AddToScheme(scheme); err != nil {
 		return err
 	}
-	kube, err := client.New(cfg, client.Options{Scheme: scheme})
+	// Not a cached client: the driver decides revocations from what it reads.
+	kube, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return err
 	}
 	log := ctrl.Log.WithName("cosi-driver")
-	driver := cosidriver.New(cosidriver.Options{Name: name, Kube: kube, Principals: contractclient.New(gen),
-		S3Timeout: s3Timeout, Log: log})
+	driver := cosidriver.New(cosidriver.Options{Name: name, Kube: kube, RecordNamespace: rec.namespace,
+		Principals: contractclient.New(gen), S3Timeout: s3Timeout, Log: log})
 	lis, err := cosidriver.Listen(socket)
 	if err != nil {
 		return err
@@ -99,6 +116,7 @@ func run(opts operator.Options, socket, name string, s3Timeout time.Duration) er
 		<-ctx.Done()
 		server.GracefulStop()
 	}()
-	log.Info("Serving COSI", "socket", socket, "driver", name, "version", version.Get())
+	go (&cosidriver.Revoker{Driver: driver, Watch: kube, Period: rec.period}).Run(ctx)
+	log.Info("Serving COSI", "socket", socket, "driver", name, "records", rec.namespace, "version", version.Get())
 	return server.Serve(lis)
 }

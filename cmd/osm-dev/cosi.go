@@ -56,7 +56,7 @@ func (e *environment) startCOSI(ctx context.Context) error {
 	}
 	socket := e.path("cosi.sock")
 	if _, err := e.start("cosi-driver", driver, []string{
-		"--kubeconfig=" + e.kubeconfig, "--socket=" + socket,
+		"--kubeconfig=" + e.kubeconfig, "--socket=" + socket, "--record-namespace=default",
 		"--contract-api-url=" + e.contractAPI, "--contract-api-token-file=" + e.contractToken,
 	}, nil); err != nil {
 		return err

@@ -58,6 +58,9 @@ func (d *Driver) DriverGrantBucketAccess(ctx context.Context, req *cosi.DriverGr
 	if err := d.ownedOrStatic(ctx, store, id); err != nil {
 		return nil, err
 	}
+	if err := d.recordGrant(ctx, id, req.GetName()); err != nil {
+		return nil, status.Error(codes.Unavailable, err.Error())
+	}
 	p, _, err := d.principals.CreatePrincipal(ctx, acct.ContractID, grantKey(id, req.GetName()))
 	if errors.Is(err, contractclient.ErrPrincipalDeleted) {
 		return nil, status.Errorf(codes.FailedPrecondition,
@@ -113,18 +116,26 @@ func (d *Driver) DriverRevokeBucketAccess(ctx context.Context, req *cosi.DriverR
 	if err != nil {
 		return nil, fromError(err)
 	}
-	store := d.store(acct)
-	err = d.editGrants(ctx, store, acct, id, func(grants []bucketpolicy.AccessGrant) []bucketpolicy.AccessGrant {
-		return bucketpolicy.WithoutPrincipal(grants, p.PolicyPrincipal)
-	})
-	if err != nil && !errors.Is(err, errBucketGone) {
+	if err := d.revoke(ctx, acct, id, p); err != nil {
 		return nil, err
-	}
-	if err := d.principals.DeletePrincipal(ctx, acct.ContractID, principalID); err != nil {
-		return nil, fromError(err)
 	}
 	d.log.Info("Revoked access", "bucket", id.Bucket, "contract", id.Contract.String(), "principal", principalID)
 	return &cosi.DriverRevokeBucketAccessResponse{}, nil
+}
+
+// revoke takes principal p's statements out of the policy of bucket id, then deletes p with its
+// keys. The caller holds the bucket's lock.
+func (d *Driver) revoke(ctx context.Context, acct account, id bucketID, p contractclient.Principal) error {
+	err := d.editGrants(ctx, d.store(acct), acct, id, func(grants []bucketpolicy.AccessGrant) []bucketpolicy.AccessGrant {
+		return bucketpolicy.WithoutPrincipal(grants, p.PolicyPrincipal)
+	})
+	if err != nil && !errors.Is(err, errBucketGone) {
+		return err
+	}
+	if err := d.principals.DeletePrincipal(ctx, acct.ContractID, p.ID); err != nil {
+		return fromError(err)
+	}
+	return nil
 }
 
 // grantKey is the idempotency key of the principal for access name to bucket: a hash, since

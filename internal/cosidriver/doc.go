@@ -17,9 +17,11 @@
 //     made of the bucket and the access name, so a retry gets the same principal and key pair.
 //   - DriverDeleteBucket and DriverRevokeBucketAccess treat what is already gone as done.
 //
-// What the driver hands out it does not keep: the identifiers COSI stores (bucket_id,
-// account_id) carry what a later call needs, and the bucket's policy is the record of its
-// grants. A COSI bucket's policy is the driver's alone, and the calls on one bucket are
+// The identifiers COSI stores (bucket_id, account_id) carry what a later call needs, and the
+// bucket's policy holds its grants. The one thing the driver records itself is each grant's
+// intent, before its principal is made (records.go): COSI's sidecar v0.1.0 never asks for a
+// revocation, so the driver revokes on its own the grants whose BucketAccess is gone
+// (revoker.go). A COSI bucket's policy is the driver's alone, and the calls on one bucket are
 // serialised in the process, so one driver serves a sidecar (the chart runs one replica; the
 // sidecar elects a leader).
 package cosidriver

@@ -29,8 +29,13 @@ const DefaultName = "cosi.storage.osm.dev"
 type Options struct {
 	// Name is what DriverGetInfo answers; DefaultName when "".
 	Name string
-	// Kube reads Contracts and their Secrets.
-	Kube client.Reader
+	// Kube reads Contracts and their Secrets, lists COSI's BucketAccesses, and writes the grant
+	// records in RecordNamespace. It must not be a cached client: revocations are decided
+	// from what it reads.
+	Kube client.Client
+	// RecordNamespace holds the grant records (see recordGrant); "" records nothing, and Sweep
+	// then revokes nothing.
+	RecordNamespace string
 	// Principals is the contract API.
 	Principals contractclient.Principals
 	// S3Timeout bounds each S3 request (30 s when 0).
@@ -41,11 +46,12 @@ type Options struct {
 
 // Driver implements COSI's Identity and Provisioner services.
 type Driver struct {
-	name       string
-	kube       client.Reader
-	principals contractclient.Principals
-	httpClient *http.Client
-	log        logr.Logger
+	name            string
+	kube            client.Client
+	recordNamespace string
+	principals      contractclient.Principals
+	httpClient      *http.Client
+	log             logr.Logger
 
 	// locks serialise the calls on one bucket: a grant and a revoke each rewrite its policy.
 	locks keylock.Map
@@ -66,7 +72,7 @@ func New(opts Options) *Driver {
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
-	return &Driver{name: name, kube: opts.Kube, principals: opts.Principals, log: opts.Log,
+	return &Driver{name: name, kube: opts.Kube, recordNamespace: opts.RecordNamespace, principals: opts.Principals, log: opts.Log,
 		httpClient: objectstore.NewHTTPClient(timeout, 4)}
 }
 

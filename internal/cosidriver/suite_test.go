@@ -22,8 +22,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	cosiv1alpha1 "sigs.k8s.io/container-object-storage-interface-api/apis/objectstorage/v1alpha1"
 	cosi "sigs.k8s.io/container-object-storage-interface-spec"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
@@ -34,11 +38,14 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/operator"
 )
 
-// One stack for the package: a control plane, versitygw, the contract server and the manager,
-// which buys the Contract every test's BucketClass names; and the driver, served on a unix
-// socket and called through gRPC as the sidecar calls it.
+// One stack for the package: a control plane with COSI's CRDs, versitygw, the contract server
+// and the manager, which buys the Contract every test's BucketClass names; and the driver,
+// served on a unix socket and called through gRPC as the sidecar calls it.
 var env struct {
 	stk         *stack.Stack
+	kube        client.Client // with COSI's types
+	driver      *cosidriver.Driver
+	records     string // the driver's record namespace
 	contract    *storagev1alpha1.Contract
 	account     objectstore.Config
 	provisioner cosi.ProvisionerClient
@@ -70,6 +77,27 @@ func runSuite(m *testing.M) (int, error) {
 	if env.contract, err = buyContract(ctx, stk.Client); err != nil {
 		return 0, err
 	}
+	crds, err := localenv.COSICRDs()
+	if err != nil {
+		return 0, err
+	}
+	if _, err := envtest.InstallCRDs(stk.Config, envtest.CRDInstallOptions{CRDs: crds}); err != nil {
+		return 0, err
+	}
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, storagev1alpha1.AddToScheme, cosiv1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return 0, err
+		}
+	}
+	if env.kube, err = client.New(stk.Config, client.Options{Scheme: scheme}); err != nil {
+		return 0, err
+	}
+	records := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "cosi-driver-"}}
+	if err := stk.Client.Create(ctx, records); err != nil {
+		return 0, err
+	}
+	env.records = records.Name
 	var secret corev1.Secret
 	if err := stk.Client.Get(ctx, client.ObjectKey{Namespace: env.contract.Namespace, Name: env.contract.Status.SecretName}, &secret); err != nil {
 		return 0, err
@@ -87,7 +115,9 @@ func runSuite(m *testing.M) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	driver := cosidriver.New(cosidriver.Options{Kube: stk.Client, Principals: contractclient.New(gen), Log: stderrLog()})
+	driver := cosidriver.New(cosidriver.Options{Kube: env.kube, RecordNamespace: env.records,
+		Principals: contractclient.New(gen), Log: stderrLog()})
+	env.driver = driver
 	lis, err := cosidriver.Listen(env.socket)
 	if err != nil {
 		return 0, err

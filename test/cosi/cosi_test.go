@@ -25,8 +25,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	. "github.com/onsi/gomega"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -35,7 +33,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	cosiapi "sigs.k8s.io/container-object-storage-interface-api/apis"
 	cosiv1alpha1 "sigs.k8s.io/container-object-storage-interface-api/apis/objectstorage/v1alpha1"
-	cosi "sigs.k8s.io/container-object-storage-interface-spec"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -86,7 +83,7 @@ func TestDriverUnderTheRealSidecar(t *testing.T) {
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	g.Expect(stk.WriteKubeconfig(kubeconfig)).To(Succeed())
 	socket := filepath.Join(dir, "cosi.sock")
-	driver := startDriver(g, dir, kubeconfig, socket, stk)
+	driver := startDriver(g, dir, "cosi-driver", kubeconfig, socket, stk)
 	defer func() { _ = driver.Stop() }()
 	sidecar := startSidecar(g, dir, kubeconfig, socket)
 	defer func() { _ = sidecar.Stop() }()
@@ -151,23 +148,14 @@ func TestDriverUnderTheRealSidecar(t *testing.T) {
 	g.Expect(get(ctx, writerS3, bucket.Name, "by-writer.txt")).To(Equal("yes"))
 
 	// Revoking. v0.1.0's sidecar never calls DriverRevokeBucketAccess: deleting a BucketAccess
-	// only drops its finalizers (pkg/bucketaccess, deleteBucketAccessOp). The test makes the
-	// call a sidecar that revokes would make on that deletion, with the accountID the sidecar
-	// recorded, on the driver's socket.
-	g.Eventually(func() string {
-		_ = k8s.Get(ctx, client.ObjectKeyFromObject(reader), reader)
-		return reader.Status.AccountID
-	}).ShouldNot(BeEmpty(), "the sidecar never recorded the reader's accountID")
-	g.Expect(reader.Status.AccessGranted).To(BeTrue())
+	// only drops its finalizers (pkg/bucketaccess, deleteBucketAccessOp). The driver follows the
+	// deletion itself, from its grant records; its periodic sweep is ten minutes away, so what
+	// revokes here is the watch.
 	g.Expect(k8s.Delete(ctx, reader)).To(Succeed())
-	g.Eventually(func() bool { return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(reader), reader)) }).Should(BeTrue())
-	provisioner := dialDriver(g, socket)
-	_, err = provisioner.DriverRevokeBucketAccess(ctx, &cosi.DriverRevokeBucketAccessRequest{BucketId: bucket.Status.BucketID, AccountId: reader.Status.AccountID})
-	g.Expect(err).NotTo(HaveOccurred())
 	g.Eventually(func() bool {
 		_, err := get(ctx, readerS3, bucket.Name, "hello.txt")
 		return refused(err)
-	}).Should(BeTrue(), "the revoked key still reads")
+	}).Should(BeTrue(), "the key of a deleted BucketAccess still reads: see %s", driver.log)
 	g.Expect(get(ctx, writerS3, bucket.Name, "hello.txt")).To(Equal("hello"), "revoking the reader took the writer's access")
 
 	// Static provisioning: the admin's Bucket for a bucket the account already has
@@ -198,9 +186,21 @@ func TestDriverUnderTheRealSidecar(t *testing.T) {
 	g.Expect(put(ctx, legacyS3, existing, "from-cosi.txt", "static")).To(Succeed())
 	g.Expect(get(ctx, account, existing, "from-cosi.txt")).To(Equal("static"))
 
+	// A deletion the driver never saw: the writer's BucketAccess goes while the driver is down;
+	// the driver, started again, revokes it in its first sweep.
+	g.Expect(driver.Stop()).To(Succeed())
+	g.Expect(k8s.Delete(ctx, writer)).To(Succeed())
+	g.Eventually(func() bool { return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(writer), writer)) }).Should(BeTrue())
+	g.Expect(put(ctx, writerS3, bucket.Name, "while-down.txt", "the driver is down")).To(Succeed())
+	restarted := startDriver(g, dir, "cosi-driver-restarted", kubeconfig, socket, stk)
+	defer func() { _ = restarted.Stop() }()
+	g.Eventually(func() bool { return refused(put(ctx, writerS3, bucket.Name, "late.txt", "no")) }).Should(BeTrue(),
+		"the key of a BucketAccess deleted while the driver was down still writes: see %s", restarted.log)
+	g.Expect(get(ctx, legacyS3, existing, "from-cosi.txt")).To(Equal("static"), "the sweep took a live BucketAccess's access")
+
 	// Deleting the dynamic Bucket under deletionPolicy: Delete removes the bucket (emptied
 	// first: the driver never empties one).
-	for _, key := range []string{"hello.txt", "by-writer.txt"} {
+	for _, key := range []string{"hello.txt", "by-writer.txt", "while-down.txt"} {
 		_, err := account.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket.Name), Key: aws.String(key)})
 		g.Expect(err).NotTo(HaveOccurred())
 	}
@@ -208,15 +208,17 @@ func TestDriverUnderTheRealSidecar(t *testing.T) {
 	g.Eventually(func() bool {
 		_, err := account.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket.Name)})
 		return notFound(err)
-	}).Should(BeTrue(), "the bucket of a COSI Bucket deleted under Delete is still there: see %s", driver.log)
+	}).Should(BeTrue(), "the bucket of a COSI Bucket deleted under Delete is still there: see %s", restarted.log)
 
-	// No secret key in the driver's log, which ran at debug level.
-	log, err := os.ReadFile(driver.log)
-	g.Expect(err).NotTo(HaveOccurred())
-	for _, info := range []cosiapi.BucketInfo{readerInfo, writerInfo} {
-		g.Expect(string(log)).NotTo(ContainSubstring(info.Spec.S3.AccessSecretKey))
+	// No secret key in the driver's logs, which ran at debug level.
+	for _, p := range []process{driver, restarted} {
+		log, err := os.ReadFile(p.log)
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, info := range []cosiapi.BucketInfo{readerInfo, writerInfo} {
+			g.Expect(string(log)).NotTo(ContainSubstring(info.Spec.S3.AccessSecretKey))
+		}
+		g.Expect(string(log)).NotTo(ContainSubstring(string(accountSecret.Data[storagev1alpha1.SecretKeySecretAccessKey])))
 	}
-	g.Expect(string(log)).NotTo(ContainSubstring(string(accountSecret.Data[storagev1alpha1.SecretKeySecretAccessKey])))
 }
 
 // The finalizers v0.1.0's sidecar adds (its pkg/consts). It adds one with an update of the
@@ -245,8 +247,10 @@ type process struct {
 	log string
 }
 
-// startDriver builds cmd/cosi-driver and runs it as shipped, serving on socket.
-func startDriver(g Gomega, dir, kubeconfig, socket string, stk *stack.Stack) process {
+// startDriver builds cmd/cosi-driver and runs it as shipped, serving on socket, its log in
+// dir/<name>.log. Its grant records go to the default namespace; it sweeps every ten minutes, so
+// within a test only a watched deletion, or its first sweep, revokes.
+func startDriver(g Gomega, dir, name, kubeconfig, socket string, stk *stack.Stack) process {
 	root, err := localenv.ModuleRoot()
 	g.Expect(err).NotTo(HaveOccurred())
 	bin := filepath.Join(dir, "cosi-driver")
@@ -254,9 +258,9 @@ func startDriver(g Gomega, dir, kubeconfig, socket string, stk *stack.Stack) pro
 	build.Dir = root
 	out, err := build.CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), "building cmd/cosi-driver: %s", out)
-	log := filepath.Join(dir, "cosi-driver.log")
-	p, err := localenv.StartProcess("cosi-driver", log, bin, []string{
-		"--kubeconfig=" + kubeconfig, "--socket=" + socket,
+	log := filepath.Join(dir, name+".log")
+	p, err := localenv.StartProcess(name, log, bin, []string{
+		"--kubeconfig=" + kubeconfig, "--socket=" + socket, "--record-namespace=default", "--revoke-period=10m",
 		"--contract-api-url=" + stk.ManagerOptions.ContractAPIURL,
 		"--contract-api-token-file=" + stk.ManagerOptions.ContractAPITokenFile,
 		"--zap-log-level=debug",
@@ -296,12 +300,6 @@ func ensureSidecar(g Gomega) string {
 	out, err := cmd.CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), "building cosi-sidecar: %s", out)
 	return bin
-}
-
-func dialDriver(g Gomega, socket string) cosi.ProvisionerClient {
-	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	g.Expect(err).NotTo(HaveOccurred())
-	return cosi.NewProvisionerClient(conn)
 }
 
 func namespace(ctx context.Context, g Gomega, k8s client.Client, prefix string) string {
