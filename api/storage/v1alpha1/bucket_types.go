@@ -402,7 +402,9 @@ type BucketStatus struct {
 
 	// creatingBucket names the bucket the operator is creating for this resource. It is written
 	// before CreateBucket, so a pass that stops between creating and tagging the bucket is
-	// finished by the next, and a deletion finds the bucket. It lives in status, which only the
+	// finished by the next, and a deletion finds the bucket. A server that keeps the tags given
+	// at creation (AWS, versitygw) needs none: the bucket appears tagged with this resource's
+	// UID, which the next pass and a deletion look for. It lives in status, which only the
 	// operator writes: a user cannot make it adopt someone else's untagged bucket.
 	// +optional
 	CreatingBucket string `json:"creatingBucket,omitempty"`

@@ -143,9 +143,11 @@ func (k bucketKind) createBucket(ctx context.Context, b *storagev1alpha1.Bucket,
 	store objectstore.Store, found *bucketFound) (bucketOutcome, bool) {
 	name := b.Spec.BucketName
 	// Record the intent first: should this pass stop between creating the bucket and tagging
-	// it, the next one (or a deletion) knows the untagged bucket is its own.
+	// it, the next one (or a deletion) knows the untagged bucket is its own. A server that keeps
+	// the tags given at creation needs no record: the bucket appears with its owner's tags, so
+	// the server itself says whose it is, and a deletion looks there (settleCreation).
 	recorded := b.Status.CreatingBucket == name
-	if !recorded {
+	if !recorded && !store.CreateTells() {
 		if err := p.Record(ctx, func(o *storagev1alpha1.Bucket) { o.Status.CreatingBucket = name }); err != nil {
 			return found.end(nil, 0, fmt.Errorf("recording the creation of bucket %q: %w", name, err)), true
 		}
@@ -160,13 +162,9 @@ func (k bucketKind) createBucket(ctx context.Context, b *storagev1alpha1.Bucket,
 	case errors.Is(err, objectstore.ErrBucketTakenElsewhere):
 		return nameTaken(b, *found), true
 	case objectstore.ErrorCode(err) == "BucketAlreadyOwnedByYou" && !recorded && store.CreateTells():
-		// No look came first, so the bucket may have been there before this pass's record: the
-		// record is of no creation, and must not outlive the pass, or a deletion could take an
-		// untagged bucket for one. (An SDK retry of this pass's own creation finds the bucket
-		// tagged for this resource: the server kept the tags.)
-		if err := p.Record(ctx, func(o *storagev1alpha1.Bucket) { o.Status.CreatingBucket = "" }); err != nil {
-			return found.end(nil, 0, fmt.Errorf("clearing the record of creating bucket %q: %w", name, err)), true
-		}
+		// No look came first, so the bucket may have been there before: only its tags say
+		// whether it is this resource's. (An SDK retry of this pass's own creation finds the
+		// bucket tagged for this resource: the server kept the tags.)
 		return k.claim(ctx, b, p, store, found, false)
 	case objectstore.ErrorCode(err) == "BucketAlreadyOwnedByYou":
 		// An earlier attempt whose answer was lost (the record is older, or a look found no
@@ -191,7 +189,7 @@ func (k bucketKind) createBucket(ctx context.Context, b *storagev1alpha1.Bucket,
 // recorded before a call that creates or destroys something, and this records a result. Should
 // the pass stop before its last write, the record of the creation is still there and the bucket
 // is tagged for this resource: the next pass claims it (claim), and a deletion finishes the
-// creation first (finishCreation). The record must not be left behind once the bucket is
+// creation first (settleCreation). The record must not be left behind once the bucket is
 // recorded, or a later untagged bucket of that name could be taken as this resource's: the pass
 // takes it as stored, so the end-of-pass write clears it even when this pass read the Bucket
 // from a cache that had not seen it.

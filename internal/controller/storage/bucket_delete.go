@@ -20,7 +20,7 @@ import (
 
 // Delete waits until nothing uses the Bucket, then deletes the bucket (bucketReclaimPolicy
 // Delete) or leaves it (Retain). A creation whose end was never recorded (a lost answer, a
-// failed tag, a crash) is finished first, so the bucket is deleted or kept like any other,
+// failed tag, a crash) is settled first, so the bucket is deleted or kept like any other,
 // never leaked.
 func (k bucketKind) Delete(ctx context.Context, b *storagev1alpha1.Bucket, p *engine.Pass[*storagev1alpha1.Bucket]) bucketOutcome {
 	users, err := k.listUsers(ctx, b)
@@ -34,8 +34,8 @@ func (k bucketKind) Delete(ctx context.Context, b *storagev1alpha1.Bucket, p *en
 	if observing(b) {
 		return k.leaveObserved(ctx, b, p, found)
 	}
-	if b.Status.BucketName == "" && b.Status.CreatingBucket != "" {
-		if out, done := k.finishCreation(ctx, b, p, &found); done {
+	if b.Status.BucketName == "" {
+		if out, done := k.settleCreation(ctx, b, p, &found); done {
 			return out
 		}
 	}
@@ -57,26 +57,36 @@ func (k bucketKind) Delete(ctx context.Context, b *storagev1alpha1.Bucket, p *en
 	return found.end(nil, 0, p.Release(ctx))
 }
 
-// finishCreation settles, during deletion, a bucket this resource recorded creating but never
-// recorded as made: if it exists and is this resource's (tagged for it, or untagged), it is
-// tagged and recorded, so deletion deletes or keeps it; the record is dropped only when the
-// server shows that nothing this resource may touch was made. Anything it cannot tell yet
-// blocks the deletion and says why.
-func (k bucketKind) finishCreation(ctx context.Context, b *storagev1alpha1.Bucket, p *engine.Pass[*storagev1alpha1.Bucket],
+// settleCreation settles, during deletion, a bucket this resource may have made but never
+// recorded as made. With a record of the creation (status.creatingBucket): if the bucket exists
+// and is this resource's (tagged for it, or untagged), it is tagged and recorded, so deletion
+// deletes or keeps it; the record is dropped only when the server shows that nothing this
+// resource may touch was made. Without one, only a server that keeps the tags given at
+// creation can have made it (createBucket records no intent there): spec.bucketName is this
+// resource's if it carries its UID. Anything it cannot tell yet blocks the deletion and says why;
+// a Contract that never had an account made nothing.
+func (k bucketKind) settleCreation(ctx context.Context, b *storagev1alpha1.Bucket, p *engine.Pass[*storagev1alpha1.Bucket],
 	found *bucketFound) (bucketOutcome, bool) {
-	name := b.Status.CreatingBucket
+	name, recorded := b.Status.CreatingBucket, b.Status.CreatingBucket != ""
+	if !recorded {
+		name = b.Spec.BucketName
+	}
 	contract := &storagev1alpha1.Contract{}
 	err := k.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ContractName}, contract)
 	switch {
-	case apierrors.IsNotFound(err):
+	case apierrors.IsNotFound(err) && recorded:
 		// Nothing is left to look with (a Contract waits for its Buckets, so it was forced).
 		k.Recorder.Eventf(b, nil, corev1.EventTypeWarning, "BucketMayRemain", "Delete",
 			"Bucket %s may have been created; Contract %s is gone, so it cannot be checked or deleted", name, b.Spec.ContractName)
-		return k.forgetCreation(ctx, p, *found)
+		return k.forgetCreation(ctx, b, p, *found)
+	case apierrors.IsNotFound(err):
+		return bucketOutcome{}, false
 	case err != nil:
 		return found.end(nil, 0, fmt.Errorf("reading Contract %q: %w", b.Spec.ContractName, err)), true
 	case contract.Status.State == string(contractapi.Cancelled):
-		return k.forgetCreation(ctx, p, *found) // the account went with its buckets
+		return k.forgetCreation(ctx, b, p, *found) // the account went with its buckets
+	case !recorded && (contract.Status.Endpoint == "" || contract.Status.SecretName == ""):
+		return bucketOutcome{}, false // no account was ever there to make it in
 	}
 	acct, out, done := k.connect(ctx, b, *found)
 	if done {
@@ -88,7 +98,7 @@ func (k bucketKind) finishCreation(ctx context.Context, b *storagev1alpha1.Bucke
 	}
 	switch err := acct.store.HeadBucket(ctx, name); {
 	case errors.Is(err, objectstore.ErrNoSuchBucket):
-		return k.forgetCreation(ctx, p, *found) // never made
+		return k.forgetCreation(ctx, b, p, *found) // never made
 	case errors.Is(err, objectstore.ErrAccessDenied):
 		// A HEAD has no body: only the account's own list tells "not ours" from "ours, denied".
 		names, listErr := acct.store.BucketNames(ctx)
@@ -96,19 +106,39 @@ func (k bucketKind) finishCreation(ctx context.Context, b *storagev1alpha1.Bucke
 			return k.creationUnsettled(b, *found, listErr), true
 		}
 		if !slices.Contains(names, name) {
-			return k.forgetCreation(ctx, p, *found)
+			return k.forgetCreation(ctx, b, p, *found)
 		}
+	case err != nil && !recorded && !objectstore.IsTransient(err):
+		// A name this server refuses to look at is not one it let this resource create.
+		return bucketOutcome{}, false
 	case err != nil:
 		return k.creationUnsettled(b, *found, err), true
+	}
+	if !recorded {
+		return k.madeUnrecorded(ctx, b, p, acct.store, *found)
 	}
 	out, done = k.claim(ctx, b, p, acct.store, found, true)
 	switch {
 	case errors.Is(out.Err, errTaggedForAnother):
-		return k.forgetCreation(ctx, p, *found) // someone else's: left alone
+		return k.forgetCreation(ctx, b, p, *found) // someone else's: left alone
 	case done:
 		return k.creationUnsettled(b, *found, out.Err), true
 	}
 	return out, false
+}
+
+// madeUnrecorded records the bucket of spec.bucketName as made when it carries this resource's
+// UID, which only its own creation gives it; any other bucket of that name is left alone.
+func (k bucketKind) madeUnrecorded(ctx context.Context, b *storagev1alpha1.Bucket, p *engine.Pass[*storagev1alpha1.Bucket],
+	store objectstore.Store, found bucketFound) (bucketOutcome, bool) {
+	tags, err := store.BucketTags(ctx, b.Spec.BucketName)
+	if err != nil {
+		return k.creationUnsettled(b, found, err), true
+	}
+	if tags[OwnerUIDTag] == string(b.UID) {
+		recordMade(b, p, b.Spec.BucketName)
+	}
+	return bucketOutcome{}, false
 }
 
 // creationUnsettled keeps a deletion waiting while whether its bucket was made cannot be told:
@@ -118,13 +148,16 @@ func (k bucketKind) creationUnsettled(b *storagev1alpha1.Bucket, found bucketFou
 	if !errors.Is(out.Err, reconcile.TerminalError(nil)) {
 		return out
 	}
-	out.Found.holdsUp = fmt.Sprintf("Bucket %s may have been created for this resource and cannot be checked", b.Status.CreatingBucket)
+	out.Found.holdsUp = fmt.Sprintf("Bucket %s may have been created for this resource and cannot be checked", b.Spec.BucketName)
 	out.After, out.Err = engine.WaitingRetry(k.ResyncPeriod), nil
 	return out
 }
 
 // forgetCreation clears the record of a creation that made nothing this resource may touch.
-func (k bucketKind) forgetCreation(ctx context.Context, p *engine.Pass[*storagev1alpha1.Bucket], found bucketFound) (bucketOutcome, bool) {
+func (k bucketKind) forgetCreation(ctx context.Context, b *storagev1alpha1.Bucket, p *engine.Pass[*storagev1alpha1.Bucket], found bucketFound) (bucketOutcome, bool) {
+	if b.Status.CreatingBucket == "" {
+		return bucketOutcome{}, false
+	}
 	if err := p.Record(ctx, func(o *storagev1alpha1.Bucket) { o.Status.CreatingBucket = "" }); err != nil {
 		return found.end(nil, 0, fmt.Errorf("clearing the record of creating bucket: %w", err)), true
 	}

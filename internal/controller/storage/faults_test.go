@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -520,44 +522,64 @@ func TestACreationInOnePassLeavesNoRecordBehind(t *testing.T) {
 	}
 }
 
-// A Bucket admitted with its finalizer (the webhook puts it on) costs the API server two writes
-// in its creating pass, the record of the creation and the end of the pass, and no event.
-func TestACreationInOnePassCostsTwoWritesAndNoEvent(t *testing.T) {
-	b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
-	b.Finalizers = []string{Finalizer}
-	var writes []string
-	cluster := fakeClusterBuilder(t, activeContract("acc"), contractSecret("acc"), b).WithInterceptorFuncs(interceptor.Funcs{
-		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			writes = append(writes, "PATCH buckets")
-			return c.Patch(ctx, obj, patch, opts...)
-		},
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			writes = append(writes, "PATCH buckets/"+sub)
-			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-		},
-	}).Build()
-	r := bucketReconciler(cluster, &fakes3.Store{Owner: "me"})
-	recorder := events.NewFakeRecorder(10)
-	r.Recorder = recorder
+// A Bucket admitted with its finalizer (the webhook puts it on) costs the API server, in its
+// creating pass, the end of the pass and no event; and the record of the creation before
+// CreateBucket only where the server cannot say afterwards whose the bucket is.
+func TestACreationInOnePassCostsOneWriteWhereTheServerKeepsTagsTwoElseAndNoEvent(t *testing.T) {
+	for _, tt := range []struct {
+		tagsOnCreate bool
+		want         []string
+	}{
+		{true, []string{"PATCH buckets/status"}},
+		{false, []string{"PATCH buckets/status", "PATCH buckets/status"}},
+	} {
+		t.Run(fmt.Sprintf("tags kept at creation %v", tt.tagsOnCreate), func(t *testing.T) {
+			b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
+			b.Finalizers = []string{Finalizer}
+			var writes []string
+			cluster := fakeClusterBuilder(t, activeContract("acc"), contractSecret("acc"), b).WithInterceptorFuncs(interceptor.Funcs{
+				Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+					writes = append(writes, "PATCH buckets")
+					return c.Patch(ctx, obj, patch, opts...)
+				},
+				SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+					writes = append(writes, "PATCH buckets/"+sub)
+					return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+				},
+			}).Build()
+			r := bucketReconciler(cluster, &fakes3.Store{Owner: "me", TagsOnCreate: tt.tagsOnCreate})
+			recorder := events.NewFakeRecorder(10)
+			r.Recorder = recorder
 
-	if err := reconcileOnce(t, r, b); err != nil {
-		t.Fatal(err)
+			if err := reconcileOnce(t, r, b); err != nil {
+				t.Fatal(err)
+			}
+			if ready := readyOf(t, cluster, b, func() []metav1.Condition { return b.Status.Conditions }); ready.Status != metav1.ConditionTrue {
+				t.Fatalf("Ready = %s: %s, want True", ready.Reason, ready.Message)
+			}
+			if !slices.Equal(writes, tt.want) {
+				t.Errorf("writes %v, want %v", writes, tt.want)
+			}
+			close(recorder.Events)
+			var got []string
+			for e := range recorder.Events {
+				got = append(got, e)
+			}
+			if len(got) > 0 {
+				t.Errorf("events %q, want none: a new Bucket's first Ready is said by its condition alone", got)
+			}
+		})
 	}
-	if ready := readyOf(t, cluster, b, func() []metav1.Condition { return b.Status.Conditions }); ready.Status != metav1.ConditionTrue {
-		t.Fatalf("Ready = %s: %s, want True", ready.Reason, ready.Message)
+}
+
+func count(calls []string, call string) int {
+	n := 0
+	for _, c := range calls {
+		if c == call {
+			n++
+		}
 	}
-	// The record of the creation before CreateBucket, and the end of the pass.
-	if want := []string{"PATCH buckets/status", "PATCH buckets/status"}; !slices.Equal(writes, want) {
-		t.Errorf("writes %v, want %v", writes, want)
-	}
-	close(recorder.Events)
-	var got []string
-	for e := range recorder.Events {
-		got = append(got, e)
-	}
-	if len(got) > 0 {
-		t.Errorf("events %q, want none: a new Bucket's first Ready is said by its condition alone", got)
-	}
+	return n
 }
 
 // losingTheEndOfPassWrite is a cluster that fails the first status write recording a bucket as
@@ -582,16 +604,19 @@ func losingTheEndOfPassWrite(t *testing.T, objs ...client.Object) client.Client 
 
 func TestABucketMadeByAPassThatStoppedBeforeRecordingItIsStillItsOwn(t *testing.T) {
 	for _, tt := range []struct {
-		name   string
-		delete bool
+		name         string
+		delete       bool
+		tagsOnCreate bool // no record of the creation: the server's tags are the record
 	}{
-		{"the next pass records it", false},
-		{"a deletion deletes it", true},
+		{"the next pass records it", false, false},
+		{"a deletion deletes it", true, false},
+		{"the next pass records it, by its tags alone", false, true},
+		{"a deletion deletes it, by its tags alone", true, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
 			cluster := losingTheEndOfPassWrite(t, activeContract("acc"), contractSecret("acc"), b)
-			store := &fakes3.Store{Owner: "me"}
+			store := &fakes3.Store{Owner: "me", TagsOnCreate: tt.tagsOnCreate}
 			r := bucketReconciler(cluster, store)
 
 			if err := reconcileOnce(t, r, b); !errors.Is(err, errLost) {
@@ -600,9 +625,13 @@ func TestABucketMadeByAPassThatStoppedBeforeRecordingItIsStillItsOwn(t *testing.
 			if err := cluster.Get(context.Background(), client.ObjectKeyFromObject(b), b); err != nil {
 				t.Fatal(err)
 			}
-			if store.Bucket("ns-data") == nil || b.Status.BucketName != "" || b.Status.CreatingBucket != "ns-data" {
-				t.Fatalf("after the lost write: bucket %v, status bucketName %q, creatingBucket %q; want the bucket made and only the record of its creation",
-					store.Bucket("ns-data") != nil, b.Status.BucketName, b.Status.CreatingBucket)
+			record := "ns-data"
+			if tt.tagsOnCreate {
+				record = ""
+			}
+			if store.Bucket("ns-data") == nil || b.Status.BucketName != "" || b.Status.CreatingBucket != record {
+				t.Fatalf("after the lost write: bucket %v, status bucketName %q, creatingBucket %q; want the bucket made and the record %q",
+					store.Bucket("ns-data") != nil, b.Status.BucketName, b.Status.CreatingBucket, record)
 			}
 
 			if tt.delete {
@@ -625,10 +654,65 @@ func TestABucketMadeByAPassThatStoppedBeforeRecordingItIsStillItsOwn(t *testing.
 			if b.Status.BucketName != "ns-data" || b.Status.CreatingBucket != "" {
 				t.Errorf("status: bucketName %q, creatingBucket %q; want ns-data and no record left", b.Status.BucketName, b.Status.CreatingBucket)
 			}
-			if n := slices.Index(store.Calls(), "CreateBucket"); n < 0 || slices.Contains(store.Calls()[n+1:], "CreateBucket") {
-				t.Errorf("calls %v: want exactly one CreateBucket", store.Calls())
+			// Where the server keeps tags, the next pass's look is a CreateBucket that the
+			// server refuses (BucketAlreadyOwnedByYou); elsewhere a HeadBucket.
+			creations := 1
+			if tt.tagsOnCreate {
+				creations = 2
+			}
+			if n := count(store.Calls(), "CreateBucket"); n != creations {
+				t.Errorf("calls %v: want %d CreateBucket", store.Calls(), creations)
 			}
 		})
+	}
+}
+
+// A Bucket deleted with nothing in its status to say a bucket was made for it is looked for at
+// the server only where its Contract ever had an account: one that never got one does not hold
+// the deletion up.
+func TestDeletingABucketWhoseContractNeverHadAnAccountIsNotHeldUp(t *testing.T) {
+	b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
+	b.Finalizers = []string{Finalizer}
+	pending := activeContract("acc")
+	pending.Status = storagev1alpha1.ContractStatus{}
+	cluster := fakeCluster(t, pending, b)
+	store := &fakes3.Store{Owner: "me", TagsOnCreate: true}
+	r := bucketReconciler(cluster, store)
+
+	deleting(t, cluster, b)
+	if err := reconcileOnce(t, r, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Get(context.Background(), client.ObjectKeyFromObject(b), b); !apierrors.IsNotFound(err) {
+		t.Errorf("the Bucket is still there (%v): %v", err, b.Status.Conditions)
+	}
+	if calls := store.Calls(); len(calls) > 0 {
+		t.Errorf("S3 calls %v, want none", calls)
+	}
+}
+
+// A bucket of the Bucket's name that its own creation did not make (no tag with its UID) is
+// left alone when a Bucket with no record of a bucket is deleted, even tagged with its name.
+func TestDeletingABucketLeavesABucketItsCreationDidNotMake(t *testing.T) {
+	b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
+	b.Finalizers = []string{Finalizer}
+	cluster := fakeCluster(t, activeContract("acc"), contractSecret("acc"), b)
+	store := &fakes3.Store{Owner: "me", TagsOnCreate: true}
+	earlier := map[string]string{OwnerTag: ownerTagValue(b), OwnerUIDTag: "uid-of-an-earlier-data"} // Retained by an earlier "data"
+	if _, err := store.CreateBucket(context.Background(), "ns-data", objectstore.CreateOptions{Tags: earlier}); err != nil {
+		t.Fatal(err)
+	}
+	r := bucketReconciler(cluster, store)
+
+	deleting(t, cluster, b)
+	if err := reconcileOnce(t, r, b); err != nil {
+		t.Fatal(err)
+	}
+	if store.Bucket("ns-data") == nil {
+		t.Fatal("deleting a Bucket deleted a bucket it never made")
+	}
+	if err := cluster.Get(context.Background(), client.ObjectKeyFromObject(b), b); !apierrors.IsNotFound(err) {
+		t.Errorf("the Bucket is still there (%v): %v", err, b.Status.Conditions)
 	}
 }
 
