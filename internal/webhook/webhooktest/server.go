@@ -38,6 +38,9 @@ type Server struct {
 	Config *rest.Config
 	// Addr is where the webhooks are served, 127.0.0.1:PORT.
 	Addr string
+	// Cache is the manager's cached client, which the webhooks read: a test that needs a webhook
+	// to see an object it just created waits until Cache has it.
+	Cache client.Reader
 
 	env    *envtest.Environment
 	cancel context.CancelFunc
@@ -90,6 +93,7 @@ func (s *Server) start(cfg *rest.Config, setups []func(ctrl.Manager) error) erro
 	if err != nil {
 		return err
 	}
+	s.Cache = mgr.GetClient()
 	for _, setup := range setups {
 		if err := setup(mgr); err != nil {
 			return err

@@ -39,7 +39,7 @@ func FuzzValidateBucket(f *testing.F) {
 		old := validBucket()
 		old.Spec.BucketName = oldBucketName
 
-		v := &BucketValidator{Reader: reader}
+		v := bucketValidator(reader)
 		_, createErr := v.ValidateCreate(context.Background(), b)
 		_, updateErr := v.ValidateUpdate(context.Background(), old, b)
 		for _, err := range []error{createErr, updateErr} {

@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -87,21 +88,28 @@ func securityWarnings(spec, old *storagev1alpha1.BucketSpec) admission.Warnings 
 
 // checkLoggingTarget returns a field error when spec.logging names a bucket that no Bucket of
 // the same Contract in the namespace manages: logs would go to someone else's bucket, or
-// nowhere.
+// nowhere. The cache answers when it has the target; otherwise the API server does, as a target
+// Bucket applied in the same file may not have reached the cache yet.
 func (v *BucketValidator) checkLoggingTarget(ctx context.Context, b, old *storagev1alpha1.Bucket) (*field.Error, error) {
 	l := b.Spec.Logging
 	if l == nil || l.TargetBucket == b.Spec.BucketName || old != nil && apiequality.Semantic.DeepEqual(l, old.Spec.Logging) {
 		return nil, nil
 	}
-	list, err := index.BucketsNamingBucketUncached(ctx, v.Reader, b.Namespace, l.TargetBucket)
+	found := func(list []storagev1alpha1.Bucket) bool {
+		return slices.ContainsFunc(list, func(o storagev1alpha1.Bucket) bool {
+			return o.Spec.ContractName == b.Spec.ContractName && o.DeletionTimestamp == nil
+		})
+	}
+	if list, err := index.BucketsNamingBucket(ctx, v.Cache, b.Namespace, l.TargetBucket); err == nil && found(list) {
+		return nil, nil
+	}
+	list, err := index.BucketsNamingBucketUncached(ctx, v.API, b.Namespace, l.TargetBucket)
 	if err != nil {
 		logf.FromContext(ctx).Error(err, "Listing the Buckets of the namespace")
 		return nil, apierrors.NewInternalError(err)
 	}
-	for _, o := range list {
-		if o.Spec.ContractName == b.Spec.ContractName && o.DeletionTimestamp == nil {
-			return nil, nil
-		}
+	if found(list) {
+		return nil, nil
 	}
 	return field.Invalid(field.NewPath("spec", "logging", "targetBucket"), l.TargetBucket, fmt.Sprintf(
 		"no Bucket of Contract %s in this namespace has this bucketName: the logs must go to a bucket of the same account that the operator manages",

@@ -70,7 +70,7 @@ func TestAPublicACLOrPolicyUnderABlockThatRefusesItIsRefusedWithBothFields(t *te
 		t.Run(tt.name, func(t *testing.T) {
 			b := validBucket()
 			tt.modify(b)
-			warnings, err := (&BucketValidator{Reader: reader}).ValidateCreate(context.Background(), b)
+			warnings, err := bucketValidator(reader).ValidateCreate(context.Background(), b)
 			if diff := cmp.Diff(tt.warnings, []string(warnings)); diff != "" {
 				t.Errorf("warnings (-want +got):\n%s", diff)
 			}
@@ -86,7 +86,7 @@ func TestTurningOnABlockOverAPublicACLIsRefusedOnUpdate(t *testing.T) {
 	old.Spec.CannedACL = storagev1alpha1.CannedACLPublicRead
 	b := old.DeepCopy()
 	b.Spec.PublicAccessBlock = &storagev1alpha1.PublicAccessBlock{BlockPublicAcls: true}
-	_, err := (&BucketValidator{Reader: readerWith()}).ValidateUpdate(context.Background(), old, b)
+	_, err := bucketValidator(readerWith()).ValidateUpdate(context.Background(), old, b)
 	want := []string{`spec.cannedAcl: Invalid value: "public-read": is a public ACL, and spec.publicAccessBlock.blockPublicAcls refuses public ACLs: use private, or turn the flag off`}
 	if diff := cmp.Diff(want, webhooktest.Causes(t, err)); diff != "" {
 		t.Errorf("causes (-want +got):\n%s", diff)

@@ -64,7 +64,7 @@ func TestNotificationsS3WouldRefuseAreRefusedAndAWebsiteNobodyMayReadIsWarnedAbo
 		t.Run(tt.name, func(t *testing.T) {
 			b := validBucket()
 			tt.modify(b)
-			warnings, err := (&BucketValidator{Reader: readerWith()}).ValidateCreate(context.Background(), b)
+			warnings, err := bucketValidator(readerWith()).ValidateCreate(context.Background(), b)
 			if diff := cmp.Diff(tt.warnings, []string(warnings)); diff != "" {
 				t.Errorf("warnings (-want +got):\n%s", diff)
 			}
@@ -83,7 +83,7 @@ func TestUnchangedNotificationsAreNotCheckedAgain(t *testing.T) {
 	}
 	b := old.DeepCopy()
 	b.Spec.Tags = map[string]string{"team": "a"}
-	_, err := (&BucketValidator{Reader: readerWith()}).ValidateUpdate(context.Background(), old, b)
+	_, err := bucketValidator(readerWith()).ValidateUpdate(context.Background(), old, b)
 	if causes := webhooktest.Causes(t, err); len(causes) > 0 {
 		t.Errorf("an update that left the notifications alone was refused: %v", causes)
 	}

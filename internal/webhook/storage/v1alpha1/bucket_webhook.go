@@ -24,11 +24,12 @@ import (
 )
 
 // SetupBucketWebhookWithManager registers the Bucket defaulting and validating webhooks. The
-// validator reads Contracts through the manager's API reader (see BucketValidator.Reader).
+// validator reads the manager's cache, and its API reader where the cache misses (see
+// BucketValidator). internal/operator registers the field indexes before it sets up webhooks.
 func SetupBucketWebhookWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewWebhookManagedBy(mgr, &storagev1alpha1.Bucket{}).
 		WithDefaulter(&BucketDefaulter{}).
-		WithValidator(&BucketValidator{Reader: mgr.GetAPIReader()}).
+		WithValidator(&BucketValidator{Cache: mgr.GetClient(), API: mgr.GetAPIReader()}).
 		Complete()
 }
 
@@ -52,17 +53,22 @@ func (d *BucketDefaulter) Default(ctx context.Context, b *storagev1alpha1.Bucket
 }
 
 // +kubebuilder:webhook:path=/validate-storage-osm-dev-v1alpha1-bucket,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=buckets,verbs=create;update,versions=v1alpha1,name=vbucket-v1alpha1.osm.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"}]}`
-// +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts,verbs=get
+// +kubebuilder:rbac:groups=storage.osm.dev,resources=contracts,verbs=get;list;watch
+// +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=list;watch
 
 // BucketValidator rejects Buckets whose spec S3 would refuse or that the operator cannot act on,
 // with every problem and its field path in one answer.
 type BucketValidator struct {
-	// Reader looks up the Bucket's Contract on create. The manager's API reader (uncached) is the
-	// right one: a Contract and a Bucket applied together from one file reach the API server
-	// milliseconds apart, before an informer cache could have seen the Contract, and a cached
-	// miss would refuse a valid Bucket. A create costs two GETs of the Contract (its existence, and
-	// how its provider names buckets in policies) and one LIST of the namespace's Buckets.
-	Reader client.Reader
+	// Cache is the manager's cached client, on which index.Register ran. Admission reads it
+	// first, so that a burst of creates does not cost the API server a request or three each.
+	Cache client.Reader
+	// API is the manager's API reader (uncached), asked only where Cache misses or fails: a
+	// Contract and a Bucket applied together from one file reach the API server milliseconds
+	// apart, before the informer has seen the Contract, and a cached miss must not refuse a
+	// valid Bucket. Nor may a cache that cannot answer (not started yet, or a namespace it does
+	// not watch) refuse one. An admitted create whose Contract is in the cache reads nothing
+	// from the API server.
+	API client.Reader
 }
 
 var _ admission.Validator[*storagev1alpha1.Bucket] = &BucketValidator{}
@@ -72,17 +78,26 @@ var bucketGroupKind = storagev1alpha1.GroupVersion.WithKind("Bucket").GroupKind(
 // ValidateCreate checks the whole spec and that the named Contract exists in the Bucket's
 // namespace.
 func (v *BucketValidator) ValidateCreate(ctx context.Context, b *storagev1alpha1.Bucket) (admission.Warnings, error) {
-	errs := validateBucketSpec(&b.Spec, nil, v.resourcePrefix(ctx, b))
+	// One read of the Contract serves both its existence check and its provider's resource prefix.
+	var contract *storagev1alpha1.Contract
+	var lookupErr error
+	if len(validation.IsDNS1123Subdomain(b.Spec.ContractName)) == 0 {
+		contract, lookupErr = v.contract(ctx, b)
+	}
+	errs := validateBucketSpec(&b.Spec, nil, resourcePrefix(contract))
 	for _, e := range errs {
 		if e.Field == "spec.contractName" {
 			// A malformed name is not looked up: the answer would be the lookup's own error.
 			return nil, invalid(bucketGroupKind, b.Name, errs)
 		}
 	}
+	contractCheck := func(ctx context.Context, b *storagev1alpha1.Bucket) (*field.Error, error) {
+		return checkContract(ctx, b, contract, lookupErr)
+	}
 	loggingTarget := func(ctx context.Context, b *storagev1alpha1.Bucket) (*field.Error, error) {
 		return v.checkLoggingTarget(ctx, b, nil)
 	}
-	for _, check := range []func(context.Context, *storagev1alpha1.Bucket) (*field.Error, error){v.checkContract, v.checkBucketNameFree, loggingTarget} {
+	for _, check := range []func(context.Context, *storagev1alpha1.Bucket) (*field.Error, error){contractCheck, v.checkBucketNameFree, loggingTarget} {
 		fieldErr, err := check(ctx, b)
 		if err != nil {
 			return nil, err
@@ -105,10 +120,15 @@ func bucketWarnings(spec, old *storagev1alpha1.BucketSpec) admission.Warnings {
 
 // checkBucketNameFree returns a field error when another Bucket in the namespace already names
 // the same bucket of the same Contract: two resources would fight over one bucket, so exactly
-// one may. (Two created at the same instant can both pass here; the controller then lets only
-// the first to record the bucket have it.)
+// one may. It lists the cache, so two Buckets created within the cache's lag (not only at the
+// same instant) can both pass here; as before, the controller then lets only the first to
+// record the bucket have it. The API server is listed only when the cache cannot answer.
 func (v *BucketValidator) checkBucketNameFree(ctx context.Context, b *storagev1alpha1.Bucket) (*field.Error, error) {
-	list, err := index.BucketsNamingBucketUncached(ctx, v.Reader, b.Namespace, b.Spec.BucketName)
+	list, err := index.BucketsNamingBucket(ctx, v.Cache, b.Namespace, b.Spec.BucketName)
+	if err != nil {
+		logf.FromContext(ctx).V(1).Info("Listing the Buckets from the API server: the cache failed", "error", err.Error())
+		list, err = index.BucketsNamingBucketUncached(ctx, v.API, b.Namespace, b.Spec.BucketName)
+	}
 	if err != nil {
 		logf.FromContext(ctx).Error(err, "Listing the Buckets of the namespace")
 		return nil, apierrors.NewInternalError(err)
@@ -129,7 +149,8 @@ func (v *BucketValidator) checkBucketNameFree(ctx context.Context, b *storagev1a
 func (v *BucketValidator) ValidateUpdate(ctx context.Context, oldB, newB *storagev1alpha1.Bucket) (admission.Warnings, error) {
 	prefix := defaultResourcePrefix
 	if !apiequality.Semantic.DeepEqual(newB.Spec.Policy, oldB.Spec.Policy) {
-		prefix = v.resourcePrefix(ctx, newB)
+		contract, _ := v.contract(ctx, newB)
+		prefix = resourcePrefix(contract)
 	}
 	errs := validateBucketSpec(&newB.Spec, &oldB.Spec, prefix)
 	fieldErr, err := v.checkLoggingTarget(ctx, newB, oldB)
@@ -146,16 +167,34 @@ func (v *BucketValidator) ValidateUpdate(ctx context.Context, oldB, newB *storag
 // that does not say otherwise.
 const defaultResourcePrefix = "arn:aws:s3:::"
 
-// resourcePrefix is how the provider of the Bucket's Contract names buckets in policies, as the
-// Contract's status reports it (the contract API's bucketPolicy); the AWS form when it says
-// nothing or cannot be read (checkContract reports a missing Contract).
-func (v *BucketValidator) resourcePrefix(ctx context.Context, b *storagev1alpha1.Bucket) string {
-	var contract storagev1alpha1.Contract
-	err := v.Reader.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: b.Spec.ContractName}, &contract)
-	if err != nil || contract.Status.BucketPolicy == nil || contract.Status.BucketPolicy.ResourcePrefix == "" {
+// resourcePrefix is how the provider of contract names buckets in policies, as the Contract's
+// status reports it (the contract API's bucketPolicy); the AWS form when it says nothing or
+// could not be read (nil; checkContract reports a missing Contract).
+func resourcePrefix(contract *storagev1alpha1.Contract) string {
+	if contract == nil || contract.Status.BucketPolicy == nil || contract.Status.BucketPolicy.ResourcePrefix == "" {
 		return defaultResourcePrefix
 	}
 	return contract.Status.BucketPolicy.ResourcePrefix
+}
+
+// contract reads the Bucket's Contract from the cache and, when the cache does not have it or
+// cannot answer, from the API server. Any cache error falls back rather than failing the
+// admission: the API server is the authority, and its own error is what the user then sees.
+func (v *BucketValidator) contract(ctx context.Context, b *storagev1alpha1.Bucket) (*storagev1alpha1.Contract, error) {
+	key := types.NamespacedName{Namespace: b.Namespace, Name: b.Spec.ContractName}
+	var c storagev1alpha1.Contract
+	err := v.Cache.Get(ctx, key, &c)
+	if err == nil {
+		return &c, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		logf.FromContext(ctx).V(1).Info("Reading the Contract from the API server: the cache failed", "contract", key.Name, "error", err.Error())
+	}
+	c = storagev1alpha1.Contract{}
+	if err := v.API.Get(ctx, key, &c); err != nil {
+		return nil, err
+	}
+	return &c, nil
 }
 
 // ValidateDelete allows every deletion; what deletion does is the controller's business.
@@ -163,17 +202,17 @@ func (v *BucketValidator) ValidateDelete(context.Context, *storagev1alpha1.Bucke
 	return nil, nil
 }
 
-// checkContract returns a field error when the Bucket's Contract does not exist or is being
-// deleted, and an error when the lookup itself failed.
-func (v *BucketValidator) checkContract(ctx context.Context, b *storagev1alpha1.Bucket) (*field.Error, error) {
+// checkContract returns a field error when the Bucket's Contract, as contract read it, does not
+// exist or is being deleted, and an error when the lookup itself failed. A Contract deleted
+// within the cache's lag can still be named; the controller then reports ContractNotFound or
+// ContractDeleting.
+func checkContract(ctx context.Context, b *storagev1alpha1.Bucket, contract *storagev1alpha1.Contract, err error) (*field.Error, error) {
 	name := b.Spec.ContractName
 	if name == "" {
 		// The CRD schema requires it; validateBucketSpec reports it as well.
 		return nil, nil
 	}
 	path := field.NewPath("spec", "contractName")
-	var contract storagev1alpha1.Contract
-	err := v.Reader.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: name}, &contract)
 	switch {
 	case apierrors.IsNotFound(err):
 		return field.Invalid(path, name, fmt.Sprintf("no Contract of this name in namespace %q", b.Namespace)), nil

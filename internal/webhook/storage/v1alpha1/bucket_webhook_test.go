@@ -59,6 +59,11 @@ func readerWith(extra ...client.Object) webhooktest.Reader {
 	}, extra...)}
 }
 
+// bucketValidator reads r as both its cache and its API server.
+func bucketValidator(r client.Reader) *BucketValidator {
+	return &BucketValidator{Cache: r, API: r}
+}
+
 func TestBucketDefault(t *testing.T) {
 	tests := []struct {
 		name string
@@ -384,7 +389,7 @@ func TestBucketValidateCreate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := validBucket()
 			tt.modify(b)
-			warnings, err := (&BucketValidator{Reader: reader}).ValidateCreate(context.Background(), b)
+			warnings, err := bucketValidator(reader).ValidateCreate(context.Background(), b)
 			if diff := cmp.Diff(tt.warnings, []string(warnings)); diff != "" {
 				t.Errorf("ValidateCreate() warnings mismatch (-want +got):\n%s", diff)
 			}
@@ -401,7 +406,7 @@ func TestBucketInvalidMessage(t *testing.T) {
 	b := validBucket()
 	b.Spec.BucketName = "Bad_Name"
 	b.Spec.ContractName = "missing"
-	_, err := (&BucketValidator{Reader: readerWith()}).ValidateCreate(context.Background(), b)
+	_, err := bucketValidator(readerWith()).ValidateCreate(context.Background(), b)
 	want := `Bucket.storage.osm.dev "data" is invalid: [` +
 		`spec.bucketName: Invalid value: "Bad_Name": must contain only lowercase letters, digits, dots (.) and hyphens (-), not 'B', '_', 'N'; must start and end with a lowercase letter or digit, ` +
 		`spec.contractName: Invalid value: "missing": no Contract of this name in namespace "team-a"]`
@@ -419,7 +424,7 @@ func TestBucketInvalidMessage(t *testing.T) {
 
 func TestBucketValidateCreateLookupFails(t *testing.T) {
 	reader := webhooktest.Reader{Err: errors.New("connection refused")}
-	_, err := (&BucketValidator{Reader: reader}).ValidateCreate(context.Background(), validBucket())
+	_, err := bucketValidator(reader).ValidateCreate(context.Background(), validBucket())
 	if !apierrors.IsInternalError(err) {
 		t.Fatalf("ValidateCreate() error = %v, want an internal error", err)
 	}
@@ -511,7 +516,7 @@ func TestBucketValidateUpdate(t *testing.T) {
 			}
 			newB := oldB.DeepCopy()
 			tt.modify(newB)
-			warnings, err := (&BucketValidator{Reader: readerWith()}).ValidateUpdate(context.Background(), oldB, newB)
+			warnings, err := bucketValidator(readerWith()).ValidateUpdate(context.Background(), oldB, newB)
 			if len(warnings) > 0 {
 				t.Errorf("warnings = %q, want none", warnings)
 			}
@@ -525,7 +530,7 @@ func TestBucketValidateUpdate(t *testing.T) {
 func TestBucketValidateDelete(t *testing.T) {
 	b := validBucket()
 	b.Spec.BucketName = "Bad_Name"
-	if _, err := (&BucketValidator{Reader: readerWith()}).ValidateDelete(context.Background(), b); err != nil {
+	if _, err := bucketValidator(readerWith()).ValidateDelete(context.Background(), b); err != nil {
 		t.Errorf("ValidateDelete() error = %v, want nil", err)
 	}
 }
@@ -552,7 +557,7 @@ func TestBucketPolicyResourcesFollowTheProvidersNames(t *testing.T) {
 			b := validBucket()
 			b.Spec.ContractName = "iij"
 			b.Spec.Policy = policy(`{"Statement":{"Effect":"Allow","Principal":{"IIJGIO":"*"},"Action":"s3:GetObject","Resource":"` + tt.resource + `"}}`)
-			_, err := (&BucketValidator{Reader: reader}).ValidateCreate(context.Background(), b)
+			_, err := bucketValidator(reader).ValidateCreate(context.Background(), b)
 			if diff := cmp.Diff(tt.want, webhooktest.Causes(t, err)); diff != "" {
 				t.Errorf("ValidateCreate() causes mismatch (-want +got):\n%s", diff)
 			}

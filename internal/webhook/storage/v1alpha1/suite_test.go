@@ -1,15 +1,18 @@
 package v1alpha1
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/object-storage-manager/object-storage-manager/internal/index"
 	"github.com/object-storage-manager/object-storage-manager/internal/webhook/webhooktest"
 )
 
@@ -31,7 +34,13 @@ var _ = BeforeSuite(func() {
 	SetDefaultEventuallyTimeout(20 * time.Second)
 	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
 	var err error
-	server, err = webhooktest.Start(SetupWebhooksWithManager)
+	// With the field indexes the manager registers, which the Bucket validator's cached lists read.
+	server, err = webhooktest.Start(func(mgr ctrl.Manager) error {
+		if err := index.Register(context.Background(), mgr.GetFieldIndexer()); err != nil {
+			return err
+		}
+		return SetupWebhooksWithManager(mgr)
+	})
 	Expect(err).NotTo(HaveOccurred())
 	k8sClient, webhookAddr = server.Client, server.Addr
 })
