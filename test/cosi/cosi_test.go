@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -146,6 +147,27 @@ func TestDriverUnderTheRealSidecar(t *testing.T) {
 	g.Expect(refused(err)).To(BeTrue(), "a ReadOnly key wrote: %v", err)
 	g.Expect(put(ctx, writerS3, bucket.Name, "by-writer.txt", "yes")).To(Succeed())
 	g.Expect(get(ctx, writerS3, bucket.Name, "by-writer.txt")).To(Equal("yes"))
+	// The same with the AWS CLI, as a workload would use the BucketInfo's key.
+	awsCLI := func(info cosiapi.BucketInfo, stdin string, args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, "aws", append([]string{"--endpoint-url", contract.Status.Endpoint}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+info.Spec.S3.AccessKeyID, "AWS_SECRET_ACCESS_KEY="+info.Spec.S3.AccessSecretKey,
+			"AWS_REGION="+contract.Status.Region, "AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=/dev/null",
+			"AWS_SHARED_CREDENTIALS_FILE=/dev/null", "HOME="+t.TempDir(),
+			"AWS_REQUEST_CHECKSUM_CALCULATION=when_required", "AWS_RESPONSE_CHECKSUM_VALIDATION=when_required")
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	_, err = exec.LookPath("aws")
+	g.Expect(err).NotTo(HaveOccurred(), "the AWS CLI (aws) is not on PATH: `make deps` installs it (Debian package awscli)")
+	out, err := awsCLI(readerInfo, "", "s3", "cp", "s3://"+bucket.Name+"/hello.txt", "-")
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(out).To(Equal("hello"))
+	out, err = awsCLI(readerInfo, "no", "s3", "cp", "-", "s3://"+bucket.Name+"/by-reader-cli.txt")
+	g.Expect(err).To(HaveOccurred(), "the AWS CLI wrote with a ReadOnly key: %s", out)
+	g.Expect(out).To(ContainSubstring("AccessDenied"))
+	out, err = awsCLI(writerInfo, "yes", "s3", "cp", "-", "s3://"+bucket.Name+"/by-writer-cli.txt")
+	g.Expect(err).NotTo(HaveOccurred(), out)
 
 	// Revoking. v0.1.0's sidecar never calls DriverRevokeBucketAccess: deleting a BucketAccess
 	// only drops its finalizers (pkg/bucketaccess, deleteBucketAccessOp). The driver follows the
@@ -200,7 +222,8 @@ func TestDriverUnderTheRealSidecar(t *testing.T) {
 
 	// Deleting the dynamic Bucket under deletionPolicy: Delete removes the bucket (emptied
 	// first: the driver never empties one).
-	for _, key := range []string{"hello.txt", "by-writer.txt", "while-down.txt"} {
+	// late.txt: the writer's key may have written it before the sweep revoked it.
+	for _, key := range []string{"hello.txt", "by-writer.txt", "by-writer-cli.txt", "while-down.txt", "late.txt"} {
 		_, err := account.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket.Name), Key: aws.String(key)})
 		g.Expect(err).NotTo(HaveOccurred())
 	}
@@ -218,6 +241,7 @@ func TestDriverUnderTheRealSidecar(t *testing.T) {
 			g.Expect(string(log)).NotTo(ContainSubstring(info.Spec.S3.AccessSecretKey))
 		}
 		g.Expect(string(log)).NotTo(ContainSubstring(string(accountSecret.Data[storagev1alpha1.SecretKeySecretAccessKey])))
+		g.Expect(string(log)).NotTo(ContainSubstring("Revoking the access of deleted BucketAccesses"), "a sweep failed: see %s", p.log)
 	}
 }
 
