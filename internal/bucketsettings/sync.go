@@ -52,7 +52,7 @@ type Failure struct {
 
 // Syncer is a Setting ready for Sync (see Of).
 type Syncer interface {
-	bring(ctx context.Context, in *Input, emit Emit) outcome
+	bring(ctx context.Context, in *Input, emit Emit, writes *sync.Mutex) outcome
 	isGate() bool
 	forget(in *Input, st *storagev1alpha1.BucketStatus)
 }
@@ -70,19 +70,23 @@ type Unsupporter interface {
 // Of makes a Setting a Syncer.
 func Of[V any](s Setting[V]) Syncer { return syncer[V]{s} }
 
-// Sync brings every setting of settings to the spec: side by side, since each is a sub-resource
-// of its own on every server here (and every pass, a resync included, waits for all), after the
-// gates among them, and then records what each showed in the Bucket's status, in order. The
+// Sync brings every setting of settings to the spec: read side by side (every pass, a resync
+// included, waits for all), after the gates among them, and then records what each showed in
+// the Bucket's status, in order. Writes, each with its read back, go one at a time: Ceph RGW
+// keeps most settings (policy, website, lifecycle, versioning) in one record of the bucket that
+// each write reads and rewrites whole, so two at once can lose one, and the read back then
+// shows it gone. The
 // settings it could not bring to the spec are in the Result; the others are applied whatever
 // became of those. Nothing is written where the server already has what the spec asks, so a
 // Bucket that did not change costs reads alone; and nothing at all when in.Observe.
 func Sync(ctx context.Context, in *Input, emit Emit, settings []Syncer) Result {
 	outcomes := make([]outcome, len(settings))
+	var writes sync.Mutex
 	for _, gates := range []bool{true, false} {
 		var wg sync.WaitGroup
 		for i, s := range settings {
 			if s.isGate() == gates {
-				wg.Go(func() { outcomes[i] = s.bring(ctx, in, emit) })
+				wg.Go(func() { outcomes[i] = s.bring(ctx, in, emit, &writes) })
 			}
 		}
 		wg.Wait()
@@ -135,14 +139,14 @@ func (s syncer[V]) failed(err error) outcome {
 	return outcome{info: s.Info(), err: err, unsupported: objectstore.IsNotImplemented(err) || ok && u.Unsupported(err)}
 }
 
-func (s syncer[V]) bring(ctx context.Context, in *Input, emit Emit) outcome {
+func (s syncer[V]) bring(ctx context.Context, in *Input, emit Emit, writes *sync.Mutex) outcome {
 	if in.Observe {
 		return s.observe(ctx, in)
 	}
 	info := s.Info()
 	recorded, hasRecord := s.Recorded(in)
 	if !s.Wanted(in) {
-		return s.drop(ctx, in, emit, hasRecord)
+		return s.drop(ctx, in, emit, hasRecord, writes)
 	}
 	observed, err := s.Observe(ctx, in)
 	if err != nil {
@@ -163,6 +167,8 @@ func (s syncer[V]) bring(ctx context.Context, in *Input, emit Emit) outcome {
 	if s.Equal(desired, observed) || (applied && s.Equal(recorded, observed)) {
 		return outcome{info: info, record: s.record(in, observed, recorded, hasRecord)}
 	}
+	writes.Lock()
+	defer writes.Unlock()
 	if err := s.Write(ctx, in, desired); err != nil {
 		return s.failed(err)
 	}
@@ -202,12 +208,14 @@ func specOnly(in *Input) *Input {
 
 // drop handles a setting the spec no longer sets: what the operator wrote is removed where the
 // setting can be (Remover), and status forgets it.
-func (s syncer[V]) drop(ctx context.Context, in *Input, emit Emit, hasRecord bool) outcome {
+func (s syncer[V]) drop(ctx context.Context, in *Input, emit Emit, hasRecord bool, writes *sync.Mutex) outcome {
 	info := s.Info()
 	if !hasRecord {
 		return outcome{info: info} // never managed: the bucket's own is left as it is
 	}
 	if rm, ok := s.Setting.(Remover); ok {
+		writes.Lock()
+		defer writes.Unlock()
 		if err := rm.Remove(ctx, in); err != nil {
 			return s.failed(err)
 		}

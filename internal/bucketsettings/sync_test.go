@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -204,5 +205,54 @@ func TestGeneratedRulesCountAsAppliedOnlyAsTheyAreNow(t *testing.T) {
 		if r.ID == "osm-backup-web" && r.ExpirationDays != 30 {
 			t.Errorf("the generated rule expires after %d days, want 30", r.ExpirationDays)
 		}
+	}
+}
+
+// oneRecordStore is a server that keeps a bucket's settings in one record that each write reads
+// and rewrites whole, as Ceph RGW does: it counts the writes in flight at once.
+type oneRecordStore struct {
+	*fakes3.Store
+	mu             sync.Mutex
+	inFlight, most int
+}
+
+func (s *oneRecordStore) write(put func() error) error {
+	s.mu.Lock()
+	s.inFlight++
+	s.most = max(s.most, s.inFlight)
+	s.mu.Unlock()
+	time.Sleep(5 * time.Millisecond) // long enough for a second write to start, were it allowed
+	defer func() { s.mu.Lock(); s.inFlight--; s.mu.Unlock() }()
+	return put()
+}
+
+func (s *oneRecordStore) PutVersioning(ctx context.Context, name, status string) error {
+	return s.write(func() error { return s.Store.PutVersioning(ctx, name, status) })
+}
+
+func (s *oneRecordStore) PutLifecycle(ctx context.Context, name string, rules []objectstore.LifecycleRule) error {
+	return s.write(func() error { return s.Store.PutLifecycle(ctx, name, rules) })
+}
+
+func (s *oneRecordStore) PutCORS(ctx context.Context, name string, rules []objectstore.CORSRule) error {
+	return s.write(func() error { return s.Store.PutCORS(ctx, name, rules) })
+}
+
+func (s *oneRecordStore) PutBucketTags(ctx context.Context, name string, tags map[string]string) error {
+	return s.write(func() error { return s.Store.PutBucketTags(ctx, name, tags) })
+}
+
+// Settings are read side by side, but written one at a time: on a server that rewrites one
+// record per write, two at once would lose one.
+func TestSettingsAreWrittenOneAtATime(t *testing.T) {
+	in, fake := fixture(t)
+	store := &oneRecordStore{Store: fake}
+	in.Store = store
+	res := Sync(context.Background(), in, func(string, string, string) {}, All)
+	if len(res.Failed) > 0 {
+		t.Fatalf("failed: %v", res.Failed)
+	}
+	if store.most != 1 {
+		t.Errorf("%d writes in flight at once, want 1", store.most)
 	}
 }

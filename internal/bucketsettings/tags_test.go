@@ -3,6 +3,7 @@ package bucketsettings
 import (
 	"context"
 	"maps"
+	"sync"
 	"testing"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
@@ -20,7 +21,7 @@ func TestTagsAreReadOnlyWhileTheSpecOrStatusHasSome(t *testing.T) {
 	in, store := fixture(t)
 	in.Bucket.Spec.Tags = nil
 	before := len(store.Calls())
-	o := Of[map[string]string](Tags{}).bring(context.Background(), in, func(string, string, string) {})
+	o := Of[map[string]string](Tags{}).bring(context.Background(), in, func(string, string, string) {}, &sync.Mutex{})
 	if o.err != nil || o.record != nil || len(store.Calls()) != before {
 		t.Errorf("a Bucket without tags in spec or status: outcome %+v, calls %v; want nothing done", o, store.Calls()[before:])
 	}
@@ -34,7 +35,7 @@ func TestTagsMadeAtCreationAreInSyncAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	in.Bucket.Spec.BucketName = "tagged"
-	o := Of[map[string]string](Tags{}).bring(context.Background(), in, func(string, string, string) {})
+	o := Of[map[string]string](Tags{}).bring(context.Background(), in, func(string, string, string) {}, &sync.Mutex{})
 	if o.err != nil {
 		t.Fatal(o.err)
 	}
