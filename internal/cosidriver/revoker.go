@@ -156,6 +156,11 @@ func (r *Revoker) watch(ctx context.Context, kick chan<- struct{}) {
 			}
 		}
 		w.Stop()
+		// A watch the server ends at once (an error event) is not retried in a tight loop.
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
 	}
 }
 
