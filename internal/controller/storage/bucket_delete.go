@@ -67,10 +67,8 @@ func (k bucketKind) Delete(ctx context.Context, b *storagev1alpha1.Bucket, p *en
 // a Contract that never had an account made nothing.
 func (k bucketKind) settleCreation(ctx context.Context, b *storagev1alpha1.Bucket, p *engine.Pass[*storagev1alpha1.Bucket],
 	found *bucketFound) (bucketOutcome, bool) {
-	name, recorded := b.Status.CreatingBucket, b.Status.CreatingBucket != ""
-	if !recorded {
-		name = b.Spec.BucketName
-	}
+	// The record, when there is one, names spec.bucketName: it cannot change.
+	name, recorded := b.Spec.BucketName, b.Status.CreatingBucket != ""
 	contract := &storagev1alpha1.Contract{}
 	err := k.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ContractName}, contract)
 	switch {
