@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
@@ -42,7 +43,7 @@ func (bucketUsage) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var list storagev1alpha1.BucketList
-	if err := (*p).List(ctx, &list); err != nil {
+	if err := (*p).List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil { // read only: see resources
 		return // the cache is not started yet
 	}
 	gauge := func(d *prometheus.Desc, v int64, b *storagev1alpha1.Bucket) {

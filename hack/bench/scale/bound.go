@@ -387,8 +387,10 @@ func measureAPI(ctx context.Context, s *servers, r *apiReplay, n int, tag string
 	tried = map[int]float64{}
 	for _, w := range []int{16, 64} {
 		before := machineCPU()
+		logf("bound         API half (%s) at concurrency %d", tag, w)
 		elapsed, cleanup, err := runAPI(ctx, s, r, n, w, fmt.Sprintf("bound-%s-api-%d", tag, w))
 		used := machineCPU().minus(before)
+		logf("bound         API half (%s) at concurrency %d took %s", tag, w, elapsed.Round(10*time.Millisecond))
 		if err := errors.Join(err, cleanup()); err != nil {
 			return 0, 0, nil, nil, err
 		}

@@ -17,7 +17,8 @@ func (k contractKind) sumUsage(ctx context.Context, c *storagev1alpha1.Contract,
 	var sum *storagev1alpha1.ContractUsage
 	for _, name := range buckets {
 		b := &storagev1alpha1.Bucket{}
-		if err := k.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, b); err != nil {
+		// Read only, so not copied out of the cache: a Contract sums its Buckets on every pass.
+		if err := k.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, b, client.UnsafeDisableDeepCopy); err != nil {
 			if client.IgnoreNotFound(err) == nil {
 				continue
 			}
