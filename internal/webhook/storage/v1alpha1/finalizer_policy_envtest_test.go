@@ -81,9 +81,11 @@ var _ = Describe("The finalizer at creation", Serial, func() {
 		access.Spec.SecretName = "reader-keys"
 		Expect(createdWithoutAWebhookCall(ctx, access, mutateBucketAccess)).To(BeTrue(), "a BucketAccess with its secretName given")
 
-		for _, obj := range []client.Object{contract, access, &storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data"}}} {
-			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
-			Expect(obj.GetFinalizers()).To(ConsistOf(storagev1alpha1.Finalizer), "%T %s", obj, obj.GetName())
+		for _, obj := range []client.Object{&storagev1alpha1.Contract{}, &storagev1alpha1.Bucket{}, &storagev1alpha1.BucketAccess{}} {
+			key := map[string]client.ObjectKey{"*v1alpha1.Contract": {Namespace: ns, Name: "team-a"},
+				"*v1alpha1.Bucket": {Namespace: ns, Name: "data"}, "*v1alpha1.BucketAccess": {Namespace: ns, Name: "reader"}}[fmt.Sprintf("%T", obj)]
+			Expect(k8sClient.Get(ctx, key, obj)).To(Succeed())
+			Expect(obj.GetFinalizers()).To(ConsistOf(storagev1alpha1.Finalizer), "%T %s", obj, key.Name)
 		}
 
 		By("a create that still has a default to fill in calls the webhook, which fills it in")
