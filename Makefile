@@ -50,7 +50,6 @@ manifests: ## Generate CRDs, RBAC and webhook configurations from the API types 
 	cp config/crd/bases/*.yaml $(CHART)/crds/
 	cp config/rbac/role.yaml config/rbac/leader_election_role.yaml config/rbac/metrics_auth_role.yaml config/rbac/metrics_reader_role.yaml $(CHART)/files/
 	cp config/webhook/manifests.yaml $(CHART)/files/webhooks.yaml
-	cp config/webhook/finalizer-policy.yaml $(CHART)/files/finalizer-policy.yaml
 
 .PHONY: generate
 generate: ## Generate DeepCopy methods and the contract API client and server.

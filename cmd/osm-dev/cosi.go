@@ -39,7 +39,7 @@ func (e *environment) startCOSI(ctx context.Context) error {
 		u := &unstructured.Unstructured{Object: raw}
 		u.SetAPIVersion("apiextensions.k8s.io/v1")
 		u.SetKind("CustomResourceDefinition")
-		if err := localenv.ApplyObject(ctx, c, u); err != nil {
+		if err := applyObject(ctx, c, u); err != nil {
 			return fmt.Errorf("COSI CRD %s: %w", crd.Name, err)
 		}
 		if err := waitEstablished(ctx, c, crd.Name); err != nil {

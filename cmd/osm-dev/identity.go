@@ -62,7 +62,7 @@ func (e *environment) renderInstall(ctx context.Context) (*install, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubectl kustomize config/default: %w: %s", err, stderr.String())
 	}
-	objs, err := localenv.DecodeObjects(rendered)
+	objs, err := decodeObjects(rendered)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +127,7 @@ func (e *environment) applyInstall(ctx context.Context) error {
 		return err
 	}
 	for _, o := range in.objects {
-		if err := localenv.ApplyObject(ctx, c, o); err != nil {
+		if err := applyObject(ctx, c, o); err != nil {
 			return err
 		}
 	}

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -14,11 +17,12 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 	osmwebhook "github.com/object-storage-manager/object-storage-manager/internal/webhook"
 )
 
@@ -94,7 +98,7 @@ func (e *environment) applyCRDs(ctx context.Context) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		objs, err := localenv.Apply(ctx, c, data)
+		objs, err := apply(ctx, c, data)
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", f, err)
 		}
@@ -138,7 +142,7 @@ func (e *environment) installWebhooks(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	status("webhooks", "%d configurations and policies, the webhooks at https://%s", n, hostPort(e.opts.webhookPort))
+	status("webhooks", "%d configurations point at https://%s", n, hostPort(e.opts.webhookPort))
 	return nil
 }
 
@@ -165,17 +169,12 @@ func (e *environment) applyWebhooks(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	objs, err := localenv.Apply(ctx, c, local)
-	if err != nil {
-		return 0, err
-	}
-	// The finalizer policy beside them, which this API server (1.36 or later) serves.
-	policies, err := localenv.ApplyAdmissionPolicies(ctx, c, []string{filepath.Dir(e.webhookManifests())})
+	objs, err := apply(ctx, c, local)
 	if err != nil {
 		return 0, err
 	}
 	e.appliedWebhooks = hashOf(manifests)
-	return len(objs) + policies, nil
+	return len(objs), nil
 }
 
 // contentHash is a hash of the names and content of files, to tell whether they changed.
@@ -195,4 +194,53 @@ func contentHash(files ...string) (string, error) {
 func hashOf(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
+}
+
+// apply creates each object of a multi-document YAML, or replaces it when it exists.
+func apply(ctx context.Context, c client.Client, data []byte) ([]*unstructured.Unstructured, error) {
+	objs, err := decodeObjects(data)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range objs {
+		if err := applyObject(ctx, c, o); err != nil {
+			return nil, err
+		}
+	}
+	return objs, nil
+}
+
+// decodeObjects decodes a multi-document YAML, skipping empty documents.
+func decodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs, nil
+			}
+			return nil, err
+		}
+		if len(u.Object) > 0 {
+			objs = append(objs, u)
+		}
+	}
+}
+
+// applyObject creates u, or replaces the object when it exists.
+func applyObject(ctx context.Context, c client.Client, u *unstructured.Unstructured) error {
+	err := c.Create(ctx, u)
+	if apierrors.IsAlreadyExists(err) {
+		existing := &unstructured.Unstructured{}
+		existing.SetGroupVersionKind(u.GroupVersionKind())
+		if err = c.Get(ctx, client.ObjectKeyFromObject(u), existing); err == nil {
+			u.SetResourceVersion(existing.GetResourceVersion())
+			err = c.Update(ctx, u)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("applying %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	return nil
 }

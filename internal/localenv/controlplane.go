@@ -1,16 +1,13 @@
 package localenv
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"time"
 
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
@@ -61,28 +58,7 @@ func StartControlPlane(opts ControlPlaneOptions) (*envtest.Environment, *rest.Co
 		_ = env.Stop()
 		return nil, nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", binDir, err)
 	}
-	if len(opts.WebhookPaths) > 0 {
-		// The admission policies beside the webhook configurations, as the chart installs them
-		// on an API server that serves them (this one does).
-		if err := applyAdmissionPolicies(cfg, opts.WebhookPaths); err != nil {
-			_ = env.Stop()
-			return nil, nil, err
-		}
-	}
 	return env, cfg, nil
-}
-
-func applyAdmissionPolicies(cfg *rest.Config, dirs []string) error {
-	c, err := client.New(cfg, client.Options{})
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := ApplyAdmissionPolicies(ctx, c, dirs); err != nil {
-		return fmt.Errorf("installing admission policies: %w", err)
-	}
-	return nil
 }
 
 // dyingWithParent returns a folder of launchers for the named binaries of binDir that run each

@@ -340,10 +340,9 @@ Written by ` + "`make bench-scale N=...`" + ` (hack/bench/scale); each N, on eac
 section, rewritten by the run of that size. Everything runs on one machine, on the real servers of the test harness:
 kube-apiserver and etcd, versitygw, the reference contract server. The manager is its own
 process, built as shipped (` + "`go build ./cmd/manager`" + `), under the ServiceAccount and RBAC it ships
-(with a token of that ServiceAccount, as in a cluster), with its webhooks and its finalizer
-policy installed as the chart installs them on Kubernetes 1.36 and later (the API server puts
-the finalizer on at creation, and a Bucket's create then calls the validating webhook only,
-which the burst's creates pay for); its CPU and peak RSS are read from /proc, and the RSS is
+(with a token of that ServiceAccount, as in a cluster), with its webhooks installed and served
+as in a cluster (they put the finalizer on at creation, and the burst's creates pay for their
+calls); its CPU and peak RSS are read from /proc, and the RSS is
 split into heap (anonymous memory, which grows with N) and code (the binary's own pages, about
 33 MiB for the manager, which links client-go and aws-sdk-go-v2; the same at any N).
 

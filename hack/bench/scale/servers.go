@@ -46,10 +46,9 @@ type servers struct {
 
 func startServers(ctx context.Context, root, dir string, rgw bool) (*servers, error) {
 	s := &servers{dir: dir}
-	// The operator's webhooks and finalizer policy, as installed: the policy puts a resource's
-	// finalizer on at creation, which saves its controller a write, and the validating webhook
-	// costs the burst's creates its call. The bound's namespaces are not admitted by them
-	// (boundLabel): the bound is the servers' work alone.
+	// The operator's webhooks, as installed: they put a resource's finalizer on at creation, which
+	// saves its controller a write, and cost the burst's creates their calls. The bound's
+	// namespaces are not admitted by them (boundLabel): the bound is the servers' work alone.
 	opts := stack.Options{RGW: rgw, WebhookPaths: []string{filepath.Join(root, "config", "webhook")}}
 	if rgw {
 		proxy := newS3Counter()
@@ -269,8 +268,7 @@ func hostPort(port int) string { return net.JoinHostPort("127.0.0.1", strconv.It
 // admit: the bound is what the API server alone takes for the work.
 const boundLabel = "bench.osm.dev/bound"
 
-// exemptBoundNamespaces makes every webhook and admission policy of the operator skip
-// namespaces with boundLabel.
+// exemptBoundNamespaces makes every webhook of the operator skip namespaces with boundLabel.
 func exemptBoundNamespaces(ctx context.Context, c client.Client) error {
 	skip := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: boundLabel, Operator: metav1.LabelSelectorOpDoesNotExist}}}
 	mutating := &admissionregistrationv1.MutatingWebhookConfigurationList{}
@@ -294,20 +292,6 @@ func exemptBoundNamespaces(ctx context.Context, c client.Client) error {
 			validating.Items[i].Webhooks[j].NamespaceSelector = skip
 		}
 		if err := c.Update(ctx, &validating.Items[i]); err != nil {
-			return err
-		}
-	}
-	// The finalizer policy (config/webhook/finalizer-policy.yaml) too.
-	bindings := &admissionregistrationv1.MutatingAdmissionPolicyBindingList{}
-	if err := c.List(ctx, bindings); err != nil {
-		return err
-	}
-	for i := range bindings.Items {
-		if bindings.Items[i].Spec.MatchResources == nil {
-			bindings.Items[i].Spec.MatchResources = &admissionregistrationv1.MatchResources{}
-		}
-		bindings.Items[i].Spec.MatchResources.NamespaceSelector = skip
-		if err := c.Update(ctx, &bindings.Items[i]); err != nil {
 			return err
 		}
 	}

@@ -33,7 +33,7 @@ func SetupBucketWebhookWithManager(mgr ctrl.Manager) error {
 		Complete()
 }
 
-// +kubebuilder:webhook:path=/mutate-storage-osm-dev-v1alpha1-bucket,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=buckets,verbs=create;update,versions=v1alpha1,name=mbucket-v1alpha1.osm.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"},{"name":"something-to-default","expression":"(request.operation == 'CREATE' && !(has(object.metadata.finalizers) && 'storage.osm.dev/finalizer' in object.metadata.finalizers)) || !has(object.spec.bucketReclaimPolicy) || object.spec.bucketReclaimPolicy == ''"}]}`
+// +kubebuilder:webhook:path=/mutate-storage-osm-dev-v1alpha1-bucket,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=buckets,verbs=create;update,versions=v1alpha1,name=mbucket-v1alpha1.osm.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"}]}`
 
 // BucketDefaulter fills in the defaults of a Bucket so that they are visible in the stored
 // object.

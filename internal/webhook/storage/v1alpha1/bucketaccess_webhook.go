@@ -31,7 +31,7 @@ func SetupBucketAccessWebhookWithManager(mgr ctrl.Manager) error {
 		Complete()
 }
 
-// +kubebuilder:webhook:path=/mutate-storage-osm-dev-v1alpha1-bucketaccess,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=bucketaccesses,verbs=create;update,versions=v1alpha1,name=mbucketaccess-v1alpha1.osm.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"},{"name":"something-to-default","expression":"(request.operation == 'CREATE' && !(has(object.metadata.finalizers) && 'storage.osm.dev/finalizer' in object.metadata.finalizers)) || !has(object.spec.secretName) || object.spec.secretName == ''"}]}`
+// +kubebuilder:webhook:path=/mutate-storage-osm-dev-v1alpha1-bucketaccess,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=bucketaccesses,verbs=create;update,versions=v1alpha1,name=mbucketaccess-v1alpha1.osm.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"}]}`
 
 // BucketAccessDefaulter fills in the defaults of a BucketAccess so that they are visible in the
 // stored object.

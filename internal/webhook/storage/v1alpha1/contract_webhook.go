@@ -22,7 +22,7 @@ func SetupContractWebhookWithManager(mgr ctrl.Manager) error {
 		Complete()
 }
 
-// +kubebuilder:webhook:path=/mutate-storage-osm-dev-v1alpha1-contract,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=contracts,verbs=create;update,versions=v1alpha1,name=mcontract-v1alpha1.osm.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"},{"name":"something-to-default","expression":"(request.operation == 'CREATE' && !(has(object.metadata.finalizers) && 'storage.osm.dev/finalizer' in object.metadata.finalizers)) || !has(object.spec.reclaimPolicy) || object.spec.reclaimPolicy == '' || ((!has(object.spec.secretName) || object.spec.secretName == '') && !has(object.spec.credentials))"}]}`
+// +kubebuilder:webhook:path=/mutate-storage-osm-dev-v1alpha1-contract,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=contracts,verbs=create;update,versions=v1alpha1,name=mcontract-v1alpha1.osm.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"}]}`
 
 // ContractDefaulter fills in the defaults of a Contract so that they are visible in the stored
 // object.

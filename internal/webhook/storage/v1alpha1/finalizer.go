@@ -15,10 +15,7 @@ import (
 // carries it from its first moment: its controller needs no write of its own to add it (one of
 // the two a Bucket costs the API server otherwise), and a resource deleted before its first
 // pass still waits for that pass to look at the provider. Only at creation: a finalizer removed
-// by hand (an uninstall, docs/install.md) must stay removed. On Kubernetes 1.36 and later the
-// API server does the same first (config/webhook/finalizer-policy.yaml), and each mutating
-// webhook's "something-to-default" match condition spares a create with nothing else to fill in
-// the call: keep those conditions in step with the Default methods.
+// by hand (an uninstall, docs/install.md) must stay removed.
 func finalizeAtCreation(ctx context.Context, obj client.Object) {
 	if req, err := admission.RequestFromContext(ctx); err == nil && req.Operation == admissionv1.Create {
 		controllerutil.AddFinalizer(obj, storagev1alpha1.Finalizer)
