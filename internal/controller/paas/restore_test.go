@@ -171,7 +171,7 @@ var _ = Describe("Backup and restore", func() {
 		}
 
 		annotate(ctx, app, "web-backup-1")
-		// Pending until the restore's read-only key works, then running with its Job.
+		// The restore waits for its read-only key to work; its Job comes after that.
 		Eventually(func() string { return restoreOf("web-backup-1").Job }).ShouldNot(BeEmpty())
 		first := restoreOf("web-backup-1").Job
 
