@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
@@ -74,5 +75,80 @@ func TestAPIServerFiltersBucketsByTheirFields(t *testing.T) {
 	}
 	if len(contractUsers) != 2 || contractUsers[0] != "logs" || contractUsers[1] != "photos" {
 		t.Errorf("Buckets naming Contract acc: got %v, want [logs photos]", contractUsers)
+	}
+}
+
+// A Contract walks its Buckets in the cache's own index: the Buckets of that Contract in that
+// namespace, each the cache's object itself (the same pointer every time, nothing copied), and
+// the same Buckets a client's list of the cache gives.
+func TestAContractWalksItsBucketsInTheCacheWithoutCopies(t *testing.T) {
+	env, cfg, err := localenv.StartControlPlane(localenv.ControlPlaneOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	c, err := client.New(cfg, client.Options{Scheme: operator.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	for _, ns := range []string{"team-a", "team-b"} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, b := range []struct{ ns, name, contract string }{
+		{"team-a", "photos", "acc"}, {"team-a", "logs", "acc"}, {"team-a", "other", "other"}, {"team-b", "photos", "acc"},
+	} {
+		if err := c.Create(ctx, &storagev1alpha1.Bucket{
+			ObjectMeta: metav1.ObjectMeta{Namespace: b.ns, Name: b.name},
+			Spec:       storagev1alpha1.BucketSpec{BucketName: b.ns + "-" + b.name, ContractName: b.contract},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	informers, err := cache.New(cfg, cache.Options{Scheme: operator.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := index.Register(ctx, informers); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = informers.Start(ctx) }()
+	if _, err := informers.GetInformer(ctx, &storagev1alpha1.Bucket{}); err != nil {
+		t.Fatal(err)
+	}
+	if !informers.WaitForCacheSync(ctx) {
+		t.Fatal("the cache did not sync")
+	}
+	cached, err := client.New(cfg, client.Options{Scheme: operator.Scheme, Cache: &client.CacheOptions{Reader: informers}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	walk := func(informers cache.Informers) map[string]*storagev1alpha1.Bucket {
+		t.Helper()
+		seen := map[string]*storagev1alpha1.Bucket{}
+		if err := index.EachBucketNaming(ctx, informers, cached, "team-a", "acc", func(b *storagev1alpha1.Bucket) {
+			seen[b.Name] = b
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return seen
+	}
+	first, again := walk(informers), walk(informers)
+	if len(first) != 2 || first["photos"] == nil || first["logs"] == nil {
+		t.Fatalf("walked %v, want team-a's photos and logs", first)
+	}
+	for name, b := range first {
+		if again[name] != b {
+			t.Errorf("Bucket %s was copied: a second walk gave another object", name)
+		}
+	}
+	listed := walk(nil)
+	if len(listed) != len(first) || listed["photos"] == nil || listed["logs"] == nil {
+		t.Errorf("the cached client's list gave %v, the index %v", listed, first)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -68,6 +70,9 @@ type ContractReconciler struct {
 	checked ttlcache.Cache[types.UID, objectstore.Account]
 	// ownSecrets reads the Secrets of spec.credentials.
 	ownSecrets accountSecrets
+	// informers is the manager's cache, whose index gives the Buckets naming a Contract without
+	// copying them (index.EachBucketNaming); nil without a manager, as in unit tests.
+	informers cache.Informers
 }
 
 // The manager lists and watches only Secrets labelled storage.osm.dev/contract (see
@@ -102,14 +107,17 @@ func (k contractKind) Conclude(c *storagev1alpha1.Contract, out contractOutcome)
 
 // Normal buys the contract (or reads it back), keeps its Secret, and runs its key's lifecycle.
 func (k contractKind) Normal(ctx context.Context, c *storagev1alpha1.Contract, p *engine.Pass[*storagev1alpha1.Contract]) contractOutcome {
-	buckets, err := k.bucketsNaming(ctx, c, false)
-	if err != nil {
+	var buckets []string
+	var usage usageSum
+	if err := index.EachBucketNaming(ctx, k.informers, k.Client, c.Namespace, c.Name, func(b *storagev1alpha1.Bucket) {
+		buckets = append(buckets, b.Name)
+		usage.add(b)
+	}); err != nil {
 		return contractOutcome{Err: err}
 	}
+	sort.Strings(buckets)
+	c.Status.Usage = usage.total()
 	found := contractFound{buckets: &buckets}
-	if err := k.sumUsage(ctx, c, buckets); err != nil {
-		return found.end(nil, 0, err)
-	}
 	if existingAccount(c) {
 		return k.useExisting(ctx, c, found)
 	}
@@ -245,6 +253,7 @@ func setObserved(c *storagev1alpha1.Contract, got contractclient.Contract) {
 // Secret (its own, or the one of spec.credentials) changes, and when a Bucket naming it comes or
 // goes.
 func (r *ContractReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.informers = mgr.GetCache()
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&storagev1alpha1.Contract{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
@@ -259,14 +268,12 @@ func (r *ContractReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// bucketsNaming lists, sorted, the Buckets that name the Contract. Before a Contract lets go, it
-// asks the API server itself: a Bucket created a moment ago may not be in the cache yet, and a
-// Contract cancelled under it would leave its bucket with no way to be deleted.
-func (k contractKind) bucketsNaming(ctx context.Context, c *storagev1alpha1.Contract, fromAPIServer bool) ([]string, error) {
-	if fromAPIServer {
-		return index.BucketsNamingUncached(ctx, k.APIReader, c.Namespace, c.Name)
-	}
-	return index.BucketsNaming(ctx, k.Client, c.Namespace, c.Name)
+// bucketsNaming lists, sorted, the Buckets that name the Contract, as the API server has them.
+// Before a Contract lets go, it asks the API server itself: a Bucket created a moment ago may
+// not be in the cache yet, and a Contract cancelled under it would leave its bucket with no way
+// to be deleted.
+func (k contractKind) bucketsNaming(ctx context.Context, c *storagev1alpha1.Contract) ([]string, error) {
+	return index.BucketsNamingUncached(ctx, k.APIReader, c.Namespace, c.Name)
 }
 
 // contractOfBucket maps a Bucket to the Contract it names, in its own namespace.

@@ -22,7 +22,7 @@ import (
 // Delete cancels the contract and deletes its Secret; Retain leaves the contract running, with
 // its keys in a Secret that outlives the Contract.
 func (k contractKind) Delete(ctx context.Context, c *storagev1alpha1.Contract, p *engine.Pass[*storagev1alpha1.Contract]) contractOutcome {
-	buckets, err := k.bucketsNaming(ctx, c, true)
+	buckets, err := k.bucketsNaming(ctx, c)
 	if err != nil {
 		return contractOutcome{Err: err}
 	}

@@ -1,43 +1,36 @@
 package storage
 
 import (
-	"context"
-	"fmt"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 )
 
-// sumUsage records in the Contract's status what its Buckets hold together, from their status
-// (read from the cache): no call to the provider.
-func (k contractKind) sumUsage(ctx context.Context, c *storagev1alpha1.Contract, buckets []string) error {
-	var sum *storagev1alpha1.ContractUsage
-	for _, name := range buckets {
-		b := &storagev1alpha1.Bucket{}
-		// Read only, so not copied out of the cache: a Contract sums its Buckets on every pass.
-		if err := k.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, b, client.UnsafeDisableDeepCopy); err != nil {
-			if client.IgnoreNotFound(err) == nil {
-				continue
-			}
-			return fmt.Errorf("reading Bucket %q: %w", name, err)
-		}
-		if u := b.Status.Usage; u != nil {
-			if sum == nil {
-				sum = &storagev1alpha1.ContractUsage{}
-			}
-			sum.Bytes += u.Bytes
-			sum.Objects += u.Objects
-			sum.Buckets++
-		}
+// usageSum adds up what a Contract's Buckets hold, from their status (read from the cache): no
+// call to the provider.
+type usageSum struct {
+	sum *storagev1alpha1.ContractUsage
+}
+
+func (u *usageSum) add(b *storagev1alpha1.Bucket) {
+	if b.Status.Usage == nil {
+		return
 	}
-	if sum != nil {
-		sum.Size = humanBytes(sum.Bytes)
+	if u.sum == nil {
+		u.sum = &storagev1alpha1.ContractUsage{}
 	}
-	c.Status.Usage = sum
-	return nil
+	u.sum.Bytes += b.Status.Usage.Bytes
+	u.sum.Objects += b.Status.Usage.Objects
+	u.sum.Buckets++
+}
+
+// total is the sum, with its size for people; nil if no Bucket reported usage.
+func (u *usageSum) total() *storagev1alpha1.ContractUsage {
+	if u.sum != nil {
+		u.sum.Size = humanBytes(u.sum.Bytes)
+	}
+	return u.sum
 }
 
 // usageChanged passes a Bucket update whose status.usage changed, for its Contract's sum.
