@@ -6,6 +6,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sort"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -118,17 +119,13 @@ func EachBucketNaming(ctx context.Context, informers cache.Informers, reader cli
 		}
 		return nil
 	}
-	informer, err := informers.GetInformer(ctx, &storagev1alpha1.Bucket{})
+	indexer, err := cachedIndexer(ctx, informers, &storagev1alpha1.Bucket{})
 	if err != nil {
-		return fmt.Errorf("the Bucket informer: %w", err)
-	}
-	indexed, ok := informer.(interface{ GetIndexer() toolscache.Indexer })
-	if !ok {
-		return fmt.Errorf("the Bucket informer (%T) has no indexer", informer)
+		return err
 	}
 	// The name and key controller-runtime gives the field index Register made
 	// (FieldIndexName and KeyToNamespacedKey in its pkg/cache/internal).
-	objs, err := indexed.GetIndexer().ByIndex("field:"+BucketContractField, namespace+"/"+contract)
+	objs, err := indexer.ByIndex("field:"+BucketContractField, namespace+"/"+contract)
 	if err != nil {
 		return fmt.Errorf("reading the cache's index of Buckets by Contract %q: %w", contract, err)
 	}
@@ -138,6 +135,36 @@ func EachBucketNaming(ctx context.Context, informers cache.Informers, reader cli
 		}
 	}
 	return nil
+}
+
+// EachCached calls visit, in no order, with every object of T's kind in the cache informers:
+// the cache's own objects, not copies, so visit must neither change nor keep them. What reads
+// every object often (a metrics scrape) would otherwise copy each of them every time.
+func EachCached[T client.Object](ctx context.Context, informers cache.Informers, visit func(T)) error {
+	var zero T // a nil pointer: the informer is found by a new object of its type
+	indexer, err := cachedIndexer(ctx, informers, reflect.New(reflect.TypeOf(zero).Elem()).Interface().(client.Object))
+	if err != nil {
+		return err
+	}
+	for _, obj := range indexer.List() {
+		if o, ok := obj.(T); ok {
+			visit(o)
+		}
+	}
+	return nil
+}
+
+// cachedIndexer is the store of the informer of obj's kind.
+func cachedIndexer(ctx context.Context, informers cache.Informers, obj client.Object) (toolscache.Indexer, error) {
+	informer, err := informers.GetInformer(ctx, obj)
+	if err != nil {
+		return nil, fmt.Errorf("the informer of %T: %w", obj, err)
+	}
+	indexed, ok := informer.(interface{ GetIndexer() toolscache.Indexer })
+	if !ok {
+		return nil, fmt.Errorf("the informer of %T (%T) has no indexer", obj, informer)
+	}
+	return indexed.GetIndexer(), nil
 }
 
 // BucketsNamingUncached is BucketsNaming for a reader without the index, such as the API server

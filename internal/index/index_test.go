@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -19,15 +20,7 @@ import (
 // fields of the CRD), so the lookups that must not trust the cache cost one small answer, not a
 // list of the whole namespace per new Bucket.
 func TestAPIServerFiltersBucketsByTheirFields(t *testing.T) {
-	env, cfg, err := localenv.StartControlPlane(localenv.ControlPlaneOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	c, err := client.New(cfg, client.Options{Scheme: operator.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, c := apiServer(t)
 	ctx := context.Background()
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}); err != nil {
 		t.Fatal(err)
@@ -82,15 +75,7 @@ func TestAPIServerFiltersBucketsByTheirFields(t *testing.T) {
 // namespace, each the cache's object itself (the same pointer every time, nothing copied), and
 // the same Buckets a client's list of the cache gives.
 func TestAContractWalksItsBucketsInTheCacheWithoutCopies(t *testing.T) {
-	env, cfg, err := localenv.StartControlPlane(localenv.ControlPlaneOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	c, err := client.New(cfg, client.Options{Scheme: operator.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, c := apiServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	for _, ns := range []string{"team-a", "team-b"} {
@@ -151,4 +136,19 @@ func TestAContractWalksItsBucketsInTheCacheWithoutCopies(t *testing.T) {
 	if len(listed) != len(first) || listed["photos"] == nil || listed["logs"] == nil {
 		t.Errorf("the cached client's list gave %v, the index %v", listed, first)
 	}
+}
+
+// apiServer starts an API server with the operator's CRDs for one test, and a client of it.
+func apiServer(t *testing.T) (*rest.Config, client.Client) {
+	t.Helper()
+	env, cfg, err := localenv.StartControlPlane(localenv.ControlPlaneOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	c, err := client.New(cfg, client.Options{Scheme: operator.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, c
 }

@@ -5,10 +5,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/index"
 )
 
 // What each Bucket holds and may hold, read at scrape time from the Buckets' status in the
@@ -36,21 +36,17 @@ func (bucketUsage) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (bucketUsage) Collect(ch chan<- prometheus.Metric) {
-	p := resourceCollector.reader.Load()
+	p := resourceCollector.informers.Load()
 	if p == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	var list storagev1alpha1.BucketList
-	if err := (*p).List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil { // read only: see resources
-		return // the cache is not started yet
-	}
 	gauge := func(d *prometheus.Desc, v int64, b *storagev1alpha1.Bucket) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), b.Namespace, b.Name)
 	}
-	for i := range list.Items {
-		b := &list.Items[i]
+	// Read only, not copied: see resources. An error is a cache not started yet.
+	_ = index.EachCached(ctx, *p, func(b *storagev1alpha1.Bucket) {
 		if u := b.Status.Usage; u != nil {
 			gauge(bucketSizeDesc, u.Bytes, b)
 			gauge(bucketObjectsDesc, u.Objects, b)
@@ -61,5 +57,5 @@ func (bucketUsage) Collect(ch chan<- prometheus.Metric) {
 		if q := b.Status.Quota; q != nil && q.MaxObjects > 0 {
 			gauge(bucketQuotaObjectsDesc, q.MaxObjects, b)
 		}
-	}
+	})
 }

@@ -3,7 +3,11 @@ package metrics
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 )
 
 func TestContractOperationKeepsIdsOutOfLabels(t *testing.T) {
@@ -20,23 +24,34 @@ func TestContractOperationKeepsIdsOutOfLabels(t *testing.T) {
 	}
 }
 
-func TestCountReadyGroupsByStatusAndReason(t *testing.T) {
+// osm_resources counts each kind by the status and reason of its Ready condition; other
+// conditions do not count, and a resource without Ready counts as NoCondition.
+func TestResourcesAreCountedByTheStatusAndReasonOfReady(t *testing.T) {
 	ready := func(status metav1.ConditionStatus, reason string) []metav1.Condition {
 		return []metav1.Condition{{Type: "Other", Status: metav1.ConditionFalse, Reason: "Ignored"}, {Type: "Ready", Status: status, Reason: reason}}
 	}
-	got := countReady([][]metav1.Condition{
-		ready(metav1.ConditionTrue, "Synced"),
-		ready(metav1.ConditionTrue, "Synced"),
-		ready(metav1.ConditionFalse, "ContractNotReady"),
-		nil,
-	})
-	want := map[readyKey]int{{"True", "Synced"}: 2, {"False", "ContractNotReady"}: 1, {"Unknown", "NoCondition"}: 1}
-	if len(got) != len(want) {
-		t.Fatalf("countReady = %v, want %v", got, want)
+	bucket := func(name string, conds []metav1.Condition) *storagev1alpha1.Bucket {
+		return &storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name},
+			Status: storagev1alpha1.BucketStatus{Conditions: conds}}
 	}
-	for k, n := range want {
-		if got[k] != n {
-			t.Errorf("countReady[%v] = %d, want %d (all: %v)", k, got[k], n, got)
-		}
+	observe(t,
+		bucket("a", ready(metav1.ConditionTrue, "Synced")),
+		bucket("b", ready(metav1.ConditionTrue, "Synced")),
+		bucket("c", ready(metav1.ConditionFalse, "ContractNotReady")),
+		bucket("d", nil),
+		&storagev1alpha1.Contract{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "acc"},
+			Status: storagev1alpha1.ContractStatus{Conditions: ready(metav1.ConditionTrue, "Available")}},
+	)
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(resourceCollector)
+	got := scrape(t, reg)
+	want := []string{
+		"osm_resources{kind=Bucket,ready=False,reason=ContractNotReady} 1",
+		"osm_resources{kind=Bucket,ready=True,reason=Synced} 2",
+		"osm_resources{kind=Bucket,ready=Unknown,reason=NoCondition} 1",
+		"osm_resources{kind=Contract,ready=True,reason=Available} 1",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("series (-want +got):\n%s", diff)
 	}
 }

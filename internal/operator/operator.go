@@ -245,7 +245,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 			return nil, fmt.Errorf("setting up the paas webhooks: %w", err)
 		}
 	}
-	metrics.ObserveResources(mgr.GetClient())
+	metrics.ObserveResources(mgr.GetCache())
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err
 	}
