@@ -45,8 +45,8 @@ type round struct {
 func (r round) ratio() float64 { return r.ours.burst.Seconds() / r.bound.time.Seconds() }
 
 // pickMedian makes the round with the median ratio the one reported. The peak RSS reported is
-// the highest of any round's manager, and the steady state and the bound's halves at once are
-// the rounds' that measured them.
+// the highest of any round's manager, and the steady state and the single Bucket's bound are
+// those of the round that measured them.
 func (r *report) pickMedian() {
 	byRatio := slices.Clone(r.rounds)
 	slices.SortStableFunc(byRatio, func(a, b round) int { return cmp.Compare(a.ratio(), b.ratio()) })
