@@ -10,6 +10,8 @@ import (
 	"sort"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -106,7 +108,14 @@ func BucketsNaming(ctx context.Context, reader client.Reader, namespace, contrac
 // (cached) lists them, each copied once.
 func EachBucketNaming(ctx context.Context, informers cache.Informers, reader client.Reader, namespace, contract string,
 	visit func(*storagev1alpha1.Bucket)) error {
-	if informers == nil {
+	var indexer toolscache.Indexer
+	if informers != nil {
+		var err error
+		if indexer, err = cachedIndexer(ctx, informers, &storagev1alpha1.Bucket{}); err != nil {
+			return err
+		}
+	}
+	if indexer == nil {
 		var list storagev1alpha1.BucketList
 		if err := reader.List(ctx, &list, client.InNamespace(namespace),
 			client.MatchingFields{BucketContractField: contract}, client.UnsafeDisableDeepCopy); err != nil {
@@ -118,10 +127,6 @@ func EachBucketNaming(ctx context.Context, informers cache.Informers, reader cli
 			}
 		}
 		return nil
-	}
-	indexer, err := cachedIndexer(ctx, informers, &storagev1alpha1.Bucket{})
-	if err != nil {
-		return err
 	}
 	// The name and key controller-runtime gives the field index Register made
 	// (FieldIndexName and KeyToNamespacedKey in its pkg/cache/internal).
@@ -139,12 +144,25 @@ func EachBucketNaming(ctx context.Context, informers cache.Informers, reader cli
 
 // EachCached calls visit, in no order, with every object of T's kind in the cache informers:
 // the cache's own objects, not copies, so visit must neither change nor keep them. What reads
-// every object often (a metrics scrape) would otherwise copy each of them every time.
-func EachCached[T client.Object](ctx context.Context, informers cache.Informers, visit func(T)) error {
+// every object often (a metrics scrape) would otherwise copy each of them every time. A cache
+// that keeps an informer per namespace (--watch-namespaces) shows no store: then reader lists
+// them into list, each copied once.
+func EachCached[T client.Object](ctx context.Context, informers cache.Informers, reader client.Reader, list client.ObjectList, visit func(T)) error {
 	var zero T // a nil pointer: the informer is found by a new object of its type
 	indexer, err := cachedIndexer(ctx, informers, reflect.New(reflect.TypeOf(zero).Elem()).Interface().(client.Object))
 	if err != nil {
 		return err
+	}
+	if indexer == nil {
+		if err := reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+			return err
+		}
+		return meta.EachListItem(list, func(obj runtime.Object) error {
+			if o, ok := obj.(T); ok {
+				visit(o)
+			}
+			return nil
+		})
 	}
 	for _, obj := range indexer.List() {
 		if o, ok := obj.(T); ok {
@@ -154,17 +172,17 @@ func EachCached[T client.Object](ctx context.Context, informers cache.Informers,
 	return nil
 }
 
-// cachedIndexer is the store of the informer of obj's kind.
+// cachedIndexer is the store of the informer of obj's kind; nil when the informer shows none
+// (a cache of several namespaces has an informer for each).
 func cachedIndexer(ctx context.Context, informers cache.Informers, obj client.Object) (toolscache.Indexer, error) {
 	informer, err := informers.GetInformer(ctx, obj)
 	if err != nil {
 		return nil, fmt.Errorf("the informer of %T: %w", obj, err)
 	}
-	indexed, ok := informer.(interface{ GetIndexer() toolscache.Indexer })
-	if !ok {
-		return nil, fmt.Errorf("the informer of %T (%T) has no indexer", obj, informer)
+	if indexed, ok := informer.(interface{ GetIndexer() toolscache.Indexer }); ok {
+		return indexed.GetIndexer(), nil
 	}
-	return indexed.GetIndexer(), nil
+	return nil, nil
 }
 
 // BucketsNamingUncached is BucketsNaming for a reader without the index, such as the API server

@@ -36,7 +36,7 @@ func (bucketUsage) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (bucketUsage) Collect(ch chan<- prometheus.Metric) {
-	p := resourceCollector.informers.Load()
+	p := resourceCollector.cache.Load()
 	if p == nil {
 		return
 	}
@@ -46,7 +46,7 @@ func (bucketUsage) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), b.Namespace, b.Name)
 	}
 	// Read only, not copied: see resources. An error is a cache not started yet.
-	_ = index.EachCached(ctx, *p, func(b *storagev1alpha1.Bucket) {
+	_ = index.EachCached(ctx, p.informers, p.reader, &storagev1alpha1.BucketList{}, func(b *storagev1alpha1.Bucket) {
 		if u := b.Status.Usage; u != nil {
 			gauge(bucketSizeDesc, u.Bytes, b)
 			gauge(bucketObjectsDesc, u.Objects, b)

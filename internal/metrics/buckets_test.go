@@ -91,9 +91,8 @@ func observe(t *testing.T, objs ...client.Object) {
 			t.Fatal(err)
 		}
 	}
-	var informers cache.Informers = stores
-	resourceCollector.informers.Store(&informers)
-	t.Cleanup(func() { resourceCollector.informers.Store(nil) })
+	resourceCollector.cache.Store(&observed{informers: stores})
+	t.Cleanup(func() { resourceCollector.cache.Store(nil) })
 }
 
 // storeInformers is a cache whose informers are stores of objects, by type; only GetInformer is

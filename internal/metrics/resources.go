@@ -28,34 +28,41 @@ var resourcesDesc = prometheus.NewDesc("osm_resources",
 // deep copy of each of 10,000 Buckets on every scrape was the manager's largest use of memory at
 // that size (RSS 110 to 137 MiB while a scraper polled, against 80 without), and a list of them
 // without deep copies still copied each Bucket's struct, 9 MB a list. Collectors only read.
-type resources struct {
-	informers atomic.Pointer[cache.Informers]
+type resources struct{ cache atomic.Pointer[observed] }
+
+// observed is what the collectors read: the cache's informers, and a reader of the same cache
+// for a cache whose informers show no store (index.EachCached).
+type observed struct {
+	informers cache.Informers
+	reader    client.Reader
 }
 
 var resourceCollector = &resources{}
 
 func init() { crmetrics.Registry.MustRegister(resourceCollector) }
 
-// ObserveResources makes osm_resources count what informers hold. A process that builds several
-// managers (tests restarting one) counts through the last.
-func ObserveResources(informers cache.Informers) { resourceCollector.informers.Store(&informers) }
+// ObserveResources makes osm_resources count what the cache c holds. A process that builds
+// several managers (tests restarting one) counts through the last.
+func ObserveResources(c cache.Cache) {
+	resourceCollector.cache.Store(&observed{informers: c, reader: c})
+}
 
 func (r *resources) Describe(ch chan<- *prometheus.Desc) { ch <- resourcesDesc }
 
 func (r *resources) Collect(ch chan<- prometheus.Metric) {
-	p := r.informers.Load()
+	p := r.cache.Load()
 	if p == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, k := range []counter{
-		counting("Contract", func(o *storagev1alpha1.Contract) []metav1.Condition { return o.Status.Conditions }),
-		counting("Bucket", func(o *storagev1alpha1.Bucket) []metav1.Condition { return o.Status.Conditions }),
-		counting("BucketAccess", func(o *storagev1alpha1.BucketAccess) []metav1.Condition { return o.Status.Conditions }),
-		counting("Application", func(o *paasv1alpha1.Application) []metav1.Condition { return o.Status.Conditions }),
+		counting("Contract", &storagev1alpha1.ContractList{}, func(o *storagev1alpha1.Contract) []metav1.Condition { return o.Status.Conditions }),
+		counting("Bucket", &storagev1alpha1.BucketList{}, func(o *storagev1alpha1.Bucket) []metav1.Condition { return o.Status.Conditions }),
+		counting("BucketAccess", &storagev1alpha1.BucketAccessList{}, func(o *storagev1alpha1.BucketAccess) []metav1.Condition { return o.Status.Conditions }),
+		counting("Application", &paasv1alpha1.ApplicationList{}, func(o *paasv1alpha1.Application) []metav1.Condition { return o.Status.Conditions }),
 	} {
-		counts, err := k.count(ctx, *p)
+		counts, err := k.count(ctx, p)
 		if err != nil {
 			continue // the cache is not started yet, or the kind is not served: nothing to count
 		}
@@ -68,13 +75,13 @@ func (r *resources) Collect(ch chan<- prometheus.Metric) {
 // counter counts the cached objects of one kind by their Ready condition.
 type counter struct {
 	kind  string
-	count func(context.Context, cache.Informers) (map[readyKey]int, error)
+	count func(context.Context, *observed) (map[readyKey]int, error)
 }
 
-func counting[T client.Object](kind string, conditions func(T) []metav1.Condition) counter {
-	return counter{kind, func(ctx context.Context, informers cache.Informers) (map[readyKey]int, error) {
+func counting[T client.Object](kind string, list client.ObjectList, conditions func(T) []metav1.Condition) counter {
+	return counter{kind, func(ctx context.Context, c *observed) (map[readyKey]int, error) {
 		counts := map[readyKey]int{}
-		err := index.EachCached(ctx, informers, func(o T) { counts[readyOf(conditions(o))]++ })
+		err := index.EachCached(ctx, c.informers, c.reader, list, func(o T) { counts[readyOf(conditions(o))]++ })
 		return counts, err
 	}}
 }
