@@ -104,8 +104,9 @@ func BucketsNaming(ctx context.Context, reader client.Reader, namespace, contrac
 // index: visit gets the cache's objects, not copies, and must neither change nor keep them. A
 // Contract visits its Buckets on every pass, and a burst of new Buckets wakes it again and
 // again: at 10,000 Buckets, copying each of them (880 bytes) on every pass was a third of what
-// the manager allocated at the end of a burst (make bench-scale). Without informers, reader
-// (cached) lists them, each copied once.
+// the manager allocated at the end of a burst (make bench-scale). Without informers, or with a
+// cache that keeps an informer per namespace (--watch-namespaces, whose informers show no
+// store), reader (cached) lists them, each copied once.
 func EachBucketNaming(ctx context.Context, informers cache.Informers, reader client.Reader, namespace, contract string,
 	visit func(*storagev1alpha1.Bucket)) error {
 	var indexer toolscache.Indexer
