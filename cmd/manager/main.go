@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/object-storage-manager/object-storage-manager/internal/logging"
 	"github.com/object-storage-manager/object-storage-manager/internal/operator"
 	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
 	"github.com/object-storage-manager/object-storage-manager/internal/version"
@@ -91,7 +92,7 @@ func main() {
 		return
 	}
 
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	ctrl.SetLogger(logging.Lazy(zap.New(zap.UseFlagOptions(&zapOpts))))
 	log := ctrl.Log.WithName("setup")
 	var err error
 	switch *certMode {
