@@ -166,7 +166,7 @@ func run(ctx context.Context, o options) error {
 	machine := describeMachine()
 	logf("bench-scale   N=%d over %d Contracts on %s; logs in %s", o.n, o.contracts, o.s3, dir)
 
-	managerBin, err := buildManager(ctx, root, dir)
+	manager, err := buildManager(ctx, root, dir)
 	if err != nil {
 		return err
 	}
@@ -197,7 +197,7 @@ func run(ctx context.Context, o options) error {
 	var accessKey, secretKey string
 	for i := range o.rounds {
 		ns := fmt.Sprintf("scale-%d", i+1)
-		ours, err := runOurs(ctx, s, managerBin, o, ns, i == o.rounds-1 && o.steady)
+		ours, err := runOurs(ctx, s, manager, o, ns, i == o.rounds-1 && o.steady)
 		if err != nil {
 			return fmt.Errorf("our run: %w", err)
 		}

@@ -67,13 +67,13 @@ type steady struct {
 
 // runOurs runs the operator's scenarios in namespace ns, with a manager of its own: Contracts,
 // then the burst, steady state through two resyncs (if steady), and deletion.
-func runOurs(ctx context.Context, s *servers, managerBin string, o options, ns string, steady bool) (*result, error) {
+func runOurs(ctx context.Context, s *servers, manager shippedManager, o options, ns string, steady bool) (*result, error) {
 	flags := []string{fmt.Sprintf("--resync-period=%s", o.resync)}
 	if o.concurrency > 0 {
 		flags = append(flags, fmt.Sprintf("--max-concurrent-reconciles=%d", o.concurrency))
 	}
 	flags = append(flags, o.managerFlags...)
-	mgr, err := s.startManager(ctx, managerBin, flags)
+	mgr, err := s.startManager(ctx, manager, flags)
 	if err != nil {
 		return nil, err
 	}

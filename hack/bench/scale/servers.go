@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -12,10 +15,12 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -187,21 +192,67 @@ func (p *process) memory() (peak, anon, file int64) {
 	return p.stats().peakRSS, p.peakAnon, p.peakFile
 }
 
-// buildManager builds cmd/manager as shipped (`go build ./cmd/manager`) into dir.
-func buildManager(ctx context.Context, root, dir string) (string, error) {
+// shippedManager is cmd/manager as its Deployment runs it: the binary, built as shipped
+// (`go build ./cmd/manager`), and the environment config/manager/manager.yaml gives the
+// container (GODEBUG, which the runtime reads only at start).
+type shippedManager struct {
+	bin string
+	env []string
+}
+
+// buildManager builds cmd/manager into dir and reads the environment its Deployment gives it.
+func buildManager(ctx context.Context, root, dir string) (shippedManager, error) {
 	out := filepath.Join(dir, "manager")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/manager")
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the manager: %v\n%s", err, b)
+		return shippedManager{}, fmt.Errorf("building the manager: %v\n%s", err, b)
 	}
-	return out, nil
+	env, err := deploymentEnv(filepath.Join(root, "config", "manager", "manager.yaml"), "manager")
+	if err != nil {
+		return shippedManager{}, err
+	}
+	return shippedManager{bin: out, env: env}, nil
+}
+
+// deploymentEnv returns the variables with a value of their own (not from a field or a Secret)
+// that the Deployment in the manifest at path gives its container named container, as NAME=value.
+func deploymentEnv(path, container string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	docs := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
+	for {
+		var d appsv1.Deployment
+		if err := docs.Decode(&d); errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: no Deployment with a container %q", path, container)
+		} else if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if d.Kind != "Deployment" {
+			continue
+		}
+		for _, c := range d.Spec.Template.Spec.Containers {
+			if c.Name != container {
+				continue
+			}
+			var env []string
+			for _, e := range c.Env {
+				if e.ValueFrom == nil {
+					env = append(env, e.Name+"="+e.Value)
+				}
+			}
+			return env, nil
+		}
+	}
 }
 
 // startManager runs the manager binary under the ServiceAccount the operator ships, with its
 // metrics on loopback over plain HTTP (so the benchmark can read its reconcile counts) and its
 // webhooks served where the stack installed them, plus extra flags.
-func (s *servers) startManager(ctx context.Context, bin string, extra []string) (*process, error) {
+func (s *servers) startManager(ctx context.Context, m shippedManager, extra []string) (*process, error) {
 	kubeconfig, err := s.managerKubeconfig(ctx)
 	if err != nil {
 		return nil, err
@@ -222,7 +273,7 @@ func (s *servers) startManager(ctx context.Context, bin string, extra []string) 
 		"--metrics-insecure",
 		"--health-probe-bind-address=" + hostPort(healthPort),
 	}, append(s.stk.WebhookFlags(), extra...)...)
-	p, err := localenv.StartProcess("manager", filepath.Join(s.dir, "manager.log"), bin, args, nil)
+	p, err := localenv.StartProcess("manager", filepath.Join(s.dir, "manager.log"), m.bin, args, m.env)
 	if err != nil {
 		return nil, err
 	}
