@@ -334,7 +334,8 @@ const docHeader = `# Performance at scale
 Written by ` + "`make bench-scale N=...`" + ` (hack/bench/scale); each N, on each S3 server, has its own
 section, rewritten by the run of that size. Everything runs on one machine, on the real servers of the test harness:
 kube-apiserver and etcd, versitygw, the reference contract server. The manager is its own
-process, built as shipped (` + "`go build ./cmd/manager`" + `), under the ServiceAccount and RBAC it ships
+process, built as shipped (` + "`go build ./cmd/manager`" + `) and run with the environment its Deployment
+gives it (config/manager/manager.yaml), under the ServiceAccount and RBAC it ships
 (with a token of that ServiceAccount, as in a cluster), with its webhooks installed and served
 as in a cluster (they put the finalizer on at creation, and the burst's creates pay for their
 calls); its CPU and peak RSS are read from /proc, and the RSS is
