@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -66,7 +65,7 @@ var s3Ops = []struct {
 		return err
 	}},
 	// With the owner's tags, as the operator creates buckets where the server keeps them (see
-	// s3Half.run for the others).
+	// s3OpsByName for the others).
 	{"CreateBucket", createBucket(true)},
 	{"ListBuckets", func(ctx context.Context, c *s3.Client, _ string) error {
 		_, err := c.ListBuckets(ctx, &s3.ListBucketsInput{})
@@ -92,6 +91,26 @@ var s3Ops = []struct {
 		_, err := c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &b})
 		return err
 	}},
+}
+
+// s3OpsByName returns each of s3Ops by name. A server that keeps no tags given at creation (Ceph
+// RGW refuses them) gets its buckets created without, as the operator creates them there after
+// its first try (and tags them in a call of its own, which the operator's mix then holds).
+func s3OpsByName(tagsAtCreation bool) map[string]func(context.Context, *s3.Client, string) error {
+	do := map[string]func(context.Context, *s3.Client, string) error{}
+	for _, op := range s3Ops {
+		do[op.name] = op.do
+	}
+	if !tagsAtCreation {
+		do["CreateBucket"] = createBucket(false)
+	}
+	return do
+}
+
+// keepsTagsAtCreation says from the operator's calls whether the server kept the tags given
+// at creation: where it did not, the operator tagged each bucket separately.
+func keepsTagsAtCreation(ours counts, n int) bool {
+	return ours["PutBucketTagging"]/float64(n) < 0.5
 }
 
 // createBucket makes a bucket as the operator does, with its owner's tags or without.
@@ -139,21 +158,15 @@ type s3Half struct {
 	c   *s3.Client
 	mix []string
 	n   int
+	// tagsAtCreation: the server keeps tags given in CreateBucket (keepsTagsAtCreation).
+	tagsAtCreation bool
 }
 
 // run makes the mix for buckets prefix0 .. prefix(n-1) with w workers and says how long it took.
 // cleanup deletes the buckets; it is left to the caller so that it is never timed, nor runs
 // while another half is timed.
 func (h s3Half) run(ctx context.Context, w int, prefix string) (elapsed time.Duration, cleanup func(), err error) {
-	do := map[string]func(context.Context, *s3.Client, string) error{}
-	for _, op := range s3Ops {
-		do[op.name] = op.do
-	}
-	if slices.Contains(h.mix, "PutBucketTagging") {
-		// A server that keeps no tags given at creation (Ceph RGW refuses them): after its first
-		// try the operator creates without, and tags separately.
-		do["CreateBucket"] = createBucket(false)
-	}
+	do := s3OpsByName(h.tagsAtCreation)
 	var failures atomic.Int64
 	start := time.Now()
 	err = parallel(ctx, h.n, w, func(i int) error {
@@ -456,7 +469,8 @@ func measureBound(ctx context.Context, s *servers, ours *result, accessKey, secr
 	c := localenv.NewS3Client(s.stk.S3.Direct, s.stk.S3.Region, accessKey, secretKey)
 	// The create and the Ready status, with the body and field manager of a Ready Bucket's.
 	minimal := newAPIReplay(ours.sample, nil, counts{writeStatus: float64(ours.n)}, ours.n)
-	b, err := measureHalves(ctx, s, s3Half{c: c, mix: minimalMix, n: ours.n}, minimal, tag)
+	tags := keepsTagsAtCreation(ours.s3, ours.n)
+	b, err := measureHalves(ctx, s, s3Half{c: c, mix: minimalMix, n: ours.n, tagsAtCreation: tags}, minimal, tag)
 	if err != nil {
 		return nil, err
 	}
@@ -468,15 +482,15 @@ func measureBound(ctx context.Context, s *servers, ours *result, accessKey, secr
 	if len(replay.skipped) > 0 {
 		logf("bound         API writes the bound replays as small status patches: %s", strings.Join(replay.skipped, ", "))
 	}
-	if b.replayed, err = measureHalves(ctx, s, s3Half{c: c, mix: mix, n: ours.n}, replay, tag+"-ours"); err != nil {
+	if b.replayed, err = measureHalves(ctx, s, s3Half{c: c, mix: mix, n: ours.n, tagsAtCreation: tags}, replay, tag+"-ours"); err != nil {
 		return nil, err
 	}
 	if ours.single != 0 {
-		if b.single, err = singleBound(ctx, s, ours.sample, c, tag); err != nil {
+		if b.single, err = singleBound(ctx, s, ours.sample, c, tags, tag); err != nil {
 			return nil, fmt.Errorf("the single Bucket's bound: %w", err)
 		}
 	}
-	h := s3Half{c: c, mix: b.mix, n: ours.n}
+	h := s3Half{c: c, mix: b.mix, n: ours.n, tagsAtCreation: tags}
 	if b.time, b.togetherS3Workers, err = measureTogether(ctx, s, h, b, ours.n, tag); err != nil {
 		return nil, fmt.Errorf("both halves at once: %w", err)
 	}

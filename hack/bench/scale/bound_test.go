@@ -24,3 +24,14 @@ func TestTheReplayPatchesAsTheFieldManagersThatWroteTheSample(t *testing.T) {
 		t.Errorf("writers of a Bucket without managedFields = %q, %q; want the client's defaults (empty)", finalizers, status)
 	}
 }
+
+// Where the operator tagged every bucket in a call of its own, the server kept no tags given at
+// creation, and the bound must not give it any: Ceph RGW refuses such a CreateBucket.
+func TestTheBoundCreatesWithTagsOnlyWhereTheServerKeepsThem(t *testing.T) {
+	if !keepsTagsAtCreation(counts{"CreateBucket": 100, "GetBucketTagging": 3}, 100) {
+		t.Error("versitygw's calls (a few tag reads while learning): want tags at creation")
+	}
+	if keepsTagsAtCreation(counts{"CreateBucket": 110, "PutBucketTagging": 100}, 100) {
+		t.Error("Ceph RGW's calls (every bucket tagged after its creation): want no tags at creation")
+	}
+}

@@ -60,7 +60,7 @@ func oneAtATime(ctx context.Context, t *tracker, ns string) (time.Duration, []st
 // S3 calls of minimalMix and one status write (a Ready Bucket's, as the operator sends it), one
 // after the other as a controller must make them, from plain clients on the idle system; the
 // median of singleRuns.
-func singleBound(ctx context.Context, s *servers, sample *unstructured.Unstructured, c *s3.Client, tag string) (time.Duration, error) {
+func singleBound(ctx context.Context, s *servers, sample *unstructured.Unstructured, c *s3.Client, tagsAtCreation bool, tag string) (time.Duration, error) {
 	ns := "bound-" + tag + "-one"
 	if _, err := s.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{boundLabel: "true"}}},
 		metav1.CreateOptions{}); err != nil {
@@ -68,10 +68,7 @@ func singleBound(ctx context.Context, s *servers, sample *unstructured.Unstructu
 	}
 	statusBody, _, _ := unstructured.NestedMap(sample.Object, "status")
 	_, manager := writers(sample)
-	do := map[string]func(context.Context, *s3.Client, string) error{}
-	for _, op := range s3Ops {
-		do[op.name] = op.do
-	}
+	do := s3OpsByName(tagsAtCreation)
 	buckets := s.dyn.Resource(bucketGVR).Namespace(ns)
 	var took []time.Duration
 	for i := range singleRuns {
