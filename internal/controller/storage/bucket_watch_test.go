@@ -24,6 +24,9 @@ func TestBucketsWakeOnlyForContractChangesTheyRead(t *testing.T) {
 		{"another Bucket names it", func(c *storagev1alpha1.Contract) {
 			status.SetCondition(&c.Status.Conditions, 1, storagev1alpha1.InUseCondition, metav1.ConditionTrue, storagev1alpha1.ReasonBucketsExist, "Named by 2 Buckets: a, b")
 		}, false},
+		{"another Bucket's usage is summed", func(c *storagev1alpha1.Contract) {
+			c.Status.Usage = &storagev1alpha1.ContractUsage{Bytes: 0, Objects: 0, Size: "0 B", Buckets: 2}
+		}, false},
 		{"endpoint", func(c *storagev1alpha1.Contract) { c.Status.Endpoint = "http://127.0.0.1:7071" }, true},
 		{"state", func(c *storagev1alpha1.Contract) { c.Status.State = "cancelled" }, true},
 		{"secret name", func(c *storagev1alpha1.Contract) { c.Status.SecretName = "moved" }, true},
