@@ -44,8 +44,8 @@ type install struct {
 	objects []*unstructured.Unstructured
 	// namespace and serviceAccount are the manager's, from its Deployment.
 	namespace, serviceAccount string
-	// args are the manager container's arguments.
-	args []string
+	// args are the manager container's arguments, env the variables it sets (ContainerEnv).
+	args, env []string
 }
 
 // renderInstall renders config/default with kubectl's kustomize, as `kubectl apply -k` would.
@@ -81,6 +81,7 @@ func (e *environment) renderInstall(ctx context.Context) (*install, error) {
 		for _, c := range d.Spec.Template.Spec.Containers {
 			if c.Name == managerContainer {
 				in.namespace, in.serviceAccount, in.args = d.Namespace, d.Spec.Template.Spec.ServiceAccountName, c.Args
+				in.env = localenv.ContainerEnv(c)
 			}
 		}
 	}

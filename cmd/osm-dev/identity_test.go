@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -34,7 +35,7 @@ func TestInstallArgs(t *testing.T) {
 }
 
 // TestRenderInstall renders the shipped config/default: the manager's ServiceAccount, the
-// bindings that grant it its roles, and its Deployment's flags.
+// bindings that grant it its roles, and its Deployment's flags and environment.
 func TestRenderInstall(t *testing.T) {
 	root, err := localenv.ModuleRoot()
 	if err != nil {
@@ -51,6 +52,11 @@ func TestRenderInstall(t *testing.T) {
 	}
 	if !slices.Contains(in.args, "--leader-elect") {
 		t.Errorf("the Deployment's args %v lack --leader-elect", in.args)
+	}
+	// The runtime's tuning reaches the manager osm-dev runs; POD_NAMESPACE, from a field of the
+	// pod, does not.
+	if !slices.Contains(in.env, "GODEBUG=gcshrinkstackoff=1") || slices.ContainsFunc(in.env, func(v string) bool { return strings.HasPrefix(v, "POD_NAMESPACE=") }) {
+		t.Errorf("the manager's environment is %v, want the Deployment's GODEBUG and no POD_NAMESPACE", in.env)
 	}
 	var kinds []string
 	bound := 0

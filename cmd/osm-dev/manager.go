@@ -69,7 +69,8 @@ func (e *environment) startManager(ctx context.Context) error {
 			"--api-version=2", "--accept-multiclient", "--continue", bin, "--"}, args...)
 		bin = e.dlv
 	}
-	p, err := localenv.StartProcess("manager", e.path("logs", "manager.log"), bin, args, nil)
+	// The Deployment's environment too: it tunes the runtime (GODEBUG), not only the code.
+	p, err := localenv.StartProcess("manager", e.path("logs", "manager.log"), bin, args, e.install.env)
 	if err != nil {
 		return err
 	}

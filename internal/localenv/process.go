@@ -15,7 +15,22 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
+
+// ContainerEnv returns the variables that c sets to a value of its own, as NAME=value, for
+// running its binary on this machine as its pod would. Those taken from a field or a Secret
+// need a pod and are left out.
+func ContainerEnv(c corev1.Container) []string {
+	var env []string
+	for _, e := range c.Env {
+		if e.ValueFrom == nil {
+			env = append(env, e.Name+"="+e.Value)
+		}
+	}
+	return env
+}
 
 // BinDir is the folder holding the server binaries: $OSM_BIN_DIR, or bin/ at the module root.
 func BinDir() (string, error) {

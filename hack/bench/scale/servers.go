@@ -238,13 +238,7 @@ func deploymentEnv(path, container string) ([]string, error) {
 			if c.Name != container {
 				continue
 			}
-			var env []string
-			for _, e := range c.Env {
-				if e.ValueFrom == nil {
-					env = append(env, e.Name+"="+e.Value)
-				}
-			}
-			return env, nil
+			return localenv.ContainerEnv(c), nil
 		}
 	}
 }
