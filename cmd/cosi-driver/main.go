@@ -26,6 +26,7 @@ import (
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 	"github.com/object-storage-manager/object-storage-manager/internal/cosidriver"
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 	"github.com/object-storage-manager/object-storage-manager/internal/operator"
 	"github.com/object-storage-manager/object-storage-manager/internal/version"
 )
@@ -50,6 +51,7 @@ func main() {
 	flag.BoolVar(&opts.ContractAPIAllowInsecureHTTP, operator.AllowInsecureHTTPFlag, false,
 		"Accept a plain http contract API URL to a host that is not local.")
 	flag.DurationVar(&s3Time, "s3-timeout", 30*time.Second, "Timeout of one S3 request.")
+	flag.Var(&opts.AllowedEndpoints, egress.EndpointsFlag, egress.EndpointsUsage)
 	flag.StringVar(&rec.namespace, "record-namespace", os.Getenv("POD_NAMESPACE"),
 		"Namespace of the driver's grant records, one ConfigMap per access granted (env POD_NAMESPACE).")
 	flag.DurationVar(&rec.period, "revoke-period", time.Minute,
@@ -104,7 +106,8 @@ func run(opts operator.Options, socket, name string, s3Timeout time.Duration, re
 	}
 	log := ctrl.Log.WithName("cosi-driver")
 	driver := cosidriver.New(cosidriver.Options{Name: name, Kube: kube, RecordNamespace: rec.namespace,
-		Principals: contractclient.New(gen), S3Timeout: s3Timeout, Log: log})
+		Principals: contractclient.New(gen), S3Timeout: s3Timeout,
+		AllowedEndpoints: opts.AllowedEndpoints, Log: log})
 	lis, err := cosidriver.Listen(socket)
 	if err != nil {
 		return err

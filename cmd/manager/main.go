@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 	"github.com/object-storage-manager/object-storage-manager/internal/logging"
 	"github.com/object-storage-manager/object-storage-manager/internal/operator"
 	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
@@ -28,6 +29,8 @@ func main() {
 		"File holding the contract API's bearer token; read on every request, so it can be rotated in place.")
 	flag.DurationVar(&opts.ContractAPITimeout, "contract-api-timeout", 30*time.Second,
 		"Timeout of one contract API request.")
+	flag.Var(&opts.AllowedEndpoints, egress.EndpointsFlag, egress.EndpointsUsage)
+	flag.Var(&opts.AllowedNotificationEndpoints, egress.NotificationEndpointsFlag, egress.NotificationEndpointsUsage)
 	flag.BoolVar(&opts.ContractAPIAllowInsecureHTTP, operator.AllowInsecureHTTPFlag, false,
 		"Accept a plain http --contract-api-url to another machine, over which the bearer token and the secret keys cross the network unencrypted; without it only https, or http to a loopback address, is accepted.")
 	flag.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", tuning.Workers,

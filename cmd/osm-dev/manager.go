@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
@@ -32,6 +33,11 @@ func (e *environment) managerArgs() []string {
 		"--metrics-bind-address=" + hostPort(e.opts.metricsPort),
 		// Out of a pod the manager cannot tell its namespace; its lease goes where a pod's would.
 		"--leader-election-namespace=" + e.install.namespace,
+		// As a platform team would list its own S3 server, for the accounts tenants bring
+		// (Contract spec.credentials); and notification receivers a developer runs on this
+		// machine.
+		"--" + egress.EndpointsFlag + "=" + e.s3Endpoint,
+		"--" + egress.NotificationEndpointsFlag + "=http://127.0.0.1:*",
 	}
 	names := map[string]bool{}
 	for _, a := range local {

@@ -77,15 +77,16 @@ func (Policy) Record(_ *Input, st *storagev1alpha1.BucketStatus, policy string, 
 	st.Policy = canonicalRaw(policy)
 }
 
-// canonicalRaw is the status form of an observed policy: canonical JSON, nil for none.
+// canonicalRaw is the status form of an observed policy: canonical JSON, nil for none. What the
+// Store read has the shape of a policy (bucketpolicy.CheckShape), so it always has one; what does
+// not is never shown.
 func canonicalRaw(policy string) *runtime.RawExtension {
 	if policy == "" {
 		return nil
 	}
 	canonical, err := bucketpolicy.CanonicalPolicy([]byte(policy))
 	if err != nil {
-		// Whatever the server returned, status shows it as it came, if it is JSON at all.
-		return &runtime.RawExtension{Raw: []byte(policy)}
+		return nil
 	}
 	return &runtime.RawExtension{Raw: []byte(canonical)}
 }

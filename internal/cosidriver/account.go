@@ -22,9 +22,11 @@ type account struct {
 	ContractID       string
 	Endpoint, Region string
 	VirtualHosted    bool
-	AccessKeyID      string
-	SecretAccessKey  string
-	Form             bucketpolicy.Form
+	// TenantEndpoint: the Contract is over an existing account, whose endpoint a tenant named.
+	TenantEndpoint  bool
+	AccessKeyID     string
+	SecretAccessKey string
+	Form            bucketpolicy.Form
 }
 
 // errNotReady: the Contract exists but is not ready to be used yet (bought but not yet
@@ -69,7 +71,7 @@ func (d *Driver) account(ctx context.Context, ref contractRef) (account, error) 
 		return account{}, &errNotReady{msg: fmt.Sprintf("the Secret %s of Contract %s holds no key pair", st.SecretName, ref)}
 	}
 	a := account{ContractID: st.ContractID, Endpoint: st.Endpoint, Region: st.Region, VirtualHosted: st.VirtualHostedStyle,
-		AccessKeyID: key.AccessKeyID, SecretAccessKey: key.SecretAccessKey}
+		TenantEndpoint: c.Spec.Credentials != nil, AccessKeyID: key.AccessKeyID, SecretAccessKey: key.SecretAccessKey}
 	if f := st.BucketPolicy; f != nil {
 		a.Form = bucketpolicy.Form{ResourcePrefix: f.ResourcePrefix, Owner: f.OwnerPrincipal, OwnerNeedsAllow: f.OwnerNeedsAllow}
 	}
@@ -78,6 +80,10 @@ func (d *Driver) account(ctx context.Context, ref contractRef) (account, error) 
 
 // store is an S3 client with the account's keys.
 func (d *Driver) store(a account) objectstore.Store {
+	httpClient := d.httpClient
+	if a.TenantEndpoint {
+		httpClient = d.tenantClient
+	}
 	return objectstore.New(objectstore.Config{Endpoint: a.Endpoint, Region: a.Region, AccessKeyID: a.AccessKeyID,
-		SecretAccessKey: a.SecretAccessKey, VirtualHosted: a.VirtualHosted, HTTPClient: d.httpClient})
+		SecretAccessKey: a.SecretAccessKey, VirtualHosted: a.VirtualHosted, HTTPClient: httpClient})
 }

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 	"github.com/object-storage-manager/object-storage-manager/internal/keylock"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
@@ -40,6 +41,9 @@ type Options struct {
 	Principals contractclient.Principals
 	// S3Timeout bounds each S3 request (30 s when 0).
 	S3Timeout time.Duration
+	// AllowedEndpoints is where the S3 endpoint of a Contract over an existing account
+	// (spec.credentials, named by a tenant) may be; the manager's --allowed-endpoints.
+	AllowedEndpoints egress.Allowlist
 	// Log gets one line per call that failed, and what changed; never a secret.
 	Log logr.Logger
 }
@@ -51,7 +55,9 @@ type Driver struct {
 	recordNamespace string
 	principals      contractclient.Principals
 	httpClient      *http.Client
-	log             logr.Logger
+	// tenantClient reaches the endpoints tenants name, held to Options.AllowedEndpoints.
+	tenantClient *http.Client
+	log          logr.Logger
 
 	// locks serialise the calls on one bucket: a grant and a revoke each rewrite its policy.
 	locks keylock.Map
@@ -73,7 +79,7 @@ func New(opts Options) *Driver {
 		timeout = 30 * time.Second
 	}
 	return &Driver{name: name, kube: opts.Kube, recordNamespace: opts.RecordNamespace, principals: opts.Principals, log: opts.Log,
-		httpClient: objectstore.NewHTTPClient(timeout, 4)}
+		httpClient: objectstore.NewHTTPClient(timeout, 4, nil), tenantClient: objectstore.NewHTTPClient(timeout, 4, &opts.AllowedEndpoints)}
 }
 
 // DriverGetInfo implements cosi.IdentityServer.

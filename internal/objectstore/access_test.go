@@ -29,7 +29,7 @@ func TestAListingWithoutAnAnswerIsNotAllowed(t *testing.T) {
 	}))
 	defer srv.Close()
 	st := New(Config{Endpoint: srv.URL, Region: "us-east-1", AccessKeyID: "k", SecretAccessKey: "s", MaxAttempts: 1,
-		HTTPClient: NewHTTPClient(5*time.Second, 1)})
+		HTTPClient: NewHTTPClient(5*time.Second, 1, nil)})
 	check, err := st.CheckAccess(context.Background(), "b", "")
 	if err == nil || check.List {
 		t.Fatalf("CheckAccess after a dropped listing = %+v, %v; want an error, and listing not taken as allowed", check, err)

@@ -24,7 +24,7 @@ func TestAnsweredTellsARefusalFromNoAnswer(t *testing.T) {
 
 	for endpoint, want := range map[string]bool{srv.URL: true, nobody: false} {
 		st := New(Config{Endpoint: endpoint, Region: "us-east-1", AccessKeyID: "k", SecretAccessKey: "s", MaxAttempts: 1,
-			HTTPClient: NewHTTPClient(5*time.Second, 1)})
+			HTTPClient: NewHTTPClient(5*time.Second, 1, nil)})
 		_, err := st.BucketNames(context.Background())
 		if err == nil {
 			t.Fatalf("%s: no error", endpoint)

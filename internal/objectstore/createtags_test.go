@@ -108,7 +108,7 @@ func TestCreateBucketTagsAtCreationOnlyWhereTheServerKeepsThem(t *testing.T) {
 			srv := httptest.NewServer(stub)
 			defer srv.Close()
 			s := New(Config{Endpoint: srv.URL, Region: "us-east-1", AccessKeyID: "a", SecretAccessKey: "b",
-				HTTPClient: NewHTTPClient(10*time.Second, 2), MaxAttempts: 1})
+				HTTPClient: NewHTTPClient(10*time.Second, 2, nil), MaxAttempts: 1})
 			for i, bucket := range []string{"first", "second"} {
 				tagged, err := s.CreateBucket(context.Background(), bucket, CreateOptions{Tags: tags})
 				if err != nil {
@@ -146,7 +146,7 @@ func TestCreateTellsOnlyWhereTheServerKeepsTagsAndRefusesASecondCreation(t *test
 			srv := httptest.NewServer(stub)
 			defer srv.Close()
 			s := New(Config{Endpoint: srv.URL, Region: "us-east-1", AccessKeyID: "a", SecretAccessKey: "b",
-				HTTPClient: NewHTTPClient(10*time.Second, 2), MaxAttempts: 1})
+				HTTPClient: NewHTTPClient(10*time.Second, 2, nil), MaxAttempts: 1})
 			if s.CreateTells() {
 				t.Fatal("told before any creation")
 			}

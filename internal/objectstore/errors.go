@@ -8,6 +8,8 @@ import (
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 )
 
 // Errors the Bucket controller acts on. Store methods wrap the SDK's error so that both
@@ -17,6 +19,10 @@ var (
 	ErrBucketNotEmpty       = errors.New("the bucket is not empty")
 	ErrBucketTakenElsewhere = errors.New("another account owns a bucket of that name")
 	ErrAccessDenied         = errors.New("access denied")
+	// ErrNotAnAnswer: the server answered 200 with what the call never returns (an empty
+	// bucket list with no owner, a policy that is not a policy): another service answered, or
+	// the endpoint is not an S3 API. Nothing of it is kept.
+	ErrNotAnAnswer = errors.New("not an answer the call returns")
 )
 
 // codes maps S3 error codes to the errors above.
@@ -62,15 +68,19 @@ func ErrorCode(err error) string {
 // throttling. Everything else is the server refusing the request as it stands, including 501
 // Not Implemented (see IsNotImplemented), which no retry changes.
 func IsTransient(err error) bool {
+	if egress.Refused(err) || errors.Is(err, ErrNotAnAnswer) {
+		return false // a destination not allowed, an answer not read: the same next time
+	}
 	var resp *awshttp.ResponseError
-	if errors.As(err, &resp) {
+	if errors.As(err, &resp) && Answered(err) {
 		status := resp.HTTPStatusCode()
 		if status == http.StatusNotImplemented {
 			return false
 		}
 		return status >= http.StatusInternalServerError || status == http.StatusTooManyRequests
 	}
-	// No HTTP answer at all: connection refused, timeout, DNS.
+	// No HTTP answer at all: connection refused, timeout, DNS. (The SDK wraps those in a
+	// ResponseError too, with status 0.)
 	return true
 }
 
@@ -86,6 +96,9 @@ func Answered(err error) bool {
 // message, or the network failure. Request ids and host ids are left out, so the same failure
 // always reads the same.
 func Describe(err error) string {
+	if why, ok := egress.Reason(err); ok {
+		return why
+	}
 	var apiErr smithy.APIError
 	if errors.As(err, &apiErr) {
 		msg := apiErr.ErrorCode()

@@ -68,7 +68,7 @@ func awsFake(t *testing.T) Store {
 	srv := httptest.NewServer(&awsSubresources{docs: map[string][]byte{}})
 	t.Cleanup(srv.Close)
 	return New(Config{Endpoint: srv.URL, Region: "us-east-1", AccessKeyID: "k", SecretAccessKey: "s", MaxAttempts: 1,
-		HTTPClient: NewHTTPClient(5*time.Second, 1)})
+		HTTPClient: NewHTTPClient(5*time.Second, 1, nil)})
 }
 
 func TestEncryptionBlockAndLoggingRoundTripAsAWSAnswersThem(t *testing.T) {
@@ -127,7 +127,7 @@ func TestA405ForASubresourceIsTheServerLackingIt(t *testing.T) {
 	}))
 	defer srv.Close()
 	st := New(Config{Endpoint: srv.URL, Region: "us-east-1", AccessKeyID: "k", SecretAccessKey: "s", MaxAttempts: 1,
-		HTTPClient: NewHTTPClient(5*time.Second, 1)})
+		HTTPClient: NewHTTPClient(5*time.Second, 1, nil)})
 	err := st.PutLogging(context.Background(), "b", Logging{TargetBucket: "logs"})
 	if !IsNotImplemented(err) || IsTransient(err) {
 		t.Errorf("IsNotImplemented(%v) = false or IsTransient true", err)

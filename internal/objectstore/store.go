@@ -16,6 +16,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go/middleware"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/bucketpolicy"
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
+	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
 )
 
 // Store is the set of bucket calls the Bucket controller makes. Reads never change anything.
@@ -114,6 +118,10 @@ type Account struct {
 	AccessKeyID     string
 	SecretAccessKey string
 	VirtualHosted   bool
+	// TenantEndpoint says a tenant named the endpoint (an account of spec.credentials), rather
+	// than the provider reporting it for an account it sold: every connection to it is held to
+	// the platform's list of allowed endpoints (egress.Allowlist).
+	TenantEndpoint bool
 }
 
 // Config says how to reach an S3 endpoint.
@@ -133,15 +141,14 @@ type Config struct {
 	APIOptions []func(*middleware.Stack) error
 }
 
-// NewHTTPClient returns the client Stores share: each request bounded by timeout, and up to
-// conns idle connections kept per endpoint. net/http keeps two by default, so with more workers
-// than that calling one endpoint most calls would open (and leave in TIME_WAIT) a connection of
-// their own.
-func NewHTTPClient(timeout time.Duration, conns int) *http.Client {
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.MaxIdleConnsPerHost = max(conns, 2)
-	transport.MaxIdleConns = max(transport.MaxIdleConns, transport.MaxIdleConnsPerHost)
-	return &http.Client{Timeout: timeout, Transport: transport}
+// NewHTTPClient returns the client Stores share: each request bounded by timeout, each answer by
+// tuning.MaxS3Answer (less for some calls, see answerLimits), no redirect followed to another
+// host, and up to conns idle connections kept per endpoint. net/http keeps two by default, so
+// with more workers than that calling one endpoint most calls would open (and leave in
+// TIME_WAIT) a connection of their own. With allow, it connects only where allow says: the
+// client of endpoints tenants name.
+func NewHTTPClient(timeout time.Duration, conns int, allow *egress.Allowlist) *http.Client {
+	return egress.NewClient(egress.ClientConfig{Allow: allow, Timeout: timeout, IdleConnsPerHost: conns, MaxAnswer: tuning.MaxS3Answer})
 }
 
 // New returns a Store for one account on one endpoint. It is cheap: the connections live in
@@ -172,7 +179,7 @@ func newClient(cfg Config) *s3.Client {
 		UsePathStyle: !cfg.VirtualHosted,
 		HTTPClient:   cfg.HTTPClient,
 		Retryer:      retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = attempts }),
-		APIOptions:   cfg.APIOptions,
+		APIOptions:   append([]func(*middleware.Stack) error{answerLimits}, cfg.APIOptions...),
 		// Checksums only where S3 requires them: not every server speaks the newer ones.
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
@@ -210,6 +217,11 @@ func (s *store) BucketNames(ctx context.Context) ([]string, error) {
 		page, err := p.NextPage(ctx)
 		if err != nil {
 			return nil, classify(fmt.Errorf("listing buckets: %w", err))
+		}
+		if page.Owner == nil {
+			// Every ListBuckets answer names the account; a 200 without one (an empty body)
+			// is some other server's, and proves nothing about the keys.
+			return nil, fmt.Errorf("listing buckets: %w: the answer names no owner", ErrNotAnAnswer)
 		}
 		for _, b := range page.Buckets {
 			names = append(names, aws.ToString(b.Name))
@@ -445,7 +457,11 @@ func (s *store) Policy(ctx context.Context, bucket string) (string, error) {
 	if err != nil {
 		return "", classify(wrap("reading policy of bucket", bucket, err))
 	}
-	return aws.ToString(out.Policy), nil
+	policy := aws.ToString(out.Policy)
+	if err := bucketpolicy.CheckShape([]byte(policy)); err != nil {
+		return "", fmt.Errorf("reading policy of bucket %q: %w: %w", bucket, ErrNotAnAnswer, err)
+	}
+	return policy, nil
 }
 
 func (s *store) PutPolicy(ctx context.Context, bucket, policy string) error {

@@ -39,6 +39,7 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 	paascontroller "github.com/object-storage-manager/object-storage-manager/internal/controller/paas"
 	storagecontroller "github.com/object-storage-manager/object-storage-manager/internal/controller/storage"
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 	"github.com/object-storage-manager/object-storage-manager/internal/index"
 	"github.com/object-storage-manager/object-storage-manager/internal/metrics"
 	"github.com/object-storage-manager/object-storage-manager/internal/metricsauth"
@@ -67,6 +68,15 @@ type Options struct {
 	ContractAPITokenFile string
 	// ContractAPITimeout bounds one contract API request.
 	ContractAPITimeout time.Duration
+	// AllowedEndpoints are the S3 endpoints a tenant may name for an account of its own
+	// (Contract spec.credentials): checked at admission and before every connection. Empty,
+	// the default, allows none. Endpoints the contract API reports for the accounts it sells
+	// are the provider's, and need no listing.
+	AllowedEndpoints egress.Allowlist
+	// AllowedNotificationEndpoints are the URLs a Bucket's notifications may push events to;
+	// empty allows none.
+	AllowedNotificationEndpoints egress.Allowlist
+
 	// ContractAPIAllowInsecureHTTP accepts a plain http ContractAPIURL to a host that is not a
 	// loopback address, over which the bearer token and the secret keys the API returns cross
 	// the network in the clear. Off: such a URL is refused (checkContractAPIURL).
@@ -176,6 +186,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := (&storagecontroller.ContractReconciler{
 		Client:                  mgr.GetClient(),
 		API:                     contractclient.New(api),
+		AllowedEndpoints:        opts.AllowedEndpoints,
 		APIReader:               mgr.GetAPIReader(),
 		Stores:                  stores,
 		Recorder:                mgr.GetEventRecorder("contract-controller"),
@@ -191,6 +202,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder("bucket-controller"),
 		Topics:                  contractclient.New(api),
+		NotificationEndpoints:   opts.AllowedNotificationEndpoints,
 		ResyncPeriod:            opts.ResyncPeriod,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		// A Bucket is not deleted while an Application links it.
@@ -238,7 +250,8 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		}
 	}
 	if opts.EnableWebhooks {
-		if err := storagewebhook.SetupWebhooksWithManager(mgr); err != nil {
+		if err := storagewebhook.SetupWebhooksWithManager(mgr, storagewebhook.Options{
+			Endpoints: opts.AllowedEndpoints, NotificationEndpoints: opts.AllowedNotificationEndpoints}); err != nil {
 			return nil, fmt.Errorf("setting up the storage webhooks: %w", err)
 		}
 		if err := paaswebhook.SetupWebhooksWithManager(mgr, opts.IngressDomains); err != nil {
@@ -334,35 +347,47 @@ func SecretTransform(obj any) (any, error) {
 	return secret, nil
 }
 
-// storeFactory opens S3 endpoints with one shared HTTP client, so connections are reused across
+// storeFactory opens S3 endpoints with shared HTTP clients, so connections are reused across
 // reconciles and every request is bounded. It keeps one Store per endpoint and key pair (a
 // Contract's account), built once rather than on every pass.
 func storeFactory(opts Options) storagecontroller.StoreFactory {
 	// Every worker of the Bucket controller may call the same endpoint at once.
-	httpClient := s3HTTPClient(opts, max(opts.MaxConcurrentReconciles, 1))
+	clients := newS3Clients(opts, max(opts.MaxConcurrentReconciles, 1))
 	stores := &storeCache{}
 	return func(a objectstore.Account) objectstore.Store {
-		return stores.get(a, func() objectstore.Store { return objectstore.New(countedS3Config(opts, httpClient, a)) })
+		return stores.get(a, func() objectstore.Store { return objectstore.New(countedS3Config(opts, clients.of(a), a)) })
 	}
 }
 
 // keyCheckStores opens an S3 endpoint with a BucketAccess's key, to check what the key can do.
 // Unlike storeFactory it keeps nothing: keys rotate, and each is checked a few times at most.
 func keyCheckStores(opts Options) storagecontroller.StoreFactory {
-	httpClient := s3HTTPClient(opts, 2)
+	clients := newS3Clients(opts, 2)
 	return func(a objectstore.Account) objectstore.Store {
-		return objectstore.New(countedS3Config(opts, httpClient, a))
+		return objectstore.New(countedS3Config(opts, clients.of(a), a))
 	}
 }
 
-// s3HTTPClient is the HTTP client of one kind of S3 caller: every request bounded by
-// --s3-timeout, up to conns idle connections kept per endpoint.
-func s3HTTPClient(opts Options, conns int) *http.Client {
+// s3Clients are the HTTP clients of one kind of S3 caller: every request bounded by
+// --s3-timeout, up to conns idle connections kept per endpoint; one for the endpoints the
+// provider reports, one held to the platform's allowlist for the endpoints tenants name.
+type s3Clients struct{ provider, tenant *http.Client }
+
+func newS3Clients(opts Options, conns int) s3Clients {
 	timeout := opts.S3Timeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	return objectstore.NewHTTPClient(timeout, conns)
+	return s3Clients{provider: objectstore.NewHTTPClient(timeout, conns, nil),
+		tenant: objectstore.NewHTTPClient(timeout, conns, &opts.AllowedEndpoints)}
+}
+
+// of is the client that reaches a's endpoint.
+func (c s3Clients) of(a objectstore.Account) *http.Client {
+	if a.TenantEndpoint {
+		return c.tenant
+	}
+	return c.provider
 }
 
 // countedS3Config is how a controller reaches an S3 endpoint with one key pair: its calls
@@ -374,8 +399,10 @@ func countedS3Config(opts Options, httpClient *http.Client, a objectstore.Accoun
 }
 
 // listerFactory opens a backup bucket for the Application controller, over its own HTTP client.
+// Its keys are a BucketAccess's, which only a provider's account has, so the endpoint is the
+// provider's.
 func listerFactory(opts Options) func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Lister {
-	httpClient := s3HTTPClient(opts, max(opts.MaxConcurrentReconciles, 1))
+	httpClient := newS3Clients(opts, max(opts.MaxConcurrentReconciles, 1)).provider
 	return func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Lister {
 		return objectstore.NewLister(objectstore.Config{Endpoint: endpoint, Region: region, AccessKeyID: accessKeyID,
 			SecretAccessKey: secretAccessKey, HTTPClient: httpClient, MaxAttempts: opts.S3MaxAttempts})
@@ -420,8 +447,12 @@ func NewContractAPIClient(opts Options) (contractapi.ClientWithResponsesInterfac
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
+	// The platform's own server, so reached wherever it is; but its answers are bounded and its
+	// redirects not followed elsewhere, as every answer the manager reads.
+	httpClient := egress.NewClient(egress.ClientConfig{Timeout: timeout, MaxAnswer: tuning.MaxContractAPIAnswer,
+		Wrap: metrics.CountContractAPI})
 	return contractapi.NewClientWithResponses(url,
-		contractapi.WithHTTPClient(&http.Client{Timeout: timeout, Transport: metrics.CountContractAPI(nil)}),
+		contractapi.WithHTTPClient(httpClient),
 		contractapi.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
 			token, err := readToken(tokenFile)
 			if err != nil {

@@ -73,3 +73,23 @@ const BackupsListInterval = 5 * time.Minute
 // entries behind. Keeping one per Contract's account took N=1000 from 213 s to 76 s (manager CPU
 // 11.8 to 9.2 s) against building one every pass; 1,024 accounts is far above a cluster's.
 const MaxStores = 1024
+
+// MaxS3Answer is the most the manager reads of one S3 answer: a bucket's configuration (ACL,
+// lifecycle, CORS, notifications, ...) is a few KiB, and AWS's largest (1,000 lifecycle rules)
+// about 500 KiB. With every worker reading one at once, 32 MiB at most is in flight, well under
+// the manager's 256 MiB limit, whatever a tenant's endpoint sends.
+const MaxS3Answer = 1 << 20
+
+// MaxS3ListAnswer is the most read of one page of a listing (buckets, objects): ListBuckets
+// pages hold up to 10,000 names at AWS, about 2 MiB; the manager asks object listings for far
+// fewer keys.
+const MaxS3ListAnswer = 8 << 20
+
+// MaxPolicyAnswer is the most read of a bucket policy: AWS allows 20 KiB; other servers take
+// longer policies, and a composed policy (the spec's and a statement set per BucketAccess) may
+// be, so six times that, about 250 BucketAccesses on one bucket.
+const MaxPolicyAnswer = 128 << 10
+
+// MaxContractAPIAnswer is the most read of one answer of the contract API: its largest, a
+// listing of a contract's principals or usage, is a few KiB per hundred entries.
+const MaxContractAPIAnswer = 1 << 20

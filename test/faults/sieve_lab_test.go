@@ -84,7 +84,7 @@ func startLab(ctx context.Context) (*lab, error) {
 		stk.ManagerArgs = []string{"--zap-log-level=debug"}
 	}
 	store := objectstore.New(objectstore.Config{Endpoint: stk.S3.Direct, Region: stk.S3.Region,
-		AccessKeyID: stk.S3.AdminAccessKey, SecretAccessKey: stk.S3.AdminSecretKey, HTTPClient: objectstore.NewHTTPClient(10*time.Second, 4)})
+		AccessKeyID: stk.S3.AdminAccessKey, SecretAccessKey: stk.S3.AdminSecretKey, HTTPClient: objectstore.NewHTTPClient(10*time.Second, 4, nil)})
 	return &lab{ctx: ctx, stk: stk, tap: tap, store: store}, nil
 }
 

@@ -67,6 +67,7 @@ type BucketAccessSpec struct {
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:XValidation:rule="!self.contains('..')",message="prefix may not contain '..'"
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/')",message="prefix may not start with '/'"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[[:cntrl:]]')",message="may not contain control characters (a newline, a tab, ...)"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('[$*?]')",message="prefix may not contain '$', '*' or '?': in a bucket policy they are variables and wildcards"
 	Prefix string `json:"prefix,omitempty"`
 

@@ -86,6 +86,16 @@ const (
 	// ReasonEndpointUnreachable: the S3 endpoint of a Contract of spec.credentials did not
 	// answer, or its TLS certificate is not trusted.
 	ReasonEndpointUnreachable = "EndpointUnreachable"
+	// ReasonEndpointNotAllowed: an endpoint the resource names (a Contract's S3 endpoint, a
+	// Bucket's notification receiver) is not on the platform's list of allowed endpoints; the
+	// operator never calls it.
+	ReasonEndpointNotAllowed = "EndpointNotAllowed"
+	// ReasonAnswerRefused: an S3 endpoint answered with what the operator does not accept: longer
+	// than the operator reads of it, a redirect to another host, or not what the call returns.
+	ReasonAnswerRefused = "AnswerRefused"
+	// ReasonInvalidConfiguration: a value the resource or its Secret gives cannot be used, for
+	// example a region that is not one.
+	ReasonInvalidConfiguration = "InvalidConfiguration"
 	// ReasonInvalidName: the resource's name cannot work (for example a Contract name too long
 	// to label its Secret); nothing was bought or created.
 	ReasonInvalidName = "InvalidName"

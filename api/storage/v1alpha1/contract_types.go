@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"regexp"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -44,6 +46,7 @@ type ContractSpec struct {
 	// says what it chose. It cannot change.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z0-9][A-Za-z0-9._-]*$')",message="a region is letters, digits, '.', '_' and '-', starting with a letter or digit: us-east-1"
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",messageExpression="'region cannot change (was ' + oldSelf + ')'"
 	Region string `json:"region,omitempty"`
 
@@ -107,6 +110,7 @@ type ContractCredentials struct {
 	// us-east-1.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z0-9][A-Za-z0-9._-]*$')",message="a region is letters, digits, '.', '_' and '-', starting with a letter or digit: us-east-1"
 	Region string `json:"region,omitempty"`
 
 	// forcePathStyle addresses buckets as <endpoint>/<bucket> (MinIO, Ceph RGW, most S3 servers
@@ -115,6 +119,14 @@ type ContractCredentials struct {
 	// +optional
 	ForcePathStyle *bool `json:"forcePathStyle,omitempty"`
 }
+
+// regionPattern is what a region may be, as the CRD's rule on spec.region and
+// spec.credentials.region says: it goes into request signatures and into the Secret formats.
+var regionPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// ValidRegion reports whether region is one the CRD would admit: for a region that reaches the
+// operator another way (a Secret's AWS_REGION).
+func ValidRegion(region string) bool { return len(region) <= 63 && regionPattern.MatchString(region) }
 
 // ContractStatus is what the provider reported for the contract.
 type ContractStatus struct {

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/bucketsettings"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
 
@@ -153,6 +155,16 @@ func (f deletionDenied) ready(b *storagev1alpha1.Bucket) *engine.Condition {
 }
 
 func (f s3Failed) ready(b *storagev1alpha1.Bucket) *engine.Condition {
+	switch {
+	case errors.Is(f.err, egress.ErrNotAllowed):
+		return engine.False(storagev1alpha1.ReasonEndpointNotAllowed, fmt.Sprintf(
+			"%s: the platform decides which endpoints the operator calls for a tenant (the manager's --%s); Contract %s's endpoint is not among them",
+			objectstore.Describe(f.err), egress.EndpointsFlag, b.Spec.ContractName))
+	case egress.Refused(f.err) || errors.Is(f.err, objectstore.ErrNotAnAnswer):
+		return engine.False(storagev1alpha1.ReasonAnswerRefused, fmt.Sprintf(
+			"The S3 endpoint %s answered with what the operator does not accept (%s); nothing of it is kept, and it is asked again after the resync period",
+			b.Status.Endpoint, objectstore.Describe(f.err)))
+	}
 	if objectstore.IsTransient(f.err) {
 		return engine.False(storagev1alpha1.ReasonS3Unavailable,
 			fmt.Sprintf("The S3 endpoint %s failed: %s; retrying", b.Status.Endpoint, objectstore.Describe(f.err)))

@@ -26,6 +26,7 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
 	"github.com/object-storage-manager/object-storage-manager/internal/credentials"
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 	"github.com/object-storage-manager/object-storage-manager/internal/index"
 	"github.com/object-storage-manager/object-storage-manager/internal/keylock"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
@@ -34,11 +35,12 @@ import (
 // StoreFactory returns a Store for one account on one S3 endpoint.
 type StoreFactory func(objectstore.Account) objectstore.Store
 
-// accountOf is the account of contract's status, with key.
+// accountOf is the account of contract's status, with key. The endpoint of an existing account
+// is a tenant's word, so every connection to it is held to the platform's allowlist.
 func accountOf(contract *storagev1alpha1.Contract, key contractclient.Credentials) objectstore.Account {
 	st := &contract.Status
 	return objectstore.Account{Endpoint: st.Endpoint, Region: st.Region, AccessKeyID: key.AccessKeyID,
-		SecretAccessKey: key.SecretAccessKey, VirtualHosted: st.VirtualHostedStyle}
+		SecretAccessKey: key.SecretAccessKey, VirtualHosted: st.VirtualHostedStyle, TenantEndpoint: existingAccount(contract)}
 }
 
 // BucketReconciler makes a bucket, with the settings of its spec, for each Bucket.
@@ -63,6 +65,9 @@ type BucketReconciler struct {
 	// Topics makes the provider's topics the spec's notifications publish to; without it,
 	// notifications are Unsupported.
 	Topics contractclient.Topics
+	// NotificationEndpoints are where notifications may push events; the empty list allows
+	// none.
+	NotificationEndpoints egress.Allowlist
 	// Usage is the provider's contract API, for what each bucket holds and its quota; nil:
 	// no provider to ask (usage and quotas are then unsupported).
 	Usage contractclient.Usage

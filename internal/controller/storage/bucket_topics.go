@@ -10,12 +10,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/bucketsettings"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 )
 
 // A Bucket's notifications publish to topics the operator asks the Contract's provider for,
@@ -48,7 +50,12 @@ func (k bucketKind) ensureTopics(ctx context.Context, b *storagev1alpha1.Bucket,
 			bucketsettings.ErrTopicsUnsupported, b.Spec.ContractName)
 		return bucketOutcome{}, false
 	}
-	for _, n := range b.Spec.Notifications {
+	for i, n := range b.Spec.Notifications {
+		// The provider pushes to the endpoint from inside its network: only where the platform
+		// allows is a topic ever asked for.
+		if err := k.NotificationEndpoints.CheckURL(n.Endpoint); err != nil {
+			return found.end(notificationNotAllowed{index: i, err: err}, 0, reconcile.TerminalError(err)), true
+		}
 		name := topicName(b, n.Name)
 		rec := storedTopic(b, name)
 		if rec != nil && rec.ARN != "" && rec.Endpoint == n.Endpoint {
@@ -187,6 +194,18 @@ func (k bucketKind) topicsFailed(found bucketFound, err error) bucketOutcome {
 
 // topicsFailed: the contract API failed a call for the Bucket's notification topics.
 type topicsFailed struct{ err *contractclient.Error }
+
+// notificationNotAllowed: a notification's endpoint is not on the platform's list.
+type notificationNotAllowed struct {
+	index int
+	err   error
+}
+
+func (f notificationNotAllowed) ready(*storagev1alpha1.Bucket) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonEndpointNotAllowed, fmt.Sprintf(
+		"spec.notifications[%d].endpoint: %s: the platform decides where events may be pushed (the manager's --%s); "+
+			"no topic was asked for, and the rest of the spec waits", f.index, f.err, egress.NotificationEndpointsFlag))
+}
 
 func (f topicsFailed) ready(*storagev1alpha1.Bucket) *engine.Condition {
 	reason := storagev1alpha1.ReasonContractAPIRejected

@@ -46,7 +46,7 @@ func accessCluster(t *testing.T, api *fakeapi.API, intercept ...interceptor.Func
 		// Nothing answers here: a check of the key fails, which these tests do not need.
 		Stores: func(a objectstore.Account) objectstore.Store {
 			return objectstore.New(objectstore.Config{Endpoint: "http://127.0.0.1:1", Region: a.Region, AccessKeyID: a.AccessKeyID, SecretAccessKey: a.SecretAccessKey, MaxAttempts: 1,
-				HTTPClient: objectstore.NewHTTPClient(time.Second, 1)})
+				HTTPClient: objectstore.NewHTTPClient(time.Second, 1, nil)})
 		}}
 	return cluster, a, r
 }

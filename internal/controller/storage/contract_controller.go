@@ -27,6 +27,7 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
 	"github.com/object-storage-manager/object-storage-manager/internal/credentials"
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 	"github.com/object-storage-manager/object-storage-manager/internal/index"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 	"github.com/object-storage-manager/object-storage-manager/internal/ttlcache"
@@ -47,6 +48,9 @@ type ContractReconciler struct {
 	// Stores opens the contract's S3 endpoint with a key pair: a new key is tried there before
 	// it goes into the Secret.
 	Stores StoreFactory
+	// AllowedEndpoints are the S3 endpoints a Contract of spec.credentials may name; the empty
+	// list allows none.
+	AllowedEndpoints egress.Allowlist
 	// Recorder emits events on the Contract.
 	Recorder events.EventRecorder
 	// ResyncPeriod is how often a Ready Contract is read back from the provider, which finds a

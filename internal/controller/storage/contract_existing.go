@@ -18,6 +18,7 @@ import (
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
 	"github.com/object-storage-manager/object-storage-manager/internal/credentials"
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
 
@@ -45,6 +46,14 @@ func (k contractKind) useExisting(ctx context.Context, c *storagev1alpha1.Contra
 	c.Status.ContractID, c.Status.Plan, c.Status.BucketPolicy = "", "", nil
 	c.Status.SecretName, c.Status.AccessKeyID = c.SecretNameOrDefault(), acct.AccessKeyID
 	c.Status.Endpoint, c.Status.Region, c.Status.VirtualHostedStyle = acct.Endpoint, acct.Region, acct.VirtualHosted
+	if !storagev1alpha1.ValidRegion(acct.Region) {
+		return k.unusable(c, found, invalidConfiguration{fmt.Sprintf("The region %q is not a region: letters, digits, '.', '_' and '-' "+
+			"(set spec.credentials.region, or AWS_REGION in Secret %s)", acct.Region, c.SecretNameOrDefault())})
+	}
+	// The endpoint is the tenant's word: only where the platform allows is it ever called.
+	if err := k.AllowedEndpoints.CheckURL(acct.Endpoint); err != nil {
+		return k.unusable(c, found, endpointNotAllowed{err})
+	}
 	if err := k.checkExisting(ctx, c, acct); err != nil {
 		return k.existingFailed(c, found, err)
 	}
@@ -96,7 +105,8 @@ func (k contractKind) existingSecret(ctx context.Context, c *storagev1alpha1.Con
 func existingAccountOf(c *storagev1alpha1.Contract, secret *corev1.Secret) (objectstore.Account, string) {
 	creds := c.Spec.Credentials
 	key := credentials.KeyOf(secret)
-	a := objectstore.Account{Endpoint: creds.Endpoint, Region: creds.Region, AccessKeyID: key.AccessKeyID, SecretAccessKey: key.SecretAccessKey}
+	a := objectstore.Account{Endpoint: creds.Endpoint, Region: creds.Region, AccessKeyID: key.AccessKeyID, SecretAccessKey: key.SecretAccessKey,
+		TenantEndpoint: true}
 	if a.Endpoint == "" {
 		a.Endpoint = string(secret.Data[storagev1alpha1.SecretKeyEndpointURL])
 	}
@@ -153,6 +163,17 @@ func (k contractKind) checkExisting(ctx context.Context, c *storagev1alpha1.Cont
 // existingFailed ends a pass whose check of the keys failed: an answer that may change by itself
 // is retried with backoff, a refusal waits for the Secret or the spec to change (or a resync).
 func (k contractKind) existingFailed(c *storagev1alpha1.Contract, found contractFound, err error) contractOutcome {
+	switch {
+	case errors.Is(err, egress.ErrNotAllowed):
+		return k.unusable(c, found, endpointNotAllowed{err})
+	case egress.Refused(err) || errors.Is(err, objectstore.ErrNotAnAnswer):
+		return k.unusable(c, found, answerRefused{err})
+	case objectstore.ErrorCode(err) == "AuthorizationHeaderMalformed":
+		// The endpoint answered: the region is not one it serves.
+		return k.unusable(c, found, invalidConfiguration{fmt.Sprintf("The S3 endpoint %s does not serve region %s (%s): "+
+			"set spec.credentials.region, or AWS_REGION in Secret %s, to the endpoint's region", c.Status.Endpoint, c.Status.Region,
+			objectstore.Describe(err), c.SecretNameOrDefault())})
+	}
 	if isUntrusted(err) || !objectstore.Answered(err) {
 		return k.unusable(c, found, endpointUnreachable{err})
 	}
@@ -208,7 +229,30 @@ type (
 	endpointUnreachable struct{ err error }
 	// existingS3Failed: the endpoint failed in a way that may pass.
 	existingS3Failed struct{ err error }
+	// endpointNotAllowed: the endpoint is not on the platform's list.
+	endpointNotAllowed struct{ err error }
+	// answerRefused: the endpoint answered with what the manager does not read: too long, a
+	// redirect elsewhere, or not what the call returns.
+	answerRefused struct{ err error }
+	// invalidConfiguration: a value of spec.credentials or of its Secret cannot be used.
+	invalidConfiguration struct{ what string }
 )
+
+func (f endpointNotAllowed) ready(*storagev1alpha1.Contract) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonEndpointNotAllowed, fmt.Sprintf(
+		"%s: the platform decides which S3 endpoints tenants may name (the manager's --%s); ask your platform team to list it, "+
+			"or name an endpoint it allows; nothing was called", objectstore.Describe(f.err), egress.EndpointsFlag))
+}
+
+func (f answerRefused) ready(c *storagev1alpha1.Contract) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonAnswerRefused, fmt.Sprintf(
+		"The S3 endpoint %s answered with what the operator does not accept (%s): check that spec.credentials.endpoint "+
+			"(or AWS_ENDPOINT_URL) is the S3 API itself, not a proxy or a page in front of it", c.Status.Endpoint, objectstore.Describe(f.err)))
+}
+
+func (f invalidConfiguration) ready(*storagev1alpha1.Contract) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonInvalidConfiguration, f.what)
+}
 
 func (existingAvailable) ready(c *storagev1alpha1.Contract) *engine.Condition {
 	return engine.True(storagev1alpha1.ReasonAvailable, fmt.Sprintf(

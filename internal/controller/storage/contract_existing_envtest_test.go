@@ -1,6 +1,9 @@
 package storage_test
 
 import (
+	"net/http"
+	"net/http/httptest"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
@@ -110,9 +113,41 @@ var _ = Describe("A Contract over an account the user has, on versitygw", func()
 		Expect(cond.Message).To(HavePrefix("Secret nothing-here does not exist in namespace " + ns))
 
 		secret := keysSecret(ns, "nothing-here", stk.S3.AdminAccessKey, stk.S3.AdminSecretKey)
-		secret.Data[storagev1alpha1.SecretKeyEndpointURL] = []byte("http://127.0.0.1:1")
+		secret.Data[storagev1alpha1.SecretKeyEndpointURL] = []byte(deadEndpoint)
 		Expect(k8s.Create(ctx, secret)).To(Succeed())
 		cond = contractNotReady(ctx, c, storagev1alpha1.ReasonEndpointUnreachable)
-		Expect(cond.Message).To(ContainSubstring("The S3 endpoint http://127.0.0.1:1 did not answer"))
+		Expect(cond.Message).To(ContainSubstring("The S3 endpoint " + deadEndpoint + " did not answer"))
+	})
+
+	It("never calls an endpoint of the Secret that the platform does not allow", func(ctx SpecContext) {
+		// No admission sees the Secret's AWS_ENDPOINT_URL: the controller checks it, before
+		// any connection.
+		metadata := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			defer GinkgoRecover()
+			Fail("the manager called an endpoint the platform does not allow")
+		}))
+		DeferCleanup(metadata.Close)
+		secret := keysSecret(ns, "elsewhere-keys", stk.S3.AdminAccessKey, stk.S3.AdminSecretKey)
+		secret.Data[storagev1alpha1.SecretKeyEndpointURL] = []byte(metadata.URL)
+		Expect(k8s.Create(ctx, secret)).To(Succeed())
+		c := newContract(ns, "elsewhere", func(c *storagev1alpha1.Contract) {
+			c.Spec = storagev1alpha1.ContractSpec{Credentials: &storagev1alpha1.ContractCredentials{SecretName: "elsewhere-keys"}}
+		})
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		cond := contractNotReady(ctx, c, storagev1alpha1.ReasonEndpointNotAllowed)
+		Expect(cond.Message).To(Equal(metadata.URL + " is not on the platform's list of allowed endpoints: the platform decides which S3 " +
+			"endpoints tenants may name (the manager's --allowed-endpoints); ask your platform team to list it, or name an endpoint it allows; nothing was called"))
+	})
+
+	It("refuses a region of the Secret that is not a region, before calling the endpoint", func(ctx SpecContext) {
+		secret := keysSecret(ns, "newline-keys", stk.S3.AdminAccessKey, stk.S3.AdminSecretKey)
+		secret.Data[storagev1alpha1.SecretKeyRegion] = []byte("us-east-1\n[default]")
+		Expect(k8s.Create(ctx, secret)).To(Succeed())
+		c := newContract(ns, "newline", func(c *storagev1alpha1.Contract) {
+			c.Spec = storagev1alpha1.ContractSpec{Credentials: &storagev1alpha1.ContractCredentials{SecretName: "newline-keys"}}
+		})
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		cond := contractNotReady(ctx, c, storagev1alpha1.ReasonInvalidConfiguration)
+		Expect(cond.Message).To(HavePrefix(`The region "us-east-1\n[default]" is not a region`))
 	})
 })

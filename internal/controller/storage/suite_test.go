@@ -55,8 +55,14 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	stk.ManagerOptions.ResyncPeriod = resyncPeriod
 	stk.ManagerOptions.S3APIOptions = append(stk.ManagerOptions.S3APIOptions, calls.middleware)
+	// The platform of this suite also lists a port nothing listens on: an allowed endpoint
+	// that does not answer.
+	Expect(stk.ManagerOptions.AllowedEndpoints.Set(deadEndpoint)).To(Succeed())
 	Expect(stk.StartManager()).To(Succeed())
 }, NodeTimeout(3*time.Minute))
+
+// deadEndpoint is on the suite's list of allowed endpoints, and nothing answers there.
+const deadEndpoint = "http://127.0.0.1:1"
 
 // s3AccessLog is versitygw's access log (AWS's server access log format).
 var s3AccessLog string

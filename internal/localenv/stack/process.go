@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
@@ -43,6 +44,8 @@ func (s *Stack) startManagerProcess() error {
 		"--metrics-bind-address=" + o.MetricsBindAddress,
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(healthPort),
 		"--enable-webhooks=false",
+		"--" + egress.EndpointsFlag + "=" + o.AllowedEndpoints.String(),
+		"--" + egress.NotificationEndpointsFlag + "=" + o.AllowedNotificationEndpoints.String(),
 	}
 	// Unset durations keep the flags' defaults, as the in-process manager keeps its own.
 	if o.ResyncPeriod > 0 {

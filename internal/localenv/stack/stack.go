@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractserver"
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv/faults"
 	"github.com/object-storage-manager/object-storage-manager/internal/operator"
@@ -144,11 +145,23 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// As a platform would: the S3 server tenants may name for an account of their own is this
+	// stack's, and the test receivers of notifications listen on loopback.
+	endpoints, err := egress.ParseList(s.S3.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	receivers, err := egress.ParseList("http://127.0.0.1:*")
+	if err != nil {
+		return nil, err
+	}
 	s.ManagerOptions = operator.Options{
-		ContractAPIURL:          s.ContractAPI.URL,
-		ContractAPITokenFile:    s.ContractAPI.TokenFile,
-		ContractAPITimeout:      10 * time.Second,
-		MaxConcurrentReconciles: 2,
+		AllowedEndpoints:             endpoints,
+		AllowedNotificationEndpoints: receivers,
+		ContractAPIURL:               s.ContractAPI.URL,
+		ContractAPITokenFile:         s.ContractAPI.TokenFile,
+		ContractAPITimeout:           10 * time.Second,
+		MaxConcurrentReconciles:      2,
 		// Served as shipped: HTTPS behind the API server's authentication and authorization.
 		MetricsBindAddress:     net.JoinHostPort("127.0.0.1", strconv.Itoa(metricsPort)),
 		HealthProbeBindAddress: "0",

@@ -5,6 +5,7 @@ import (
 	neturl "net/url"
 	"slices"
 	"strings"
+	"unicode"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -47,10 +48,23 @@ func validateBucketFeatures(spec, old *storagev1alpha1.BucketSpec) field.ErrorLi
 	if spec.Lifecycle != nil && (old == nil || !apiequality.Semantic.DeepEqual(spec.Lifecycle, old.Lifecycle)) {
 		errs = append(errs, validateLifecycle(specPath.Child("lifecycle", "rules"), spec.Lifecycle.Rules)...)
 	}
+	if l := spec.Logging; l != nil && (old == nil || old.Logging == nil || l.TargetPrefix != old.Logging.TargetPrefix) {
+		errs = append(errs, printable(specPath.Child("logging", "targetPrefix"), l.TargetPrefix)...)
+	}
 	if spec.CORS != nil && (old == nil || !apiequality.Semantic.DeepEqual(spec.CORS, old.CORS)) {
 		errs = append(errs, validateCORS(specPath.Child("cors", "rules"), spec.CORS.Rules)...)
 	}
 	return errs
+}
+
+// printable refuses a value with a control character (a newline, a tab): a key prefix or suffix
+// goes into XML documents, bucket policies and Secret formats, where one could end a line and
+// start another.
+func printable(path *field.Path, value string) field.ErrorList {
+	if strings.IndexFunc(value, unicode.IsControl) < 0 {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(path, value, "may not contain control characters (a newline, a tab, ...)")}
 }
 
 // validateLifecycle checks what S3 would refuse in lifecycle rules: repeated ids, days below
@@ -75,6 +89,7 @@ func validateLifecycle(path *field.Path, rules []storagev1alpha1.LifecycleRule) 
 				storagev1alpha1.GeneratedLifecycleRulePrefix)))
 		}
 		seen[r.ID] = true
+		errs = append(errs, printable(p.Child("prefix"), r.Prefix)...)
 		tagKeys := map[string]bool{}
 		for j, t := range r.Tags {
 			if tagKeys[t.Key] {

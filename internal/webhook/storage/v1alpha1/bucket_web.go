@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 	"github.com/object-storage-manager/object-storage-manager/internal/bucketpolicy"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
@@ -30,12 +31,41 @@ func validateNotifications(spec, old *storagev1alpha1.BucketSpec) field.ErrorLis
 		if shown, msg := endpointProblem(n.Endpoint); msg != "" {
 			errs = append(errs, field.Invalid(path.Index(i).Child("endpoint"), shown, msg))
 		}
+		if f := n.Filter; f != nil {
+			errs = append(errs, printable(path.Index(i).Child("filter", "prefix"), f.Prefix)...)
+			errs = append(errs, printable(path.Index(i).Child("filter", "suffix"), f.Suffix)...)
+		}
 		for j := range i {
 			if overlap(spec.Notifications[j], n) {
 				errs = append(errs, field.Invalid(path.Index(i), n.Name, fmt.Sprintf(
 					"shares an event type with %s and their filters overlap, which S3 refuses (an object would be sent twice): "+
 						"give them different events, or prefixes or suffixes that do not overlap", path.Index(j))))
 			}
+		}
+	}
+	return errs
+}
+
+// checkNotificationEndpoints refuses a notification endpoint that is new and not on the
+// platform's list: the provider pushes events there from inside its own network.
+func (v *BucketValidator) checkNotificationEndpoints(spec, old *storagev1alpha1.BucketSpec) field.ErrorList {
+	had := map[string]bool{}
+	if old != nil {
+		for _, n := range old.Notifications {
+			had[n.Endpoint] = true
+		}
+	}
+	var errs field.ErrorList
+	for i, n := range spec.Notifications {
+		if had[n.Endpoint] {
+			continue
+		}
+		if _, msg := endpointProblem(n.Endpoint); msg != "" {
+			continue // validateNotifications says what is wrong with it
+		}
+		if err := v.NotificationEndpoints.CheckURL(n.Endpoint); err != nil {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "notifications").Index(i).Child("endpoint"),
+				endpointRefusal(err, v.NotificationEndpoints, egress.NotificationEndpointsFlag)))
 		}
 	}
 	return errs

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/ptr"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/webhook/webhooktest"
@@ -45,6 +46,15 @@ func TestNotificationsS3WouldRefuseAreRefusedAndAWebsiteNobodyMayReadIsWarnedAbo
 		{name: "a website nobody may read", modify: func(b *storagev1alpha1.Bucket) {
 			b.Spec.Website = &storagev1alpha1.BucketWebsite{IndexDocument: "index.html"}
 		}, warnings: []string{privateWebsiteWarning}},
+		{name: "a notification pushing where the platform does not allow", modify: func(b *storagev1alpha1.Bucket) {
+			b.Spec.Notifications = []storagev1alpha1.BucketNotification{
+				notification("all", hook, "", "", "s3:ObjectCreated:*"),
+				notification("metadata", "http://169.254.169.254/latest/api/token", "", "", "s3:ObjectRemoved:*"),
+			}
+		}, want: []string{
+			`spec.notifications[1].endpoint: Forbidden: http://169.254.169.254/latest/api/token is not on the platform's list of allowed endpoints; ` +
+				`the platform allows http://receiver.example:8080/events, http://hooks.example.com, https://hooks.example.com`,
+		}},
 		{name: "overlapping notifications and endpoints S3 or the status cannot take", modify: func(b *storagev1alpha1.Bucket) {
 			b.Spec.Notifications = []storagev1alpha1.BucketNotification{
 				notification("all", hook, "", "", "s3:ObjectCreated:*"),
@@ -86,5 +96,24 @@ func TestUnchangedNotificationsAreNotCheckedAgain(t *testing.T) {
 	_, err := bucketValidator(readerWith()).ValidateUpdate(context.Background(), old, b)
 	if causes := webhooktest.Causes(t, err); len(causes) > 0 {
 		t.Errorf("an update that left the notifications alone was refused: %v", causes)
+	}
+}
+
+func TestKeyPrefixesAndSuffixesRefuseControlCharacters(t *testing.T) {
+	b := validBucket()
+	b.Spec.Notifications = []storagev1alpha1.BucketNotification{
+		notification("images", "http://receiver.example:8080/events", "images/\n", ".jpg\t", "s3:ObjectCreated:*")}
+	b.Spec.Lifecycle = &storagev1alpha1.BucketLifecycle{Rules: []storagev1alpha1.LifecycleRule{
+		{ID: "tmp", Prefix: "tmp/\r\n[default]", AbortIncompleteMultipartUploadDays: ptr.To(int32(1))}}}
+	b.Spec.Logging = &storagev1alpha1.BucketLogging{TargetBucket: "team-a-data", TargetPrefix: "logs/\x00"}
+	_, err := bucketValidator(readerWith()).ValidateCreate(context.Background(), b)
+	want := []string{
+		`spec.notifications[0].filter.prefix: Invalid value: "images/\n": may not contain control characters (a newline, a tab, ...)`,
+		`spec.notifications[0].filter.suffix: Invalid value: ".jpg\t": may not contain control characters (a newline, a tab, ...)`,
+		`spec.lifecycle.rules[0].prefix: Invalid value: "tmp/\r\n[default]": may not contain control characters (a newline, a tab, ...)`,
+		`spec.logging.targetPrefix: Invalid value: "logs/\x00": may not contain control characters (a newline, a tab, ...)`,
+	}
+	if diff := cmp.Diff(want, webhooktest.Causes(t, err)); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 	"github.com/object-storage-manager/object-storage-manager/internal/index"
 	"github.com/object-storage-manager/object-storage-manager/internal/naming"
 )
@@ -26,10 +27,10 @@ import (
 // SetupBucketWebhookWithManager registers the Bucket defaulting and validating webhooks. The
 // validator reads the manager's cache, and its API reader where the cache misses (see
 // BucketValidator). internal/operator registers the field indexes before it sets up webhooks.
-func SetupBucketWebhookWithManager(mgr ctrl.Manager) error {
+func SetupBucketWebhookWithManager(mgr ctrl.Manager, notificationEndpoints egress.Allowlist) error {
 	return ctrl.NewWebhookManagedBy(mgr, &storagev1alpha1.Bucket{}).
 		WithDefaulter(&BucketDefaulter{}).
-		WithValidator(&BucketValidator{Cache: mgr.GetClient(), API: mgr.GetAPIReader()}).
+		WithValidator(&BucketValidator{Cache: mgr.GetClient(), API: mgr.GetAPIReader(), NotificationEndpoints: notificationEndpoints}).
 		Complete()
 }
 
@@ -69,6 +70,9 @@ type BucketValidator struct {
 	// not watch) refuse one. An admitted create whose Contract is in the cache reads nothing
 	// from the API server.
 	API client.Reader
+	// NotificationEndpoints are where notifications may push events; the empty list allows
+	// none.
+	NotificationEndpoints egress.Allowlist
 }
 
 var _ admission.Validator[*storagev1alpha1.Bucket] = &BucketValidator{}
@@ -84,7 +88,7 @@ func (v *BucketValidator) ValidateCreate(ctx context.Context, b *storagev1alpha1
 	if len(validation.IsDNS1123Subdomain(b.Spec.ContractName)) == 0 {
 		contract, lookupErr = v.contract(ctx, b)
 	}
-	errs := validateBucketSpec(&b.Spec, nil, resourcePrefix(contract))
+	errs := append(validateBucketSpec(&b.Spec, nil, resourcePrefix(contract)), v.checkNotificationEndpoints(&b.Spec, nil)...)
 	for _, e := range errs {
 		if e.Field == "spec.contractName" {
 			// A malformed name is not looked up: the answer would be the lookup's own error.
@@ -152,7 +156,7 @@ func (v *BucketValidator) ValidateUpdate(ctx context.Context, oldB, newB *storag
 		contract, _ := v.contract(ctx, newB)
 		prefix = resourcePrefix(contract)
 	}
-	errs := validateBucketSpec(&newB.Spec, &oldB.Spec, prefix)
+	errs := append(validateBucketSpec(&newB.Spec, &oldB.Spec, prefix), v.checkNotificationEndpoints(&newB.Spec, &oldB.Spec)...)
 	fieldErr, err := v.checkLoggingTarget(ctx, newB, oldB)
 	if err != nil {
 		return nil, err

@@ -14,6 +14,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
+
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/webhook/webhooktest"
 )
@@ -60,8 +62,20 @@ func readerWith(extra ...client.Object) webhooktest.Reader {
 }
 
 // bucketValidator reads r as both its cache and its API server.
+// bucketValidator is the Bucket validator of a manager whose platform lets notifications push
+// to receiver.example and hooks.example.com.
 func bucketValidator(r client.Reader) *BucketValidator {
-	return &BucketValidator{Cache: r, API: r}
+	return &BucketValidator{Cache: r, API: r, NotificationEndpoints: testNotificationEndpoints}
+}
+
+var testNotificationEndpoints = mustAllow("http://receiver.example:8080/events, http://hooks.example.com, https://hooks.example.com")
+
+func mustAllow(list string) egress.Allowlist {
+	a, err := egress.ParseList(list)
+	if err != nil {
+		panic(err)
+	}
+	return a
 }
 
 func TestBucketDefault(t *testing.T) {

@@ -12,13 +12,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 )
 
-// SetupContractWebhookWithManager registers the Contract defaulting and validating webhooks.
-func SetupContractWebhookWithManager(mgr ctrl.Manager) error {
+// SetupContractWebhookWithManager registers the Contract defaulting and validating webhooks;
+// endpoints are the S3 endpoints a Contract of spec.credentials may name.
+func SetupContractWebhookWithManager(mgr ctrl.Manager, endpoints egress.Allowlist) error {
 	return ctrl.NewWebhookManagedBy(mgr, &storagev1alpha1.Contract{}).
 		WithDefaulter(&ContractDefaulter{}).
-		WithValidator(&ContractValidator{}).
+		WithValidator(&ContractValidator{Endpoints: endpoints}).
 		Complete()
 }
 
@@ -54,9 +56,14 @@ func (d *ContractDefaulter) Default(ctx context.Context, c *storagev1alpha1.Cont
 
 // +kubebuilder:webhook:path=/validate-storage-osm-dev-v1alpha1-contract,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=contracts,verbs=create;update,versions=v1alpha1,name=vcontract-v1alpha1.osm.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"}]}`
 
-// ContractValidator rejects Contracts without a plan, with a secretName no Secret can have, and
-// changes of plan or region, which the provider cannot make to a running contract.
-type ContractValidator struct{}
+// ContractValidator rejects Contracts without a plan, with a secretName no Secret can have, with
+// an S3 endpoint the platform does not allow, and changes of plan or region, which the provider
+// cannot make to a running contract.
+type ContractValidator struct {
+	// Endpoints are the S3 endpoints a Contract of spec.credentials may name; the empty list
+	// allows none.
+	Endpoints egress.Allowlist
+}
 
 var _ admission.Validator[*storagev1alpha1.Contract] = &ContractValidator{}
 
@@ -64,12 +71,35 @@ var contractGroupKind = storagev1alpha1.GroupVersion.WithKind("Contract").GroupK
 
 // ValidateCreate checks the whole spec.
 func (v *ContractValidator) ValidateCreate(_ context.Context, c *storagev1alpha1.Contract) (admission.Warnings, error) {
-	return nil, invalid(contractGroupKind, c.Name, validateContractSpec(&c.Spec, nil))
+	return nil, invalid(contractGroupKind, c.Name, append(validateContractSpec(&c.Spec, nil), v.checkEndpoint(&c.Spec, nil)...))
 }
 
 // ValidateUpdate refuses changes to plan and region and checks secretName when it changed.
 func (v *ContractValidator) ValidateUpdate(_ context.Context, oldC, newC *storagev1alpha1.Contract) (admission.Warnings, error) {
-	return nil, invalid(contractGroupKind, newC.Name, validateContractSpec(&newC.Spec, &oldC.Spec))
+	return nil, invalid(contractGroupKind, newC.Name, append(validateContractSpec(&newC.Spec, &oldC.Spec), v.checkEndpoint(&newC.Spec, &oldC.Spec)...))
+}
+
+// checkEndpoint refuses an S3 endpoint of spec.credentials that the platform does not allow, when
+// it is new. One left in the Secret (AWS_ENDPOINT_URL) is checked by the controller, which
+// never calls an endpoint the list does not allow either.
+func (v *ContractValidator) checkEndpoint(spec, old *storagev1alpha1.ContractSpec) field.ErrorList {
+	if spec.Credentials == nil || spec.Credentials.Endpoint == "" ||
+		old != nil && old.Credentials != nil && old.Credentials.Endpoint == spec.Credentials.Endpoint {
+		return nil
+	}
+	if err := v.Endpoints.CheckURL(spec.Credentials.Endpoint); err != nil {
+		return field.ErrorList{field.Forbidden(field.NewPath("spec", "credentials", "endpoint"), endpointRefusal(err, v.Endpoints, egress.EndpointsFlag))}
+	}
+	return nil
+}
+
+// endpointRefusal says why admission refuses an endpoint, and which endpoints the platform
+// allows (by the manager's flag named flag): a tenant cannot read the manager's flags.
+func endpointRefusal(err error, allowed egress.Allowlist, flag string) string {
+	if allowed.Empty() {
+		return err.Error() + ": the platform allows none (the manager's --" + flag + " is empty); ask your platform team"
+	}
+	return err.Error() + "; the platform allows " + allowed.String()
 }
 
 // ValidateDelete allows every deletion; the controller holds a Contract while Buckets name it.

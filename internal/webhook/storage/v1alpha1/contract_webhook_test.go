@@ -19,6 +19,9 @@ func validContract() *storagev1alpha1.Contract {
 	}
 }
 
+// testEndpoints is what the platform of these tests lets tenants name.
+var testEndpoints = mustAllow("https://*.amazonaws.com, https://minio.example.com:9000")
+
 func TestContractDefault(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -89,6 +92,20 @@ func TestContractValidateCreate(t *testing.T) {
 			c.Spec = storagev1alpha1.ContractSpec{ReclaimPolicy: storagev1alpha1.ReclaimPolicyRetain, Credentials: &storagev1alpha1.ContractCredentials{
 				SecretName: "own-keys", Endpoint: "https://s3.eu-west-1.amazonaws.com", Region: "eu-west-1"}}
 		}},
+		{name: "an account at an endpoint the platform does not allow", modify: func(c *storagev1alpha1.Contract) {
+			c.Spec = storagev1alpha1.ContractSpec{ReclaimPolicy: storagev1alpha1.ReclaimPolicyRetain, Credentials: &storagev1alpha1.ContractCredentials{
+				SecretName: "own-keys", Endpoint: "http://169.254.169.254/latest/meta-data", Region: "eu-west-1"}}
+		}, want: []string{
+			`spec.credentials.endpoint: Forbidden: http://169.254.169.254/latest/meta-data is not on the platform's list of allowed endpoints; ` +
+				`the platform allows https://*.amazonaws.com, https://minio.example.com:9000`,
+		}},
+		{name: "an account at an endpoint with a password, or a region that is not one", modify: func(c *storagev1alpha1.Contract) {
+			c.Spec = storagev1alpha1.ContractSpec{ReclaimPolicy: storagev1alpha1.ReclaimPolicyRetain, Credentials: &storagev1alpha1.ContractCredentials{
+				SecretName: "own-keys", Endpoint: "https://user:pw@minio.example.com:9000"}}
+		}, want: []string{
+			`spec.credentials.endpoint: Forbidden: https://user:pw@minio.example.com:9000 is not allowed: it may not carry a user or password; ` +
+				`the platform allows https://*.amazonaws.com, https://minio.example.com:9000`,
+		}},
 		{name: "an account the user has, with what only buying means", modify: func(c *storagev1alpha1.Contract) {
 			c.Spec.Credentials = &storagev1alpha1.ContractCredentials{SecretName: "Own_Keys"}
 			c.Spec.Region = "eu-west-1"
@@ -115,7 +132,7 @@ func TestContractValidateCreate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := validContract()
 			tt.modify(c)
-			warnings, err := (&ContractValidator{}).ValidateCreate(context.Background(), c)
+			warnings, err := (&ContractValidator{Endpoints: testEndpoints}).ValidateCreate(context.Background(), c)
 			if len(warnings) > 0 {
 				t.Errorf("warnings = %q, want none", warnings)
 			}
@@ -163,6 +180,8 @@ func TestContractValidateUpdate(t *testing.T) {
 			c.Spec = storagev1alpha1.ContractSpec{Credentials: &storagev1alpha1.ContractCredentials{SecretName: "own-keys"}}
 		}, modify: func(c *storagev1alpha1.Contract) { c.Spec.Credentials.Endpoint = "https://elsewhere.example.com" }, want: []string{
 			`spec.credentials: Forbidden: cannot change: create another Contract for another account (the keys in the Secret may change)`,
+			`spec.credentials.endpoint: Forbidden: https://elsewhere.example.com is not on the platform's list of allowed endpoints; ` +
+				`the platform allows https://*.amazonaws.com, https://minio.example.com:9000`,
 		}},
 		{name: "a bought account turned into one the user has", modify: func(c *storagev1alpha1.Contract) {
 			c.Spec.Plan = ""
@@ -186,7 +205,7 @@ func TestContractValidateUpdate(t *testing.T) {
 			}
 			newC := oldC.DeepCopy()
 			tt.modify(newC)
-			warnings, err := (&ContractValidator{}).ValidateUpdate(context.Background(), oldC, newC)
+			warnings, err := (&ContractValidator{Endpoints: testEndpoints}).ValidateUpdate(context.Background(), oldC, newC)
 			if len(warnings) > 0 {
 				t.Errorf("warnings = %q, want none", warnings)
 			}
@@ -200,7 +219,7 @@ func TestContractValidateUpdate(t *testing.T) {
 func TestContractValidateDelete(t *testing.T) {
 	c := validContract()
 	c.Spec.Plan = ""
-	if _, err := (&ContractValidator{}).ValidateDelete(context.Background(), c); err != nil {
+	if _, err := (&ContractValidator{Endpoints: testEndpoints}).ValidateDelete(context.Background(), c); err != nil {
 		t.Errorf("ValidateDelete() error = %v, want nil", err)
 	}
 }

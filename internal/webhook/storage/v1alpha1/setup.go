@@ -5,15 +5,25 @@ package v1alpha1
 
 import (
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 )
+
+// Options are what the platform decided that admission checks tenants' objects against.
+type Options struct {
+	// Endpoints are the S3 endpoints a Contract of spec.credentials may name.
+	Endpoints egress.Allowlist
+	// NotificationEndpoints are where a Bucket's notifications may push events.
+	NotificationEndpoints egress.Allowlist
+}
 
 // SetupWebhooksWithManager registers the defaulting and validating webhooks of Contract, Bucket
 // and BucketAccess with the manager's webhook server.
-func SetupWebhooksWithManager(mgr ctrl.Manager) error {
-	if err := SetupContractWebhookWithManager(mgr); err != nil {
+func SetupWebhooksWithManager(mgr ctrl.Manager, opts Options) error {
+	if err := SetupContractWebhookWithManager(mgr, opts.Endpoints); err != nil {
 		return err
 	}
-	if err := SetupBucketWebhookWithManager(mgr); err != nil {
+	if err := SetupBucketWebhookWithManager(mgr, opts.NotificationEndpoints); err != nil {
 		return err
 	}
 	return SetupBucketAccessWebhookWithManager(mgr)

@@ -104,6 +104,24 @@ var _ = Describe("Contract admission", func() {
 		Expect(kubectlMessage(err)).To(Equal(`The Contract "team-a" is invalid: spec.plan: Invalid value: "premium": plan cannot change (was standard)`))
 	})
 
+	It("refuses a region that is not one, and an endpoint the platform does not allow, with their field paths", func(ctx SpecContext) {
+		c := newContract(ns, "own")
+		c.Spec = storagev1alpha1.ContractSpec{Credentials: &storagev1alpha1.ContractCredentials{SecretName: "own-keys",
+			Endpoint: "http://metadata.google.internal/computeMetadata/v1/", Region: "eu-west-1\n[evil]"}}
+		err := k8sClient.Create(ctx, c)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
+		Expect(kubectlMessage(err)).To(Equal(`The Contract "own" is invalid: spec.credentials.region: Invalid value: "eu-west-1\n[evil]": ` +
+			`a region is letters, digits, '.', '_' and '-', starting with a letter or digit: us-east-1`))
+		c.Spec.Credentials.Region = "eu-west-1"
+		err = k8sClient.Create(ctx, c)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
+		Expect(kubectlMessage(err)).To(Equal(`The Contract "own" is invalid: spec.credentials.endpoint: Forbidden: ` +
+			`http://metadata.google.internal/computeMetadata/v1/ is not on the platform's list of allowed endpoints; ` +
+			`the platform allows https://*.amazonaws.com, https://minio.example.com:9000`))
+		c.Spec.Credentials.Endpoint = "https://s3.eu-west-1.amazonaws.com"
+		Expect(k8sClient.Create(ctx, c)).To(Succeed())
+	})
+
 	It("refuses adding a region", func(ctx SpecContext) {
 		c := newContract(ns, "team-a")
 		Expect(k8sClient.Create(ctx, c)).To(Succeed())
@@ -452,6 +470,8 @@ var _ = Describe("BucketAccess admission", func() {
 
 		a.Spec.Prefix = "web/2026..11/"
 		Expect(kubectlMessage(k8sClient.Create(ctx, a))).To(ContainSubstring(`spec.prefix: Invalid value: "web/2026..11/": prefix may not contain '..'`))
+		a.Spec.Prefix = "web/\n[default]"
+		Expect(kubectlMessage(k8sClient.Create(ctx, a))).To(ContainSubstring(`spec.prefix: Invalid value: "web/\n[default]": may not contain control characters (a newline, a tab, ...)`))
 		a.Spec.Prefix = "web/"
 		Expect(k8sClient.Create(ctx, a)).To(Succeed())
 		Expect(a.Spec.Formats).To(Equal([]storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv}))
