@@ -93,3 +93,11 @@ const MaxPolicyAnswer = 128 << 10
 // MaxContractAPIAnswer is the most read of one answer of the contract API: its largest, a
 // listing of a contract's principals or usage, is a few KiB per hundred entries.
 const MaxContractAPIAnswer = 1 << 20
+
+// PassBudget bounds the steps of one pass of a Contract, Bucket or BucketAccess, every call to
+// the provider included: an endpoint that accepts connections and never answers holds a worker
+// this long at most (and internal/fairqueue holds its namespace to a small share of them). A pass
+// against servers that answer takes milliseconds to a few seconds (a new key is waited for in
+// steps of PolicyWait); one S3 call may take --s3-timeout (30 s) per attempt, so a minute lets a
+// slow call retry once and still ends a pass that only a hostile server would make longer.
+const PassBudget = time.Minute

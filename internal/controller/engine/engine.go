@@ -7,7 +7,9 @@
 //  2. Skip a pass whose cached copy is older than this process's own last write of it: acting on
 //     it would redo what that write recorded (see Reconciler.behind).
 //  3. Put the finalizer on before anything outside the cluster is touched.
-//  4. Snapshot the status, run Normal or Delete, which return what they found (an Outcome).
+//  4. Snapshot the status, run Normal or Delete, which return what they found (an Outcome),
+//     within the pass budget (tuning.PassBudget): a server that never answers holds a worker
+//     that long at most.
 //  5. Conclude: derive every condition from the Outcome, in one place.
 //  6. Write the status once, only what changed; record writes made during the pass (Pass.Record)
 //     are part of the snapshot, so they are not sent twice.
@@ -125,11 +127,15 @@ func (r Reconciler[T, F]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 			return status.IgnoreConflict(ctrl.Result{}, r.abandon(ctx, a, obj, p))
 		}
 	}
+	// The steps run within the budget; the status write after them does not, so a pass cut
+	// short still says why.
+	stepsCtx, cancel := context.WithTimeout(ctx, tuning.PassBudget)
+	defer cancel()
 	var out Outcome[F]
 	if deleting {
-		out = r.Kind.Delete(ctx, obj, p)
+		out = r.Kind.Delete(stepsCtx, obj, p)
 	} else {
-		out = r.Kind.Normal(ctx, obj, p)
+		out = r.Kind.Normal(stepsCtx, obj, p)
 	}
 	r.Kind.Conclude(obj, out)
 	if err := status.Patch(ctx, r.Client, obj, statusOf(p.stored), statusOf(obj)); err != nil {

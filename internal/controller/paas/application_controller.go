@@ -27,7 +27,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -38,6 +37,7 @@ import (
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/application"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
+	"github.com/object-storage-manager/object-storage-manager/internal/fairqueue"
 	"github.com/object-storage-manager/object-storage-manager/internal/index"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 	"github.com/object-storage-manager/object-storage-manager/internal/ttlcache"
@@ -656,7 +656,7 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// An Application whose backup prefix or host another one held gets it when that one goes.
 		Watches(&paasv1alpha1.Application{}, handler.EnqueueRequestsFromMapFunc(r.applicationsSharing),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
+		WithOptions(fairqueue.ControllerOptions(r.MaxConcurrentReconciles)).
 		Named("application").
 		Complete(r)
 }

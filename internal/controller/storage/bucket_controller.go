@@ -15,7 +15,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -27,6 +26,7 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
 	"github.com/object-storage-manager/object-storage-manager/internal/credentials"
 	"github.com/object-storage-manager/object-storage-manager/internal/egress"
+	"github.com/object-storage-manager/object-storage-manager/internal/fairqueue"
 	"github.com/object-storage-manager/object-storage-manager/internal/index"
 	"github.com/object-storage-manager/object-storage-manager/internal/keylock"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
@@ -162,6 +162,8 @@ func (k bucketKind) settled(b *storagev1alpha1.Bucket, found bucketFound, failed
 		switch {
 		case errors.Is(f.Err, bucketsettings.ErrObjectLockNotEnabled):
 			lockMissing = true
+		case errors.Is(f.Err, bucketsettings.ErrLoggingTargetClaimed):
+			return found.end(loggingTargetClaimed{f.Err}, 0, reconcile.TerminalError(f.Err))
 		case f.Unsupported:
 			unsupported = append(unsupported, f)
 		case isAPIError(f.Err):
@@ -297,7 +299,7 @@ func (r *BucketReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}
 		b = b.Watches(u.Object, handler.EnqueueRequestsFromMapFunc(u.Buckets), builder.WithPredicates(changed))
 	}
-	return b.WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
+	return b.WithOptions(fairqueue.ControllerOptions(r.MaxConcurrentReconciles)).
 		Named("bucket").
 		Complete(r)
 }

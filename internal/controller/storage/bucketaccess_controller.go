@@ -18,7 +18,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -29,6 +28,7 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
 	"github.com/object-storage-manager/object-storage-manager/internal/credentials"
+	"github.com/object-storage-manager/object-storage-manager/internal/fairqueue"
 	"github.com/object-storage-manager/object-storage-manager/internal/index"
 	"github.com/object-storage-manager/object-storage-manager/internal/ttlcache"
 )
@@ -255,7 +255,7 @@ func (r *BucketAccessReconciler) SetupWithManager(mgr ctrl.Manager) error {
 				return e.ObjectNew.GetDeletionTimestamp() != nil && e.ObjectOld.GetDeletionTimestamp() == nil
 			}}))
 	}
-	return b.WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
+	return b.WithOptions(fairqueue.ControllerOptions(r.MaxConcurrentReconciles)).
 		Named("bucketaccess").
 		Complete(r)
 }

@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -28,6 +27,7 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
 	"github.com/object-storage-manager/object-storage-manager/internal/credentials"
 	"github.com/object-storage-manager/object-storage-manager/internal/egress"
+	"github.com/object-storage-manager/object-storage-manager/internal/fairqueue"
 	"github.com/object-storage-manager/object-storage-manager/internal/index"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 	"github.com/object-storage-manager/object-storage-manager/internal/ttlcache"
@@ -267,7 +267,7 @@ func (r *ContractReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&storagev1alpha1.Bucket{},
 			contractOfBucketAfter(tuning.BucketChurnSettle),
 			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, usageChanged))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
+		WithOptions(fairqueue.ControllerOptions(r.MaxConcurrentReconciles)).
 		Named("contract").
 		Complete(r)
 }
