@@ -3,6 +3,7 @@ package bucketsettings
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
@@ -37,8 +38,29 @@ func specLogging(l *storagev1alpha1.BucketLogging) objectstore.Logging {
 
 func (Logging) Equal(a, b objectstore.Logging) bool { return a == b }
 
+// Write checks the target first: logs written with the account's keys must land only in a
+// bucket of this namespace's Buckets, or one the operator never claimed (admission checks that a
+// Bucket of the namespace names it; the server's tags say whose it really is).
 func (Logging) Write(ctx context.Context, in *Input, l objectstore.Logging) error {
+	if l.TargetBucket != "" && l.TargetBucket != in.Name() {
+		tags, err := in.Store.BucketTags(ctx, l.TargetBucket)
+		if err != nil {
+			return err
+		}
+		if other := ClaimOtherThan(tags, inNamespace(in.Bucket.Namespace)); other != "" {
+			return fmt.Errorf("%w: bucket %s carries %s", ErrLoggingTargetClaimed, l.TargetBucket, other)
+		}
+	}
 	return in.Store.PutLogging(ctx, in.Name(), l)
+}
+
+// inNamespace takes the tags of a Bucket of namespace ns as its own (an owner tag too long to
+// name it is a digest, and taken as well: admission checked that ns has a Bucket of that bucket).
+func inNamespace(ns string) func(key, value string) bool {
+	return func(key, value string) bool {
+		return key == storagev1alpha1.BucketOwnerUIDTag ||
+			key == storagev1alpha1.BucketOwnerTag && (strings.HasPrefix(value, ns+"/") || strings.HasPrefix(value, "sha256:"))
+	}
 }
 
 func (Logging) Describe(in *Input, l objectstore.Logging) string {

@@ -2,6 +2,7 @@ package bucketsettings
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -146,5 +147,36 @@ func TestEncryptionAServerCannotApplyIsUnsupportedAndTheRestApplied(t *testing.T
 	store.Fail("PutEncryption", fakes3.Failure{Err: &smithy.GenericAPIError{Code: "AccessDenied"}})
 	if failed := Sync(context.Background(), in, func(string, string, string) {}, All).Failed; len(failed) != 1 || failed[0].Unsupported {
 		t.Errorf("an AccessDenied counted as unsupported: %+v", failed)
+	}
+}
+
+func TestLogsGoOnlyToABucketOfTheNamespaceOrOfNoOne(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		tags map[string]string
+		ok   bool
+	}{
+		{"a bucket of the namespace's Buckets", map[string]string{storagev1alpha1.BucketOwnerTag: "team-a/logs", storagev1alpha1.BucketOwnerUIDTag: "u-1"}, true},
+		{"a bucket the operator never claimed", map[string]string{"team": "a"}, true},
+		{"a COSI bucket", map[string]string{storagev1alpha1.COSIBucketTag: "bc-1"}, false},
+		{"another namespace's Bucket's", map[string]string{storagev1alpha1.BucketOwnerTag: "team-b/logs"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in, store := secured(t)
+			in.Bucket.Namespace = "team-a"
+			in.Bucket.Spec.Encryption, in.Bucket.Spec.PublicAccessBlock = nil, nil
+			if err := store.PutBucketTags(ctx, "logs", c.tags); err != nil {
+				t.Fatal(err)
+			}
+			failed := Sync(ctx, in, func(string, string, string) {}, All).Failed
+			logged := store.Bucket("b").Logging != objectstore.Logging{}
+			if c.ok && (len(failed) > 0 || !logged) {
+				t.Errorf("failed %+v, logging set %v; want logging set", failed, logged)
+			}
+			if !c.ok && (logged || len(failed) != 1 || !errors.Is(failed[0].Err, ErrLoggingTargetClaimed)) {
+				t.Errorf("failed %+v, logging set %v; want ErrLoggingTargetClaimed and no logging", failed, logged)
+			}
+		})
 	}
 }

@@ -114,3 +114,7 @@ type Refiner[V any] interface {
 
 // ErrObjectLockNotEnabled: the spec asks for object lock and the bucket was created without it.
 var ErrObjectLockNotEnabled = errors.New("the bucket has no object lock")
+
+// ErrLoggingTargetClaimed: the spec's logging target carries the operator's tag for someone else:
+// a COSI bucket, or another namespace's Bucket.
+var ErrLoggingTargetClaimed = errors.New("the logging target is someone else's bucket")

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 	cosi "sigs.k8s.io/container-object-storage-interface-spec"
 
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/naming"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
@@ -16,7 +17,7 @@ import (
 // OwnerTag marks a bucket the driver created, with the name of the COSI Bucket it was created
 // for. It is set in the creating call itself, so a bucket is never seen without it: after a
 // crash or a lost answer, a bucket of the asked name that carries it is this request's.
-const OwnerTag = "storage.osm.dev/cosi-bucket"
+const OwnerTag = storagev1alpha1.COSIBucketTag
 
 // DriverCreateBucket implements cosi.ProvisionerServer: it creates the bucket req.Name in the
 // account of the Contract the BucketClass names, or answers as before when that bucket is

@@ -96,6 +96,9 @@ const (
 	// ReasonInvalidConfiguration: a value the resource or its Secret gives cannot be used, for
 	// example a region that is not one.
 	ReasonInvalidConfiguration = "InvalidConfiguration"
+	// ReasonLoggingTargetNotAllowed: a Bucket's logging target is a bucket the operator made for
+	// someone else (a COSI bucket, another namespace's Bucket).
+	ReasonLoggingTargetNotAllowed = "LoggingTargetNotAllowed"
 	// ReasonInvalidName: the resource's name cannot work (for example a Contract name too long
 	// to label its Secret); nothing was bought or created.
 	ReasonInvalidName = "InvalidName"

@@ -86,6 +86,10 @@ type (
 	}
 	// objectLockNotEnabled: the spec asks for object lock, and the bucket was made without it.
 	objectLockNotEnabled struct{}
+	// loggingTargetClaimed: the logging target is a COSI bucket or another namespace's.
+	loggingTargetClaimed struct{ err error }
+	// observedClaimed: an Observe Bucket's bucket carries the operator's tag for someone else.
+	observedClaimed struct{ tag string }
 )
 
 func (deletionDenied) blocksDeletion() {}
@@ -192,6 +196,18 @@ func (f settingsUnsupported) ready(b *storagev1alpha1.Bucket) *engine.Condition 
 		"The S3 endpoint %s does not implement %s; %s: remove those fields, "+
 			"or use a provider that implements them (asked again every resync period)",
 		b.Status.Endpoint, strings.Join(missing, ", nor "), outcome))
+}
+
+func (f loggingTargetClaimed) ready(*storagev1alpha1.Bucket) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonLoggingTargetNotAllowed, fmt.Sprintf(
+		"spec.logging.targetBucket: %s: access logs go only to a bucket of a Bucket of this namespace, or to one the operator never "+
+			"claimed; choose another target", f.err))
+}
+
+func (f observedClaimed) ready(b *storagev1alpha1.Bucket) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonBucketAlreadyExists, fmt.Sprintf(
+		"Bucket %s carries the operator's tag %s: it is another resource's (a Bucket's, or a COSI bucket), and an Observe Bucket "+
+			"reads only a bucket that is its own or no one's; nothing was read", b.Spec.BucketName, f.tag))
 }
 
 func (objectLockNotEnabled) ready(b *storagev1alpha1.Bucket) *engine.Condition {

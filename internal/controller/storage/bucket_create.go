@@ -22,11 +22,11 @@ import (
 // OwnerTag marks a bucket with the Bucket resource it was created for, "<namespace>/<name>". A
 // bucket that already exists is adopted only when it carries this resource's tag, so a Bucket
 // deleted with Retain and applied again gets its bucket back, and nothing else does.
-const OwnerTag = "storage.osm.dev/bucket"
+const OwnerTag = storagev1alpha1.BucketOwnerTag
 
 // OwnerUIDTag records the UID of the resource that made or last adopted the bucket, which tells
 // a genuine adoption from a pass that read its own resource from a cache a step behind.
-const OwnerUIDTag = "storage.osm.dev/bucket-uid"
+const OwnerUIDTag = storagev1alpha1.BucketOwnerUIDTag
 
 // errTaggedForAnother: the bucket exists in the account and is tagged for another resource.
 var errTaggedForAnother = errors.New("exists and is tagged for another resource")
@@ -108,6 +108,13 @@ func (k bucketKind) claim(ctx context.Context, b *storagev1alpha1.Bucket, p *eng
 		return deniedByPolicy(*found, err), true // the account's own bucket, locked by a policy
 	case err != nil:
 		return k.s3Failed(b, *found, err), true
+	}
+	if other := bucketsettings.ClaimOtherThan(tags, bucketTag); other != "" {
+		// Not a Bucket's, but the operator's all the same (a COSI bucket, with other
+		// namespaces' grants): never adopted, whatever spec.adopt says, nor taken as an
+		// unfinished creation.
+		return found.end(taggedForAnother{other}, 0,
+			reconcile.TerminalError(fmt.Errorf("bucket %q %w (%s)", name, errTaggedForAnother, other))), true
 	}
 	unfinished := tags[OwnerTag] == "" && recorded && !store.CreateTells()
 	// spec.adopt takes over a bucket made outside the operator: one no resource's tag claims.
@@ -200,6 +207,18 @@ func recordMade(b *storagev1alpha1.Bucket, p *engine.Pass[*storagev1alpha1.Bucke
 
 func nameTaken(b *storagev1alpha1.Bucket, found bucketFound) bucketOutcome {
 	return found.end(nameOwnedElsewhere{}, 0, reconcile.TerminalError(fmt.Errorf("bucket name %q is taken", b.Spec.BucketName)))
+}
+
+// bucketTag says whether a tag of the operator's is one of the tags by which it says which Bucket
+// a bucket is; claim decides from their values.
+func bucketTag(key, _ string) bool { return key == OwnerTag || key == OwnerUIDTag }
+
+// ownTag says whether a tag of the operator's, on a bucket, says the bucket is b's: its owner tag
+// with b's value, or the UID tag (which changes when a Bucket retained is applied again).
+func ownTag(b *storagev1alpha1.Bucket) func(key, value string) bool {
+	return func(key, value string) bool {
+		return key == OwnerUIDTag || key == OwnerTag && value == ownerTagValue(b)
+	}
 }
 
 // ownerTags are the tags that say whose bucket it is.

@@ -31,6 +31,15 @@ func (k bucketKind) observe(ctx context.Context, b *storagev1alpha1.Bucket, acct
 	case err != nil:
 		return k.s3Failed(b, found, err)
 	}
+	// What it reads goes into status, where the namespace's users see it: only from a bucket
+	// that is this resource's or no one's.
+	tags, err := acct.store.BucketTags(ctx, b.Spec.BucketName)
+	if err != nil {
+		return k.s3Failed(b, found, err)
+	}
+	if other := bucketsettings.ClaimOtherThan(tags, ownTag(b)); other != "" {
+		return found.end(observedClaimed{other}, engine.WaitingRetry(k.ResyncPeriod), nil)
+	}
 	b.Status.ManagementPolicy = storagev1alpha1.ManagementObserve
 	in := k.settingsInput(b, acct, found.users, false)
 	in.Observe, in.OwnerTags = true, nil

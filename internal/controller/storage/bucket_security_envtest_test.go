@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
@@ -138,5 +139,44 @@ var _ = Describe("Bucket security settings, observing and adopting, on versitygw
 		Expect(cors.CORSRules).To(HaveLen(1))
 		Expect(eventReasons(ctx, b)).To(ContainElement("BucketAdopted"))
 		Expect(condition(ctx, b, storagev1alpha1.InSyncCondition)).To(BeNil(), "InSync is for Observe Buckets")
+	})
+
+	It("never adopts or observes a bucket the COSI driver made, whatever spec.adopt says", func(ctx SpecContext) {
+		a := readyAccount(ctx, ns, "cosi")
+		name := "cosi-" + ns
+		// As the COSI driver makes a bucket, in this account: its grants to other namespaces'
+		// keys are in its policy.
+		_, err := a.s3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(name)})
+		Expect(err).NotTo(HaveOccurred())
+		cosiTag := types.Tag{Key: aws.String(storagev1alpha1.COSIBucketTag), Value: aws.String("bc-1234")}
+		_, err = a.s3.PutBucketTagging(ctx, &s3.PutBucketTaggingInput{Bucket: aws.String(name), Tagging: &types.Tagging{TagSet: []types.Tag{cosiTag}}})
+		Expect(err).NotTo(HaveOccurred())
+		_, logged := serverWrites(name, 0)
+
+		b := newBucket(ns, "taker", "cosi", func(s *storagev1alpha1.BucketSpec) {
+			s.BucketName, s.Adopt = name, true
+			s.Policy = &runtime.RawExtension{Raw: []byte(`{"Version":"2012-10-17","Statement":[]}`)}
+		})
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+		cond := bucketNotReady(ctx, b, storagev1alpha1.ReasonBucketAlreadyExists)
+		Expect(cond.Message).To(ContainSubstring("(\"storage.osm.dev/cosi-bucket=bc-1234\")"))
+		Expect(b.Status.BucketName).To(BeEmpty())
+
+		By("refusing to observe it either")
+		update(ctx, b, func(s *storagev1alpha1.BucketSpec) {
+			s.ManagementPolicy, s.Adopt, s.Policy = storagev1alpha1.ManagementObserve, false, nil
+		})
+		Eventually(func(g Gomega) {
+			c := condition(ctx, b, storagev1alpha1.ReadyCondition)
+			g.Expect(c.ObservedGeneration).To(Equal(b.Generation))
+			g.Expect(c.Message).To(HavePrefix("Bucket " + name + " carries the operator's tag storage.osm.dev/cosi-bucket=bc-1234"))
+		}).Should(Succeed())
+		Expect(b.Status.ACL).To(BeNil(), "an observed COSI bucket's settings reached status")
+
+		tags, err := a.s3.GetBucketTagging(ctx, &s3.GetBucketTaggingInput{Bucket: aws.String(name)})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(tags.TagSet).To(Equal([]types.Tag{cosiTag}), "the COSI bucket's tags were changed")
+		atServer, _ := serverWrites(name, logged)
+		Expect(atServer).To(BeEmpty(), "writes to the COSI bucket in versitygw's access log")
 	})
 })

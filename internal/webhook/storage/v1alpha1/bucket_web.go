@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
-	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 	"github.com/object-storage-manager/object-storage-manager/internal/bucketpolicy"
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
 
