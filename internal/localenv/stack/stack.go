@@ -303,7 +303,8 @@ func (a *ContractAPI) Contracts() ([]contractserver.ContractSummary, error) {
 	return a.server.Contracts()
 }
 
-// Principals lists every principal the server has recorded, deleted ones included.
+// Principals lists every principal the server has recorded, deleted ones included while their
+// tombstones are kept (a day by default).
 func (a *ContractAPI) Principals() ([]contractserver.PrincipalSummary, error) {
 	return a.server.Principals()
 }
