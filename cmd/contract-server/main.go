@@ -9,8 +9,12 @@
 //   - --tls-cert-file and --tls-private-key-file serve HTTPS, re-reading renewed files;
 //   - --token-file is re-read when it changes, keeping the last good token;
 //   - --rate-limit limits each client holding the token on a budget of its own, after
-//     authentication; requests that fail it share a small budget of their own, so a flood
-//     without the token starves nobody;
+//     authentication, and --tenant-rate-limit each tenant (OSM-Tenant: the namespace a call is
+//     for) within it; both are on by default. Requests that fail authentication share a small
+//     budget of their own, so a flood without the token starves nobody;
+//   - --max-principals, --max-keys and --max-topics bound what one contract holds, and
+//     --tombstone-retention how long a deleted principal or revoked key is remembered for
+//     replays, so no tenant's churn grows the records without bound;
 //   - --max-request-bytes caps request bodies (413), and a request must be read within 30 s
 //     (headers 10 s); a refused request's body is read for at most a second;
 //   - --encryption-key-file (required, 64 hex characters, outside --data-dir) encrypts the
@@ -65,9 +69,10 @@ type options struct {
 	s3Endpoint, s3Region                                 string
 	adminEndpoint, adminAccessKey, adminSecretKey, plans string
 	websiteEndpoint                                      string
-	rateLimit                                            float64
+	rateLimit, tenantRateLimit                           float64
 	version                                              bool
 	maxRequestBytes                                      int64
+	limits                                               contractserver.Limits
 }
 
 func main() {
@@ -104,16 +109,19 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 		return err
 	}
 	srv, err := contractserver.New(contractserver.Config{
-		TokenFile:         opts.tokenFile,
-		DataDir:           opts.dataDir,
-		EncryptionKey:     key,
-		Backend:           backend,
-		Plans:             plans,
-		MaxRequestBytes:   opts.maxRequestBytes,
-		RequestsPerSecond: opts.rateLimit,
-		Burst:             max(1, int(opts.rateLimit)),
-		Logger:            log,
-		WebsiteEndpoint:   opts.websiteEndpoint,
+		TokenFile:               opts.tokenFile,
+		DataDir:                 opts.dataDir,
+		EncryptionKey:           key,
+		Backend:                 backend,
+		Plans:                   plans,
+		MaxRequestBytes:         opts.maxRequestBytes,
+		RequestsPerSecond:       offOrRate(opts.rateLimit),
+		Burst:                   burstOf(opts.rateLimit),
+		TenantRequestsPerSecond: offOrRate(opts.tenantRateLimit),
+		TenantBurst:             burstOf(opts.tenantRateLimit),
+		Limits:                  opts.limits,
+		Logger:                  log,
+		WebsiteEndpoint:         opts.websiteEndpoint,
 	})
 	if err != nil {
 		return err
@@ -197,6 +205,18 @@ func newBackend(opts options) (contractserver.Backend, error) {
 	}
 }
 
+// offOrRate is a rate flag as Config takes it: the flag's 0 (no limit) is Config's negative.
+func offOrRate(perSecond float64) float64 {
+	if perSecond <= 0 {
+		return -1
+	}
+	return perSecond
+}
+
+// burstOf is ten seconds' worth of a rate flag: the operator's bursts (a namespace's Buckets
+// made at once) last seconds, and a budget that refills in ten lets them through whole.
+func burstOf(perSecond float64) int { return max(1, int(10*perSecond)) }
+
 // parseFlags reads the flags, then fills each one not given from its CONTRACT_SERVER_* variable.
 func parseFlags(args []string) (options, error) {
 	var o options
@@ -213,7 +233,18 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.adminSecretKey, "admin-secret-key", "", "backend admin secret key (required; prefer CONTRACT_SERVER_ADMIN_SECRET_KEY)")
 	fs.StringVar(&o.websiteEndpoint, "website-endpoint", "", "where the S3 service serves buckets as static websites, reported with every contract: a URL with {bucket} for the bucket's name (e.g. http://{bucket}.s3-website.example.com); empty when it serves none")
 	fs.StringVar(&o.plans, "plans", "standard", "plans offered, comma-separated, each NAME or NAME=QUOTA (e.g. standard,small=1Gi)")
-	fs.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second each client holding the token may make, with a burst of one second's worth, before it is answered 429; 0 for no limit (requests with a wrong token are limited apart, always)")
+	fs.Float64Var(&o.rateLimit, "rate-limit", contractserver.DefaultRequestsPerSecond,
+		"requests per second each client holding the token may make, with a burst of ten seconds' worth, before it is answered 429; 0 for no limit (requests with a wrong token are limited apart, always). "+
+			"The default lets four namespaces burst at --tenant-rate-limit at once")
+	fs.Float64Var(&o.tenantRateLimit, "tenant-rate-limit", contractserver.DefaultTenantRequestsPerSecond,
+		"requests per second each tenant (the namespace a call names in OSM-Tenant) may make within its client's budget, with a burst of ten seconds' worth; 0 for no limit. "+
+			"The default is three times the operator's average and above its busiest second (41 requests) when one namespace makes, rotates and deletes 180 BucketAccesses at once (docs/install.md)")
+	fs.IntVar(&o.limits.Principals, "max-principals", contractserver.DefaultPrincipals,
+		"principals one contract may have (422 beyond), and deleted ones it remembers within --tombstone-retention (429 beyond); -1 for no limit")
+	fs.IntVar(&o.limits.Keys, "max-keys", contractserver.DefaultKeys, "key pairs one contract, and each of its principals, may have (422 beyond); -1 for no limit")
+	fs.IntVar(&o.limits.Topics, "max-topics", contractserver.DefaultTopics, "notification topics one contract may have (422 beyond); -1 for no limit")
+	fs.DurationVar(&o.limits.TombstoneRetention, "tombstone-retention", contractserver.DefaultTombstoneRetention,
+		"how long a deleted principal or revoked key is remembered, so that a replay of the request that made it is answered as before (410) and never makes it again; -1s to remember for ever")
 	fs.StringVar(&o.tlsCertFile, "tls-cert-file", "", "serve HTTPS with this PEM certificate (chain), re-read when it changes; needs --tls-private-key-file")
 	fs.StringVar(&o.tlsKeyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file")
 	fs.Int64Var(&o.maxRequestBytes, "max-request-bytes", contractserver.DefaultMaxRequestBytes, "largest request body accepted; larger ones are answered 413")

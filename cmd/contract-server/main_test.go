@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractserver"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
@@ -251,5 +252,40 @@ func TestTheServerBoundsEveryPhaseOfAConnection(t *testing.T) {
 	}
 	if hs.MaxHeaderBytes <= 0 {
 		t.Error("MaxHeaderBytes is not set")
+	}
+}
+
+// The rate limits are on without a flag: a tenant past its burst (ten seconds' worth of
+// --tenant-rate-limit) is answered 429, and another tenant is answered at once.
+func TestRateLimitsAreOnByDefault(t *testing.T) {
+	var logs syncBuffer
+	addr := startRun(t, &logs)
+	client := &http.Client{Timeout: 5 * time.Second}
+	get := func(tenant string) int {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+addr+"/v1/contracts/none", nil)
+		req.Header.Set("Authorization", "Bearer test-token")
+		req.Header.Set(contractapi.TenantHeader, tenant)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	burst := burstOf(contractserver.DefaultTenantRequestsPerSecond)
+	answered := 0
+	for range 2 * burst {
+		if get("busy") != http.StatusNotFound {
+			break
+		}
+		answered++
+	}
+	// The budget refills while the loop runs: a few hundred requests take a second or so.
+	if answered < burst || answered > burst+3*int(contractserver.DefaultTenantRequestsPerSecond) {
+		t.Errorf("a tenant had %d requests answered before a 429, want its burst of %d and what refilled meanwhile", answered, burst)
+	}
+	if got := get("quiet"); got != http.StatusNotFound {
+		t.Errorf("another tenant's request: %d, want the 404 of an unknown contract", got)
 	}
 }

@@ -48,6 +48,7 @@ const (
 	ProblemInvalidRequest      ProblemType = "https://osm.dev/problems/invalid-request"
 	ProblemKeyRevoked          ProblemType = "https://osm.dev/problems/key-revoked"
 	ProblemLastKey             ProblemType = "https://osm.dev/problems/last-key"
+	ProblemLimitExceeded       ProblemType = "https://osm.dev/problems/limit-exceeded"
 	ProblemNoSuchRoute         ProblemType = "https://osm.dev/problems/no-such-route"
 	ProblemNotFound            ProblemType = "https://osm.dev/problems/not-found"
 	ProblemNotSupported        ProblemType = "https://osm.dev/problems/not-supported"
@@ -76,6 +77,8 @@ func (e ProblemType) Valid() bool {
 	case ProblemKeyRevoked:
 		return true
 	case ProblemLastKey:
+		return true
+	case ProblemLimitExceeded:
 		return true
 	case ProblemNoSuchRoute:
 		return true
@@ -404,6 +407,8 @@ type Problem struct {
 	//   (its prefix) is wrong. Says nothing about any contract.
 	// - `unknown-plan` (422): the plan is not offered.
 	// - `unsupported-region` (422): the region is not served.
+	// - `limit-exceeded` (422): the contract holds as many principals, key pairs or topics as the
+	//   server allows; delete one first.
 	// - `idempotency-key-reuse` (422): the Idempotency-Key was used before with another plan or region.
 	// - `contract-has-buckets` (409): cancelling needs `force=true` while the account owns buckets.
 	// - `last-key` (409): the only key pair of a contract or principal cannot be revoked.
@@ -428,6 +433,8 @@ type Problem struct {
 //     (its prefix) is wrong. Says nothing about any contract.
 //   - `unknown-plan` (422): the plan is not offered.
 //   - `unsupported-region` (422): the region is not served.
+//   - `limit-exceeded` (422): the contract holds as many principals, key pairs or topics as the
+//     server allows; delete one first.
 //   - `idempotency-key-reuse` (422): the Idempotency-Key was used before with another plan or region.
 //   - `contract-has-buckets` (409): cancelling needs `force=true` while the account owns buckets.
 //   - `last-key` (409): the only key pair of a contract or principal cannot be revoked.
@@ -759,7 +766,10 @@ type ClientInterface interface {
 	// returns `200` with the same principal as it is now and the same first key pair; that key
 	// pair works only while `accessKeyIds` lists it. A request that failed with a `5xx` may be
 	// repeated with the same key: the server finishes what it started and never makes a second
-	// principal. The key of a principal deleted since is answered `410 principal-deleted`.
+	// principal. The key of a principal deleted since is answered `410 principal-deleted`, for
+	// the retention (see the conventions). A contract that remembers as many deleted
+	// principals as it may have live ones answers `429 rate-limited`, with the wait until the
+	// oldest is forgotten in `Retry-After`.
 	//
 	// Corresponds with POST /v1/contracts/{id}/principals (the `CreatePrincipal` operationId).
 	CreatePrincipal(ctx context.Context, id ContractID, params *CreatePrincipalParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1056,7 +1066,10 @@ func (c *Client) RemoveKey(ctx context.Context, id ContractID, accessKeyId strin
 // returns `200` with the same principal as it is now and the same first key pair; that key
 // pair works only while `accessKeyIds` lists it. A request that failed with a `5xx` may be
 // repeated with the same key: the server finishes what it started and never makes a second
-// principal. The key of a principal deleted since is answered `410 principal-deleted`.
+// principal. The key of a principal deleted since is answered `410 principal-deleted`, for
+// the retention (see the conventions). A contract that remembers as many deleted
+// principals as it may have live ones answers `429 rate-limited`, with the wait until the
+// oldest is forgotten in `Retry-After`.
 //
 // Corresponds with POST /v1/contracts/{id}/principals (the `CreatePrincipal` operationId).
 func (c *Client) CreatePrincipal(ctx context.Context, id ContractID, params *CreatePrincipalParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2108,7 +2121,10 @@ type ClientWithResponsesInterface interface {
 	// returns `200` with the same principal as it is now and the same first key pair; that key
 	// pair works only while `accessKeyIds` lists it. A request that failed with a `5xx` may be
 	// repeated with the same key: the server finishes what it started and never makes a second
-	// principal. The key of a principal deleted since is answered `410 principal-deleted`.
+	// principal. The key of a principal deleted since is answered `410 principal-deleted`, for
+	// the retention (see the conventions). A contract that remembers as many deleted
+	// principals as it may have live ones answers `429 rate-limited`, with the wait until the
+	// oldest is forgotten in `Retry-After`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -2361,6 +2377,8 @@ type CancelContractResponse503Headers struct {
 type CancelContractResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
@@ -2377,6 +2395,11 @@ type CancelContractResponse struct {
 	Headers429 *CancelContractResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *CancelContractResponse503Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CancelContractResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
@@ -2448,6 +2471,8 @@ type GetContractResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Contract
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
@@ -2463,6 +2488,11 @@ type GetContractResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetContractResponse) GetJSON200() *Contract {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetContractResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
@@ -2652,6 +2682,8 @@ type AddKeyResponse struct {
 	ApplicationproblemJSON409 *Problem
 	// ApplicationproblemJSON410 the response for an HTTP 410 `application/problem+json` response
 	ApplicationproblemJSON410 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *RateLimited
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -2699,6 +2731,11 @@ func (r AddKeyResponse) GetApplicationproblemJSON409() *Problem {
 // GetApplicationproblemJSON410 returns the response for an HTTP 410 `application/problem+json` response
 func (r AddKeyResponse) GetApplicationproblemJSON410() *Problem {
 	return r.ApplicationproblemJSON410
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r AddKeyResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -2763,6 +2800,8 @@ type RemoveKeyResponse503Headers struct {
 type RemoveKeyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
@@ -2781,6 +2820,11 @@ type RemoveKeyResponse struct {
 	Headers429 *RemoveKeyResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *RemoveKeyResponse503Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RemoveKeyResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
@@ -2874,6 +2918,8 @@ type CreatePrincipalResponse struct {
 	ApplicationproblemJSON409 *Problem
 	// ApplicationproblemJSON410 the response for an HTTP 410 `application/problem+json` response
 	ApplicationproblemJSON410 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *RateLimited
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -2921,6 +2967,11 @@ func (r CreatePrincipalResponse) GetApplicationproblemJSON409() *Problem {
 // GetApplicationproblemJSON410 returns the response for an HTTP 410 `application/problem+json` response
 func (r CreatePrincipalResponse) GetApplicationproblemJSON410() *Problem {
 	return r.ApplicationproblemJSON410
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreatePrincipalResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -2985,6 +3036,8 @@ type DeletePrincipalResponse503Headers struct {
 type DeletePrincipalResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
@@ -3001,6 +3054,11 @@ type DeletePrincipalResponse struct {
 	Headers429 *DeletePrincipalResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *DeletePrincipalResponse503Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DeletePrincipalResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
@@ -3072,6 +3130,8 @@ type GetPrincipalResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Principal
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
@@ -3089,6 +3149,11 @@ type GetPrincipalResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetPrincipalResponse) GetJSON200() *Principal {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetPrincipalResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
@@ -3170,6 +3235,8 @@ type AddPrincipalKeyResponse struct {
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *RateLimited
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -3212,6 +3279,11 @@ func (r AddPrincipalKeyResponse) GetApplicationproblemJSON404() *NotFound {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r AddPrincipalKeyResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r AddPrincipalKeyResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -3276,6 +3348,8 @@ type RemovePrincipalKeyResponse503Headers struct {
 type RemovePrincipalKeyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
@@ -3294,6 +3368,11 @@ type RemovePrincipalKeyResponse struct {
 	Headers429 *RemovePrincipalKeyResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *RemovePrincipalKeyResponse503Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RemovePrincipalKeyResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
@@ -3370,6 +3449,8 @@ type ListTopicsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *TopicList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
@@ -3387,6 +3468,11 @@ type ListTopicsResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListTopicsResponse) GetJSON200() *TopicList {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListTopicsResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
@@ -3456,6 +3542,8 @@ type DeleteTopicResponse503Headers struct {
 type DeleteTopicResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
@@ -3472,6 +3560,11 @@ type DeleteTopicResponse struct {
 	Headers429 *DeleteTopicResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *DeleteTopicResponse503Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DeleteTopicResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
@@ -3558,6 +3651,8 @@ type PutTopicResponse struct {
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *RateLimited
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -3600,6 +3695,11 @@ func (r PutTopicResponse) GetApplicationproblemJSON404() *NotFound {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r PutTopicResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PutTopicResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -3666,6 +3766,8 @@ type GetUsageResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ContractUsage
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
@@ -3687,6 +3789,11 @@ type GetUsageResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetUsageResponse) GetJSON200() *ContractUsage {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetUsageResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
@@ -3915,7 +4022,10 @@ func (c *ClientWithResponses) RemoveKeyWithResponse(ctx context.Context, id Cont
 // returns `200` with the same principal as it is now and the same first key pair; that key
 // pair works only while `accessKeyIds` lists it. A request that failed with a `5xx` may be
 // repeated with the same key: the server finishes what it started and never makes a second
-// principal. The key of a principal deleted since is answered `410 principal-deleted`.
+// principal. The key of a principal deleted since is answered `410 principal-deleted`, for
+// the retention (see the conventions). A contract that remembers as many deleted
+// principals as it may have live ones answers `429 rate-limited`, with the wait until the
+// oldest is forgotten in `Retry-After`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -4225,6 +4335,13 @@ func ParseCancelContractResponse(rsp *http.Response) (*CancelContractResponse, e
 	case rsp.StatusCode == 204:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4315,6 +4432,13 @@ func ParseGetContractResponse(rsp *http.Response) (*GetContractResponse, error) 
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
@@ -4530,6 +4654,13 @@ func ParseAddKeyResponse(rsp *http.Response) (*AddKeyResponse, error) {
 		}
 		response.ApplicationproblemJSON410 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4602,6 +4733,13 @@ func ParseRemoveKeyResponse(rsp *http.Response) (*RemoveKeyResponse, error) {
 	switch {
 	case rsp.StatusCode == 204:
 		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
@@ -4743,6 +4881,13 @@ func ParseCreatePrincipalResponse(rsp *http.Response) (*CreatePrincipalResponse,
 		}
 		response.ApplicationproblemJSON410 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4815,6 +4960,13 @@ func ParseDeletePrincipalResponse(rsp *http.Response) (*DeletePrincipalResponse,
 	switch {
 	case rsp.StatusCode == 204:
 		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
@@ -4906,6 +5058,13 @@ func ParseGetPrincipalResponse(rsp *http.Response) (*GetPrincipalResponse, error
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
@@ -5016,6 +5175,13 @@ func ParseAddPrincipalKeyResponse(rsp *http.Response) (*AddPrincipalKeyResponse,
 		}
 		response.ApplicationproblemJSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5088,6 +5254,13 @@ func ParseRemovePrincipalKeyResponse(rsp *http.Response) (*RemovePrincipalKeyRes
 	switch {
 	case rsp.StatusCode == 204:
 		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
@@ -5187,6 +5360,13 @@ func ParseListTopicsResponse(rsp *http.Response) (*ListTopicsResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5256,6 +5436,13 @@ func ParseDeleteTopicResponse(rsp *http.Response) (*DeleteTopicResponse, error) 
 	switch {
 	case rsp.StatusCode == 204:
 		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
@@ -5383,6 +5570,13 @@ func ParsePutTopicResponse(rsp *http.Response) (*PutTopicResponse, error) {
 		}
 		response.ApplicationproblemJSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5459,6 +5653,13 @@ func ParseGetUsageResponse(rsp *http.Response) (*GetUsageResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
@@ -6525,6 +6726,22 @@ func (response CancelContract204Response) VisitCancelContractResponse(w http.Res
 	return nil
 }
 
+type CancelContract400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CancelContract400ApplicationProblemPlusJSONResponse) VisitCancelContractResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CancelContract401ApplicationProblemPlusJSONResponse struct {
 	UnauthorizedApplicationProblemPlusJSONResponse
 }
@@ -6639,6 +6856,22 @@ func (response GetContract200JSONResponse) VisitGetContractResponse(w http.Respo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetContract400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetContract400ApplicationProblemPlusJSONResponse) VisitGetContractResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6973,6 +7206,20 @@ func (response AddKey410ApplicationProblemPlusJSONResponse) VisitAddKeyResponse(
 	return err
 }
 
+type AddKey422ApplicationProblemPlusJSONResponse Problem
+
+func (response AddKey422ApplicationProblemPlusJSONResponse) VisitAddKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type AddKey429ApplicationProblemPlusJSONResponse struct {
 	RateLimitedApplicationProblemPlusJSONResponse
 }
@@ -7054,6 +7301,22 @@ type RemoveKey204Response struct {
 func (response RemoveKey204Response) VisitRemoveKeyResponse(w http.ResponseWriter) error {
 	w.WriteHeader(204)
 	return nil
+}
+
+type RemoveKey400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response RemoveKey400ApplicationProblemPlusJSONResponse) VisitRemoveKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type RemoveKey401ApplicationProblemPlusJSONResponse struct {
@@ -7281,6 +7544,20 @@ func (response CreatePrincipal410ApplicationProblemPlusJSONResponse) VisitCreate
 	return err
 }
 
+type CreatePrincipal422ApplicationProblemPlusJSONResponse Problem
+
+func (response CreatePrincipal422ApplicationProblemPlusJSONResponse) VisitCreatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreatePrincipal429ApplicationProblemPlusJSONResponse struct {
 	RateLimitedApplicationProblemPlusJSONResponse
 }
@@ -7362,6 +7639,22 @@ type DeletePrincipal204Response struct {
 func (response DeletePrincipal204Response) VisitDeletePrincipalResponse(w http.ResponseWriter) error {
 	w.WriteHeader(204)
 	return nil
+}
+
+type DeletePrincipal400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response DeletePrincipal400ApplicationProblemPlusJSONResponse) VisitDeletePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type DeletePrincipal401ApplicationProblemPlusJSONResponse struct {
@@ -7481,6 +7774,22 @@ func (response GetPrincipal200JSONResponse) VisitGetPrincipalResponse(w http.Res
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipal400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetPrincipal400ApplicationProblemPlusJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7666,6 +7975,20 @@ func (response AddPrincipalKey409ApplicationProblemPlusJSONResponse) VisitAddPri
 	return err
 }
 
+type AddPrincipalKey422ApplicationProblemPlusJSONResponse Problem
+
+func (response AddPrincipalKey422ApplicationProblemPlusJSONResponse) VisitAddPrincipalKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type AddPrincipalKey429ApplicationProblemPlusJSONResponse struct {
 	RateLimitedApplicationProblemPlusJSONResponse
 }
@@ -7748,6 +8071,22 @@ type RemovePrincipalKey204Response struct {
 func (response RemovePrincipalKey204Response) VisitRemovePrincipalKeyResponse(w http.ResponseWriter) error {
 	w.WriteHeader(204)
 	return nil
+}
+
+type RemovePrincipalKey400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response RemovePrincipalKey400ApplicationProblemPlusJSONResponse) VisitRemovePrincipalKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type RemovePrincipalKey401ApplicationProblemPlusJSONResponse struct {
@@ -7884,6 +8223,22 @@ func (response ListTopics200JSONResponse) VisitListTopicsResponse(w http.Respons
 	return err
 }
 
+type ListTopics400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListTopics400ApplicationProblemPlusJSONResponse) VisitListTopicsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListTopics401ApplicationProblemPlusJSONResponse struct {
 	UnauthorizedApplicationProblemPlusJSONResponse
 }
@@ -7980,6 +8335,22 @@ type DeleteTopic204Response struct {
 func (response DeleteTopic204Response) VisitDeleteTopicResponse(w http.ResponseWriter) error {
 	w.WriteHeader(204)
 	return nil
+}
+
+type DeleteTopic400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteTopic400ApplicationProblemPlusJSONResponse) VisitDeleteTopicResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type DeleteTopic401ApplicationProblemPlusJSONResponse struct {
@@ -8180,6 +8551,20 @@ func (response PutTopic409ApplicationProblemPlusJSONResponse) VisitPutTopicRespo
 	return err
 }
 
+type PutTopic422ApplicationProblemPlusJSONResponse Problem
+
+func (response PutTopic422ApplicationProblemPlusJSONResponse) VisitPutTopicResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PutTopic429ApplicationProblemPlusJSONResponse struct {
 	RateLimitedApplicationProblemPlusJSONResponse
 }
@@ -8264,6 +8649,22 @@ func (response GetUsage200JSONResponse) VisitGetUsageResponse(w http.ResponseWri
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsage400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetUsage400ApplicationProblemPlusJSONResponse) VisitGetUsageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }

@@ -114,7 +114,7 @@ func (c *Client) Buy(ctx context.Context, idempotencyKey string, req Request) (C
 		DisplayName: optional(req.DisplayName),
 		Requester:   &contractapi.Requester{Namespace: optional(req.Namespace), Name: optional(req.Name)},
 	}
-	resp, err := c.gen.CreateContractWithResponse(ctx, &contractapi.CreateContractParams{IdempotencyKey: idempotencyKey}, body)
+	resp, err := c.gen.CreateContractWithResponse(ctx, &contractapi.CreateContractParams{IdempotencyKey: idempotencyKey}, body, sendTenant)
 	if err != nil {
 		return Contract{}, false, &Error{Op: op, Cause: err}
 	}
@@ -135,7 +135,7 @@ func (c *Client) Buy(ctx context.Context, idempotencyKey string, req Request) (C
 // Get implements API.
 func (c *Client) Get(ctx context.Context, id string) (Contract, error) {
 	op := fmt.Sprintf("reading contract %s", id)
-	resp, err := c.gen.GetContractWithResponse(ctx, id)
+	resp, err := c.gen.GetContractWithResponse(ctx, id, sendTenant)
 	if err != nil {
 		return Contract{}, &Error{Op: op, Cause: err}
 	}
@@ -182,7 +182,7 @@ func keyIDs(keys []contractapi.AccessKey) []string {
 // Cancel implements API.
 func (c *Client) Cancel(ctx context.Context, id string) error {
 	op := fmt.Sprintf("cancelling contract %s", id)
-	resp, err := c.gen.CancelContractWithResponse(ctx, id, &contractapi.CancelContractParams{})
+	resp, err := c.gen.CancelContractWithResponse(ctx, id, &contractapi.CancelContractParams{}, sendTenant)
 	if err != nil {
 		return &Error{Op: op, Cause: err}
 	}
@@ -192,7 +192,7 @@ func (c *Client) Cancel(ctx context.Context, id string) error {
 // AddKey implements API.
 func (c *Client) AddKey(ctx context.Context, id, idempotencyKey string) (Credentials, error) {
 	op := fmt.Sprintf("adding a key to contract %s", id)
-	resp, err := c.gen.AddKeyWithResponse(ctx, id, &contractapi.AddKeyParams{IdempotencyKey: idempotencyKey})
+	resp, err := c.gen.AddKeyWithResponse(ctx, id, &contractapi.AddKeyParams{IdempotencyKey: idempotencyKey}, sendTenant)
 	if err != nil {
 		return Credentials{}, &Error{Op: op, Cause: err}
 	}
@@ -209,7 +209,7 @@ func (c *Client) AddKey(ctx context.Context, id, idempotencyKey string) (Credent
 // RemoveKey implements API. The API's own not-found means the key, or its contract, is gone.
 func (c *Client) RemoveKey(ctx context.Context, id, accessKeyID string) error {
 	op := fmt.Sprintf("revoking key %s of contract %s", accessKeyID, id)
-	resp, err := c.gen.RemoveKeyWithResponse(ctx, id, accessKeyID)
+	resp, err := c.gen.RemoveKeyWithResponse(ctx, id, accessKeyID, sendTenant)
 	if err != nil {
 		return &Error{Op: op, Cause: err}
 	}

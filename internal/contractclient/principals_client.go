@@ -14,7 +14,7 @@ var _ Principals = (*Client)(nil)
 // CreatePrincipal implements Principals.
 func (c *Client) CreatePrincipal(ctx context.Context, contractID, idempotencyKey string) (Principal, bool, error) {
 	op := fmt.Sprintf("creating a principal in contract %s", contractID)
-	resp, err := c.gen.CreatePrincipalWithResponse(ctx, contractID, &contractapi.CreatePrincipalParams{IdempotencyKey: idempotencyKey})
+	resp, err := c.gen.CreatePrincipalWithResponse(ctx, contractID, &contractapi.CreatePrincipalParams{IdempotencyKey: idempotencyKey}, sendTenant)
 	if err != nil {
 		return Principal{}, false, &Error{Op: op, Cause: err}
 	}
@@ -33,7 +33,7 @@ func (c *Client) CreatePrincipal(ctx context.Context, contractID, idempotencyKey
 // GetPrincipal implements Principals.
 func (c *Client) GetPrincipal(ctx context.Context, contractID, principalID string) (Principal, error) {
 	op := fmt.Sprintf("reading principal %s of contract %s", principalID, contractID)
-	resp, err := c.gen.GetPrincipalWithResponse(ctx, contractID, principalID)
+	resp, err := c.gen.GetPrincipalWithResponse(ctx, contractID, principalID, sendTenant)
 	if err != nil {
 		return Principal{}, &Error{Op: op, Cause: err}
 	}
@@ -51,7 +51,7 @@ func (c *Client) GetPrincipal(ctx context.Context, contractID, principalID strin
 // to delete.
 func (c *Client) DeletePrincipal(ctx context.Context, contractID, principalID string) error {
 	op := fmt.Sprintf("deleting principal %s of contract %s", principalID, contractID)
-	resp, err := c.gen.DeletePrincipalWithResponse(ctx, contractID, principalID)
+	resp, err := c.gen.DeletePrincipalWithResponse(ctx, contractID, principalID, sendTenant)
 	if err != nil {
 		return &Error{Op: op, Cause: err}
 	}
@@ -61,7 +61,7 @@ func (c *Client) DeletePrincipal(ctx context.Context, contractID, principalID st
 // AddPrincipalKey implements Principals.
 func (c *Client) AddPrincipalKey(ctx context.Context, contractID, principalID, idempotencyKey string) (Principal, Credentials, error) {
 	op := fmt.Sprintf("adding a key to principal %s of contract %s", principalID, contractID)
-	resp, err := c.gen.AddPrincipalKeyWithResponse(ctx, contractID, principalID, &contractapi.AddPrincipalKeyParams{IdempotencyKey: idempotencyKey})
+	resp, err := c.gen.AddPrincipalKeyWithResponse(ctx, contractID, principalID, &contractapi.AddPrincipalKeyParams{IdempotencyKey: idempotencyKey}, sendTenant)
 	if err != nil {
 		return Principal{}, Credentials{}, &Error{Op: op, Cause: err}
 	}
@@ -80,7 +80,7 @@ func (c *Client) AddPrincipalKey(ctx context.Context, contractID, principalID, i
 // principal or its contract is gone, and the key with it.
 func (c *Client) RemovePrincipalKey(ctx context.Context, contractID, principalID, accessKeyID string) error {
 	op := fmt.Sprintf("revoking key %s of principal %s of contract %s", accessKeyID, principalID, contractID)
-	resp, err := c.gen.RemovePrincipalKeyWithResponse(ctx, contractID, principalID, accessKeyID)
+	resp, err := c.gen.RemovePrincipalKeyWithResponse(ctx, contractID, principalID, accessKeyID, sendTenant)
 	if err != nil {
 		return &Error{Op: op, Cause: err}
 	}

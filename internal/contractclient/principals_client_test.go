@@ -92,8 +92,8 @@ func TestClientPrincipals(t *testing.T) {
 }
 
 // startContractAPI runs the reference contract server over a versitygw on 127.0.0.1 and
-// returns the operator's client for it.
-func startContractAPI(t *testing.T) *contractclient.Client {
+// returns the operator's client for it; configure changes the server's Config first.
+func startContractAPI(t *testing.T, configure ...func(*contractserver.Config)) *contractclient.Client {
 	t.Helper()
 	gw, err := localenv.StartVersityGW(t.Context(), localenv.VersityGWOptions{Dir: t.TempDir()})
 	if err != nil {
@@ -107,11 +107,15 @@ func startContractAPI(t *testing.T) *contractclient.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := contractserver.New(contractserver.Config{
+	cfg := contractserver.Config{
 		Token: "token", DataDir: t.TempDir(), Backend: backend,
 		EncryptionKey: []byte(strings.Repeat("k", contractserver.EncryptionKeySize)),
 		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	srv, err := contractserver.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ var _ Topics = (*Client)(nil)
 // PutTopic implements Topics.
 func (c *Client) PutTopic(ctx context.Context, contractID, name, endpoint string) (Topic, error) {
 	op := fmt.Sprintf("making topic %s of contract %s", name, contractID)
-	resp, err := c.gen.PutTopicWithResponse(ctx, contractID, name, contractapi.TopicRequest{PushEndpoint: endpoint})
+	resp, err := c.gen.PutTopicWithResponse(ctx, contractID, name, contractapi.TopicRequest{PushEndpoint: endpoint}, sendTenant)
 	if err != nil {
 		return Topic{}, &Error{Op: op, Cause: err}
 	}
@@ -53,7 +53,7 @@ func (c *Client) PutTopic(ctx context.Context, contractID, name, endpoint string
 // ListTopics implements Topics.
 func (c *Client) ListTopics(ctx context.Context, contractID string) ([]Topic, error) {
 	op := fmt.Sprintf("listing the topics of contract %s", contractID)
-	resp, err := c.gen.ListTopicsWithResponse(ctx, contractID)
+	resp, err := c.gen.ListTopicsWithResponse(ctx, contractID, sendTenant)
 	if err != nil {
 		return nil, &Error{Op: op, Cause: err}
 	}
@@ -74,7 +74,7 @@ func (c *Client) ListTopics(ctx context.Context, contractID string) ([]Topic, er
 // nothing left to delete.
 func (c *Client) DeleteTopic(ctx context.Context, contractID, name string) error {
 	op := fmt.Sprintf("deleting topic %s of contract %s", name, contractID)
-	resp, err := c.gen.DeleteTopicWithResponse(ctx, contractID, name)
+	resp, err := c.gen.DeleteTopicWithResponse(ctx, contractID, name, sendTenant)
 	if err != nil {
 		return &Error{Op: op, Cause: err}
 	}

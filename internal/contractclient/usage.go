@@ -43,7 +43,7 @@ var _ Usage = (*Client)(nil)
 // BucketUsage implements Usage.
 func (c *Client) BucketUsage(ctx context.Context, contractID string) (ContractUsage, error) {
 	op := fmt.Sprintf("reading the usage of contract %s", contractID)
-	resp, err := c.gen.GetUsageWithResponse(ctx, contractID)
+	resp, err := c.gen.GetUsageWithResponse(ctx, contractID, sendTenant)
 	if err != nil {
 		return ContractUsage{}, &Error{Op: op, Cause: err}
 	}
@@ -71,7 +71,7 @@ func (c *Client) SetBucketQuota(ctx context.Context, contractID, bucket string, 
 	if q.MaxObjects > 0 {
 		body.MaxObjects = &q.MaxObjects
 	}
-	resp, err := c.gen.SetBucketQuotaWithResponse(ctx, contractID, bucket, body)
+	resp, err := c.gen.SetBucketQuotaWithResponse(ctx, contractID, bucket, body, sendTenant)
 	if err != nil {
 		return Quota{}, &Error{Op: op, Cause: err}
 	}

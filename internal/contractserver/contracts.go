@@ -182,15 +182,11 @@ func (s *Server) CancelContract(ctx context.Context, req contractapi.CancelContr
 	if err := s.deleteTopics(bctx, rec); err != nil {
 		return nil, err
 	}
-	_, err = s.store.update(rec.ID, func(r *record) error {
-		cancelled := now()
-		r.State, r.CancelledAt, r.Topics = stateCancelled, &cancelled, nil
-		for i := range r.Principals {
-			if r.Principals[i].State != principalDeleted {
-				r.Principals[i].markDeleted(cancelled)
-			}
-		}
-		return nil
+	// One transaction, so no principal outlives its contract in the records. The tombstones of
+	// revoked keys go too: a cancelled contract makes no keys, so nothing replays into them.
+	cancelled := now()
+	err = s.store.cancel(rec.ID, cancelled, func(r *record) {
+		r.State, r.CancelledAt, r.Topics, r.Revoked = stateCancelled, &cancelled, nil, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("marking contract cancelled: %w", err)

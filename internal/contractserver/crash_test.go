@@ -100,21 +100,20 @@ func TestPrincipalRetryAfterCrash(t *testing.T) {
 	done := createPrincipal(t, crashed.client, contract.Id, "ba-done")
 
 	// A principal made at the backend, unfinished in the records.
-	rec, p, err := crashed.srv.recordPrincipal(contract.Id, "ba-crash")
+	p, err := crashed.srv.recordPrincipal(contract.Id, "ba-crash")
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := crashed.srv.principalKey(rec.ID, p, &p.Keys[0])
+	first, err := crashed.srv.principalKey(contract.Id, p, &p.FirstKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := backend.CreatePrincipal(t.Context(), rec.ID, p.ID, first); err != nil {
+	if err := backend.CreatePrincipal(t.Context(), contract.Id, p.ID, first); err != nil {
 		t.Fatal(err)
 	}
 	// A key of the finished principal made at the backend, unfinished in the records.
 	key := newCredentials(newPrincipalAccessKeyID())
-	_, err = crashed.srv.store.update(contract.Id, func(r *record) error {
-		q := r.principal(done.Id)
+	_, err = crashed.srv.store.updatePrincipal(contract.Id, done.Id, func(q *storedPrincipal) error {
 		q.Keys = append(q.Keys, storedPrincipalKey{AccessKeyID: key.AccessKeyID, IdempotencyKey: "rotation-crash", State: keyPending,
 			SealedSecret: crashed.srv.secrets.sealPrincipalKey(contract.Id, done.Id, key.AccessKeyID, key.SecretAccessKey), CreatedAt: now()})
 		return nil
@@ -162,15 +161,15 @@ func TestCancelRemovesUnfinishedPrincipals(t *testing.T) {
 	backend := gatewayBackend(t, gw)
 	ts := startServer(t, Config{Backend: backend})
 	contract := createContract(t, ts.client, "uid-unfinished", contractapi.ContractRequest{Plan: "standard"})
-	rec, p, err := ts.srv.recordPrincipal(contract.Id, "ba-lost")
+	p, err := ts.srv.recordPrincipal(contract.Id, "ba-lost")
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := ts.srv.principalKey(rec.ID, p, &p.Keys[0])
+	first, err := ts.srv.principalKey(contract.Id, p, &p.FirstKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := backend.CreatePrincipal(t.Context(), rec.ID, p.ID, first); err != nil {
+	if err := backend.CreatePrincipal(t.Context(), contract.Id, p.ID, first); err != nil {
 		t.Fatal(err)
 	}
 	creds := contractapi.Credentials{AccessKeyId: first.AccessKeyID, SecretAccessKey: first.SecretAccessKey}

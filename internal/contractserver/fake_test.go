@@ -81,3 +81,56 @@ func (f *fakeBackend) callCount() int {
 	defer f.mu.Unlock()
 	return f.calls
 }
+
+// principalsBackend is fakeBackend with principals, for tests of the server's own records: it
+// keeps each principal's keys.
+type principalsBackend struct {
+	fakeBackend // its mu guards these too
+	principals  map[string]map[string]bool
+}
+
+func (b *principalsBackend) CreatePrincipal(_ context.Context, contractID, principalID string, creds Credentials) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.calls++
+	if b.principals == nil {
+		b.principals = map[string]map[string]bool{}
+	}
+	b.principals[contractID+"/"+principalID] = map[string]bool{creds.AccessKeyID: true}
+	return nil
+}
+
+func (b *principalsBackend) DeletePrincipal(_ context.Context, contractID, principalID string, _ []string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.calls++
+	delete(b.principals, contractID+"/"+principalID)
+	return nil
+}
+
+func (b *principalsBackend) AddPrincipalKey(_ context.Context, contractID, principalID string, creds Credentials) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.calls++
+	b.principals[contractID+"/"+principalID][creds.AccessKeyID] = true
+	return nil
+}
+
+func (b *principalsBackend) RemovePrincipalKey(_ context.Context, contractID, principalID, accessKeyID string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.calls++
+	delete(b.principals[contractID+"/"+principalID], accessKeyID)
+	return nil
+}
+
+func (b *principalsBackend) PolicyPrincipal(_, principalID string, _ []string) map[string]any {
+	return map[string]any{"AWS": "arn:aws:iam:::user/" + principalID}
+}
+
+// keyCount is how many keys the backend holds for a principal.
+func (b *principalsBackend) keyCount(contractID, principalID string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.principals[contractID+"/"+principalID])
+}

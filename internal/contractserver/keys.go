@@ -25,7 +25,14 @@ func (s *Server) AddKey(ctx context.Context, req contractapi.AddKeyRequestObject
 	}
 	k := rec.keyByIdempotencyKey(key)
 	switch {
+	case k == nil && revokedByIdempotencyKey(rec.Revoked, key) != nil:
+		t := revokedByIdempotencyKey(rec.Revoked, key)
+		return nil, newProblem(contractapi.ProblemKeyRevoked, http.StatusGone,
+			"key %q, made for Idempotency-Key %q, was revoked; a new key pair needs a new key", t.AccessKeyID, key)
 	case k == nil:
+		if !within(len(rec.Keys), s.limits.Keys) {
+			return nil, limitExceeded("contract %s has %d keys, the most this server allows; revoke one first", rec.ID, len(rec.Keys))
+		}
 		creds := newCredentials(newAccessKeyID())
 		rec, err = s.store.update(rec.ID, func(r *record) error {
 			r.Keys = append(r.Keys, storedKey{AccessKeyID: creds.AccessKeyID, IdempotencyKey: key, State: keyPending,
@@ -36,9 +43,6 @@ func (s *Server) AddKey(ctx context.Context, req contractapi.AddKeyRequestObject
 			return nil, fmt.Errorf("recording new key of contract %s: %w", req.Id, err)
 		}
 		k = rec.key(creds.AccessKeyID)
-	case k.State == keyRemoved:
-		return nil, newProblem(contractapi.ProblemKeyRevoked, http.StatusGone,
-			"key %q, made for Idempotency-Key %q, was revoked; a new key pair needs a new key", k.AccessKeyID, key)
 	case k.State == keyActive:
 		creds, err := s.contractKey(rec.ID, k)
 		if err != nil {
@@ -81,8 +85,8 @@ func (s *Server) contractKey(contractID string, k *storedKey) (Credentials, erro
 	return Credentials{AccessKeyID: k.AccessKeyID, SecretAccessKey: secret}, nil
 }
 
-// RemoveKey revokes a key at the backend, then forgets it (keeping a tombstone of a key made by
-// addKey); never the last one.
+// RemoveKey revokes a key at the backend, then forgets it, keeping a tombstone of a key made by
+// addKey (bounded like a principal's, see keyTombstone); never the last one.
 func (s *Server) RemoveKey(ctx context.Context, req contractapi.RemoveKeyRequestObject) (contractapi.RemoveKeyResponseObject, error) {
 	defer s.locks.Lock("contract/" + req.Id)()
 	rec, err := s.activeContract(req.Id)
@@ -103,13 +107,12 @@ func (s *Server) RemoveKey(ctx context.Context, req contractapi.RemoveKeyRequest
 		return nil, backendProblem("revoking a key", fmt.Errorf("removing key %q of contract %s: %w", req.AccessKeyId, rec.ID, err))
 	}
 	_, err = s.store.update(rec.ID, func(r *record) error {
-		k := r.key(req.AccessKeyId)
-		if k.IdempotencyKey == "" {
-			r.Keys = withoutKey(r.Keys, req.AccessKeyId)
-			return nil
+		k := *r.key(req.AccessKeyId)
+		r.Keys = withoutKey(r.Keys, req.AccessKeyId)
+		if k.IdempotencyKey != "" {
+			// Kept without its secret, so a replay of the addKey that made it is told it was revoked.
+			r.Revoked = append(r.Revoked, keyTombstone{AccessKeyID: k.AccessKeyID, IdempotencyKey: k.IdempotencyKey, CreatedAt: k.CreatedAt, RevokedAt: now()})
 		}
-		// Kept without its secret, so a replay of the addKey that made it is told it was revoked.
-		k.State, k.SealedSecret = keyRemoved, nil
 		return nil
 	})
 	if err != nil {

@@ -3,11 +3,14 @@ package contractserver
 import (
 	"context"
 	"crypto/subtle"
+	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
 	"strings"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 )
@@ -21,7 +24,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		want, client := s.token.current()
 		got := []byte(r.Header.Get("Authorization"))
 		if subtle.ConstantTimeCompare(got, want) != 1 {
-			if delay := take(s.failedAuth, time.Now()); delay > 0 {
+			if delay := take(time.Now(), s.failedAuth); delay > 0 {
 				// Said, so that a client with a wrong token learns it from this answer too.
 				tooManyRequests(w, r, s.log, delay, "too many requests without the right bearer token")
 				return
@@ -42,16 +45,35 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 // clientKey is the context key of the name authenticate gives the client.
 type clientKey struct{}
 
-// rateLimit answers 429 with the wait the client's own limiter needs, instead of queueing the
-// request. It runs after authenticate, so a flood from anyone without the token never reaches it.
+// rateLimit answers 429 with the wait the request's budgets need, instead of queueing it: its
+// client's (clientKey) and its tenant's (TenantHeader: the Kubernetes namespace the call is
+// for; requests without it share the budget of the tenant ""). A request takes from both or
+// from neither. It runs after authenticate, so a flood from anyone without the token never
+// reaches it, and only holders of the token can name tenants.
 func (s *Server) rateLimit(next http.Handler) http.Handler {
-	if s.limiters == nil {
-		return next
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tenant := r.Header.Get(contractapi.TenantHeader)
+		if tenant != "" && !tenantName.MatchString(tenant) {
+			drain(w, r)
+			writeProblem(w, r, s.log, newProblem(contractapi.ProblemInvalidRequest, http.StatusBadRequest,
+				"%s must be a Kubernetes namespace's name (a DNS-1123 label of at most 63 characters)", contractapi.TenantHeader))
+			return
+		}
 		client, _ := r.Context().Value(clientKey{}).(string)
-		if delay := s.limiters.delay(client, time.Now()); delay > 0 {
-			tooManyRequests(w, r, s.log, delay, "too many requests")
+		at := time.Now()
+		var clientLim, tenantLim *rate.Limiter
+		if s.clients != nil {
+			clientLim = s.clients.get(client, at)
+		}
+		if s.tenants != nil {
+			tenantLim = s.tenants.get(tenant, at)
+		}
+		if delay := take(at, clientLim, tenantLim); delay > 0 {
+			what := "too many requests"
+			if tenantLim != nil && tenantLim.TokensAt(at) < 1 {
+				what = fmt.Sprintf("too many requests for tenant %q (%s)", tenant, contractapi.TenantHeader)
+			}
+			tooManyRequests(w, r, s.log, delay, what)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -60,23 +60,45 @@ func TestAFloodWithoutTheTokenDoesNotStarveTheClient(t *testing.T) {
 // Each client has a budget of its own, and a client gone long enough to have its whole burst
 // back is forgotten, which changes nothing for it.
 func TestEachClientHasItsOwnBudget(t *testing.T) {
-	l := newClientLimiters(1, 2)
+	l := newLimiters(1, 2)
 	now := time.Now()
+	delay := func(key string, at time.Time) time.Duration { return take(at, l.get(key, at)) }
 	for i, want := range []time.Duration{0, 0, time.Second} {
-		if got := l.delay("a", now); got != want {
+		if got := delay("a", now); got != want {
 			t.Errorf("request %d of a: delay %s, want %s", i+1, got, want)
 		}
 	}
-	if got := l.delay("b", now); got != 0 {
+	if got := delay("b", now); got != 0 {
 		t.Errorf("b after a spent its budget: delay %s, want 0", got)
 	}
 	later := now.Add(2 * time.Second)
-	if got := l.delay("c", later); got != 0 || len(l.byClient) != 1 {
-		t.Errorf("c two seconds later: delay %s and %d clients remembered, want 0 and only c (a and b have their burst back)", got, len(l.byClient))
+	if got := delay("c", later); got != 0 || len(l.byKey) != 1 {
+		t.Errorf("c two seconds later: delay %s and %d clients remembered, want 0 and only c (a and b have their burst back)", got, len(l.byKey))
 	}
 	for i := range 2 {
-		if got := l.delay("a", later); got != 0 {
+		if got := delay("a", later); got != 0 {
 			t.Errorf("request %d of a after two idle seconds: delay %s, want its whole burst back", i+1, got)
+		}
+	}
+}
+
+// A request refused by one of its budgets takes nothing from the other: a tenant past its
+// budget does not spend its client's, which the other tenants share.
+func TestARefusedRequestTakesFromNoBudget(t *testing.T) {
+	clients, tenants := newLimiters(1, 3), newLimiters(1, 1)
+	now := time.Now()
+	client, a := clients.get("operator", now), tenants.get("a", now)
+	if d := take(now, client, a); d != 0 {
+		t.Fatalf("tenant a's first request: delay %s, want 0", d)
+	}
+	for range 5 {
+		if d := take(now, client, a); d != time.Second {
+			t.Fatalf("tenant a past its burst: delay %s, want a second", d)
+		}
+	}
+	for _, tenant := range []string{"b", "c"} {
+		if d := take(now, client, tenants.get(tenant, now)); d != 0 {
+			t.Errorf("tenant %s after a's refused requests: delay %s, want 0 (the client's burst of 3 has 2 left)", tenant, d)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -160,6 +161,7 @@ func testPrincipalLifecycle(t *testing.T, ts *testServer, s3For func(contractapi
 		{ContractID: contract.Id, ID: created.Id, IdempotencyKey: "ba-uid-1", State: principalDeleted, AccessKeyIDs: []string{}},
 		{ContractID: contract.Id, ID: other.Id, IdempotencyKey: "ba-uid-2", State: principalDeleted, AccessKeyIDs: []string{}},
 	}
+	slices.SortFunc(wantAudit, func(a, b PrincipalSummary) int { return strings.Compare(a.ID, b.ID) })
 	if diff := cmp.Diff(wantAudit, audit); diff != "" {
 		t.Errorf("Principals (-want +got):\n%s", diff)
 	}

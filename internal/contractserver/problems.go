@@ -42,6 +42,7 @@ var problemTitles = map[contractapi.ProblemType]string{
 	contractapi.ProblemNoSuchRoute:         "No such route",
 	contractapi.ProblemUnknownPlan:         "Unknown plan",
 	contractapi.ProblemUnsupportedRegion:   "Unsupported region",
+	contractapi.ProblemLimitExceeded:       "Limit exceeded",
 	contractapi.ProblemIdempotencyKeyReuse: "Idempotency key reused with a different request",
 	contractapi.ProblemContractHasBuckets:  "Contract still owns buckets",
 	contractapi.ProblemLastKey:             "Last key",

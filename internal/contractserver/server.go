@@ -44,11 +44,21 @@ type Config struct {
 	// Plans offered; DefaultPlans when empty.
 	Plans []Plan
 	// RequestsPerSecond and Burst limit the request rate of each authenticated client (429 with
-	// Retry-After beyond); 0 means no limit. A client is a bearer token: every holder of the
-	// token shares one budget, and a rotated token starts a new one. Requests that fail
-	// authentication never take from it: they share a small budget of their own, always on.
+	// Retry-After beyond). A client is a bearer token: every holder of the token shares one
+	// budget, and a rotated token starts a new one. Requests that fail authentication never
+	// take from it: they share a small budget of their own, always on. 0 takes
+	// DefaultRequestsPerSecond and DefaultBurst; a negative rate turns the limit off.
 	RequestsPerSecond float64
 	Burst             int
+	// TenantRequestsPerSecond and TenantBurst limit each tenant the same way, within its
+	// client's budget: a tenant is what a request's TenantHeader names, the Kubernetes
+	// namespace the call is for, so one namespace's churn leaves the others their share. 0
+	// takes DefaultTenantRequestsPerSecond and DefaultTenantBurst; a negative rate turns the
+	// limit off.
+	TenantRequestsPerSecond float64
+	TenantBurst             int
+	// Limits bound what each contract holds; zero fields take the defaults.
+	Limits Limits
 	// MaxRequestBytes caps a request body; a larger one is answered 413. 0 means
 	// DefaultMaxRequestBytes.
 	MaxRequestBytes int64
@@ -68,14 +78,15 @@ type Server struct {
 	backend Backend
 	plans   map[string]Plan
 	website string
-	// limiters limit each authenticated client (nil: no limit); failedAuth every request
-	// that fails authentication.
-	limiters   *clientLimiters
-	failedAuth *rate.Limiter
-	maxBody    int64
-	log        *slog.Logger
-	locks      keylock.Map
-	handler    http.Handler
+	// clients and tenants limit each authenticated client and each tenant (nil: no limit);
+	// failedAuth every request that fails authentication.
+	clients, tenants *limiters
+	failedAuth       *rate.Limiter
+	limits           Limits
+	maxBody          int64
+	log              *slog.Logger
+	locks            keylock.Map
+	handler          http.Handler
 }
 
 // New opens the record store in cfg.DataDir and returns a server ready to serve.
@@ -120,12 +131,16 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, sealed, err := openStore(cfg.DataDir, box)
+	limits := cfg.Limits.withDefaults()
+	st, did, err := openStore(cfg.DataDir, box, limits)
 	if err != nil {
 		return nil, err
 	}
-	if sealed > 0 {
-		cfg.Logger.Info("Sealed the secret keys of contracts written before encryption", "contracts", sealed)
+	if did.sealed > 0 {
+		cfg.Logger.Info("Sealed the secret keys of contracts written before encryption", "contracts", did.sealed)
+	}
+	if did.migrated > 0 {
+		cfg.Logger.Info("Moved the principals and revoked keys of contracts written by an older server into records of their own", "contracts", did.migrated)
 	}
 	s := &Server{
 		token:   token,
@@ -135,17 +150,29 @@ func New(cfg Config) (*Server, error) {
 		plans:   plans,
 		website: cfg.WebsiteEndpoint,
 		log:     cfg.Logger,
+		limits:  limits,
 
 		failedAuth: rate.NewLimiter(failedAuthRate, failedAuthBurst),
 	}
 	if s.maxBody = cfg.MaxRequestBytes; s.maxBody <= 0 {
 		s.maxBody = DefaultMaxRequestBytes
 	}
-	if cfg.RequestsPerSecond > 0 {
-		s.limiters = newClientLimiters(cfg.RequestsPerSecond, cfg.Burst)
-	}
+	s.clients = newLimiters(orDefault(cfg.RequestsPerSecond, cfg.Burst, DefaultRequestsPerSecond, DefaultBurst))
+	s.tenants = newLimiters(orDefault(cfg.TenantRequestsPerSecond, cfg.TenantBurst, DefaultTenantRequestsPerSecond, DefaultTenantBurst))
 	s.handler = s.routes()
 	return s, nil
+}
+
+// orDefault is a rate and burst, or the defaults for a zero rate; a zero burst is one second's
+// worth.
+func orDefault(perSecond float64, burst int, defRate float64, defBurst int) (float64, int) {
+	if perSecond == 0 {
+		return defRate, defBurst
+	}
+	if burst <= 0 {
+		burst = max(1, int(perSecond))
+	}
+	return perSecond, burst
 }
 
 // validateWebsiteEndpoint accepts "" or an http(s) URL with {bucket} in it.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -20,21 +21,30 @@ const (
 )
 
 // Key states. A pending key was recorded before the backend was asked to make it; it is never
-// shown, and the account's deletion removes it with the rest if the backend did make it.
+// shown, and the account's deletion removes it with the rest if the backend did make it. A key
+// that is revoked leaves the live keys for a keyTombstone.
 const (
 	keyPending = "pending"
 	keyActive  = "active"
+	// keyRemoved is how records written before tombstones (schema 1) marked a revoked key in
+	// place; migrate turns those into tombstones, so no other code sees it.
+	keyRemoved = "removed"
 )
 
 var (
 	bucketContracts   = []byte("contracts")
 	bucketIdempotency = []byte("idempotency")
+	// bucketMeta holds the layout version of the file (metaSchema).
+	bucketMeta = []byte("meta")
+	metaSchema = []byte("schema")
 )
 
 var errRecordNotFound = errors.New("record not found")
 
 // record is a contract as stored. It keeps the request it was created from (to recognise an
-// idempotent replay) and the first secret, sealed (so a replay can return it again).
+// idempotent replay) and the first secret, sealed (so a replay can return it again). Its
+// principals are records of their own (principal_store.go), so changing one rewrites neither
+// the contract nor the others.
 type record struct {
 	ID             string         `json:"id"`
 	IdempotencyKey string         `json:"idempotencyKey"`
@@ -44,13 +54,16 @@ type record struct {
 	Region         string         `json:"region"`
 	QuotaBytes     int64          `json:"quotaBytes,omitempty"`
 	FirstKey       storedFirstKey `json:"firstKey"`
-	Keys           []storedKey    `json:"keys"`
-	CreatedAt      time.Time      `json:"createdAt"`
-	CancelledAt    *time.Time     `json:"cancelledAt,omitempty"`
-	// Principals are kept in their contract's record, so one transaction cancels a contract
-	// together with its principals.
-	Principals []storedPrincipal `json:"principals,omitempty"`
-	// Topics are the contract's notification topics, kept here for the same reason.
+	// Keys are the key pairs that may exist at the backend: active, and pending ones.
+	Keys []storedKey `json:"keys"`
+	// Revoked are the tombstones of key pairs made by addKey and revoked since, oldest first,
+	// bounded by trimRevoked.
+	Revoked   []keyTombstone `json:"revoked,omitempty"`
+	CreatedAt time.Time      `json:"createdAt"`
+	// CancelledAt is set once the contract is cancelled.
+	CancelledAt *time.Time `json:"cancelledAt,omitempty"`
+	// Topics are the contract's notification topics, few (Limits.Topics) and without
+	// tombstones, so they stay in the record and go with its cancel in one transaction.
 	Topics []storedTopic `json:"topics,omitempty"`
 }
 
@@ -104,107 +117,44 @@ type storedKey struct {
 	CreatedAt      time.Time `json:"createdAt"`
 }
 
-// Principal states. A pending principal was recorded before the backend was asked to make it;
-// it is shown to no one, and finished by a replay of its creation. A deleted one stays as a
-// tombstone without keys, so its idempotency key never makes a second principal.
-const (
-	principalPending = "pending"
-	principalActive  = "active"
-	principalDeleted = "deleted"
-)
-
-// keyRemoved marks a principal's key pair that was revoked. It stays, with its sealed secret,
-// so a replay of the call that made it answers as the first answer did. A contract's key pair
-// made by addKey stays too, without its secret, so a replay is told it was revoked rather than
-// given a second key pair.
-const keyRemoved = "removed"
-
-// storedPrincipal is a principal as stored. Its first key is Keys[0].
-type storedPrincipal struct {
-	ID             string               `json:"id"`
-	IdempotencyKey string               `json:"idempotencyKey"`
-	State          string               `json:"state"`
-	Keys           []storedPrincipalKey `json:"keys,omitempty"`
-	CreatedAt      time.Time            `json:"createdAt"`
-	DeletedAt      *time.Time           `json:"deletedAt,omitempty"`
+// keyTombstone is what stays of a revoked key pair, so that a replay of the call that made it
+// is answered as before (a contract's key: 410 key-revoked; a principal's: the key pair, with
+// its secret) and a replay of its revocation is answered 204. It is kept for the retention
+// (Limits.TombstoneRetention) and at most Limits.RevokedKeys of them per contract or principal,
+// the newest: a client replays only its latest request (it records an answer before it asks
+// for the next key), so a replay behind that many later keys of the same owner is stale.
+type keyTombstone struct {
+	AccessKeyID    string `json:"accessKeyId"`
+	IdempotencyKey string `json:"idempotencyKey,omitempty"`
+	// SealedSecret is kept for a principal's key only.
+	SealedSecret []byte    `json:"sealedSecret,omitempty"`
+	CreatedAt    time.Time `json:"createdAt"`
+	RevokedAt    time.Time `json:"revokedAt"`
 }
 
-// storedPrincipalKey is a key pair of a principal, its secret sealed by a secretBox.
-type storedPrincipalKey struct {
-	AccessKeyID string `json:"accessKeyId"`
-	// IdempotencyKey is the addPrincipalKey request's; empty for the first key.
-	IdempotencyKey string    `json:"idempotencyKey,omitempty"`
-	State          string    `json:"state"`
-	SealedSecret   []byte    `json:"sealedSecret"`
-	CreatedAt      time.Time `json:"createdAt"`
+// trimRevoked drops the tombstones revoked before cutoff and all but the newest keep (all when
+// keep is negative).
+func trimRevoked(ts []keyTombstone, cutoff time.Time, keep int) []keyTombstone {
+	ts = slices.DeleteFunc(ts, func(t keyTombstone) bool { return t.RevokedAt.Before(cutoff) })
+	if keep >= 0 && len(ts) > keep {
+		ts = slices.Delete(ts, 0, len(ts)-keep)
+	}
+	return ts
 }
 
-// principal returns the principal with this id, or nil.
-func (r *record) principal(id string) *storedPrincipal {
-	for i := range r.Principals {
-		if r.Principals[i].ID == id {
-			return &r.Principals[i]
-		}
+// revokedByIdempotencyKey and revokedByID find a tombstone, or nil.
+func revokedByIdempotencyKey(ts []keyTombstone, key string) *keyTombstone {
+	if i := slices.IndexFunc(ts, func(t keyTombstone) bool { return t.IdempotencyKey != "" && t.IdempotencyKey == key }); i >= 0 {
+		return &ts[i]
 	}
 	return nil
 }
 
-// principalByIdempotencyKey returns the principal created with this key, or nil.
-func (r *record) principalByIdempotencyKey(key string) *storedPrincipal {
-	for i := range r.Principals {
-		if r.Principals[i].IdempotencyKey == key {
-			return &r.Principals[i]
-		}
+func revokedByID(ts []keyTombstone, accessKeyID string) *keyTombstone {
+	if i := slices.IndexFunc(ts, func(t keyTombstone) bool { return t.AccessKeyID == accessKeyID }); i >= 0 {
+		return &ts[i]
 	}
 	return nil
-}
-
-// key returns the key pair with this access key id, or nil.
-func (p *storedPrincipal) key(accessKeyID string) *storedPrincipalKey {
-	for i := range p.Keys {
-		if p.Keys[i].AccessKeyID == accessKeyID {
-			return &p.Keys[i]
-		}
-	}
-	return nil
-}
-
-// keyByIdempotencyKey returns the key pair added with this key, or nil.
-func (p *storedPrincipal) keyByIdempotencyKey(key string) *storedPrincipalKey {
-	for i := range p.Keys {
-		if k := &p.Keys[i]; k.IdempotencyKey != "" && k.IdempotencyKey == key {
-			return k
-		}
-	}
-	return nil
-}
-
-// activeKeyIDs are the access key ids in effect, oldest first.
-func (p *storedPrincipal) activeKeyIDs() []string {
-	ids := []string{}
-	for _, k := range p.Keys {
-		if k.State == keyActive {
-			ids = append(ids, k.AccessKeyID)
-		}
-	}
-	return ids
-}
-
-// liveKeyIDs are the access key ids that may exist at the backend: active, and pending ones
-// the backend may have made before an answer was lost.
-func (p *storedPrincipal) liveKeyIDs() []string {
-	var ids []string
-	for _, k := range p.Keys {
-		if k.State != keyRemoved {
-			ids = append(ids, k.AccessKeyID)
-		}
-	}
-	return ids
-}
-
-// markDeleted turns the principal into a tombstone: no keys, no secrets.
-func (p *storedPrincipal) markDeleted(at time.Time) {
-	p.State, p.DeletedAt, p.Keys = principalDeleted, &at, nil
 }
 
 // keyByIdempotencyKey returns the key pair added with this key, or nil.
@@ -238,39 +188,66 @@ func (r *record) activeKeys() []storedKey {
 }
 
 // store keeps contract records in a bbolt file: contracts by id, and an index from idempotency
-// key to id. Every write is one bbolt transaction, fsynced before it returns.
+// key to id; principals in records of their own (principal_store.go). Every write is one bbolt
+// transaction, fsynced before it returns.
 type store struct {
 	db *bolt.DB
+	// lim bounds the tombstones; now is the clock that ages them (tests move it).
+	lim Limits
+	now func() time.Time
+}
+
+// schemaVersion is the layout openStore leaves a file in: 2 keeps principals out of the
+// contract record and revoked keys as bounded tombstones; 1 (no meta bucket) is the layout
+// before, which migrate converts.
+const schemaVersion = "2"
+
+// opened says what openStore did to records written by an older server.
+type opened struct {
+	// sealed counts contracts whose first secret was stored in the clear, migrated those
+	// whose principals were kept in the contract's record.
+	sealed, migrated int
 }
 
 // openStore opens the records in dir, first sealing the secrets of records written before
-// encryption; it returns how many it sealed.
-func openStore(dir string, box *secretBox) (*store, int, error) {
+// encryption, then moving records of the older layout into the current one.
+func openStore(dir string, box *secretBox, lim Limits) (*store, opened, error) {
+	var did opened
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, 0, fmt.Errorf("creating data dir %q: %w", dir, err)
+		return nil, did, fmt.Errorf("creating data dir %q: %w", dir, err)
 	}
 	path := filepath.Join(dir, "contracts.db")
-	sealed, err := sealPlainSecrets(path, box)
-	if err != nil {
-		return nil, 0, err
+	var err error
+	if did.sealed, err = sealPlainSecrets(path, box); err != nil {
+		return nil, did, err
 	}
 	db, err := openBolt(path)
 	if err != nil {
-		return nil, 0, err
+		return nil, did, err
 	}
+	st := &store{db: db, lim: lim, now: time.Now}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketContracts, bucketIdempotency} {
+		for _, b := range [][]byte{bucketContracts, bucketIdempotency, bucketMeta, bucketPrincipals, bucketDeletedPrincipals, bucketPrincipalIdempotency} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
 		}
-		return nil
+		if string(tx.Bucket(bucketMeta).Get(metaSchema)) != schemaVersion {
+			if did.migrated, err = migrate(tx); err != nil {
+				return err
+			}
+		}
+		if err := tx.Bucket(bucketMeta).Put(metaSchema, []byte(schemaVersion)); err != nil {
+			return err
+		}
+		_, err = st.compact(tx)
+		return err
 	})
 	if err != nil {
 		_ = db.Close()
-		return nil, 0, fmt.Errorf("initialising %q: %w", path, err)
+		return nil, did, fmt.Errorf("initialising %q: %w", path, err)
 	}
-	return &store{db: db}, sealed, nil
+	return st, did, nil
 }
 
 func openBolt(path string) (*bolt.DB, error) {
@@ -340,7 +317,9 @@ func sealPlainSecrets(path string, box *secretBox) (int, error) {
 	return sealed, syncDir(filepath.Dir(path))
 }
 
-// copySealed copies every bucket of src into dst, sealing the plaintext secrets on the way.
+// copySealed copies every bucket of src into dst, sealing the plaintext secrets on the way. A
+// record is changed in its firstKey alone, so fields of a layout this server no longer reads
+// (migrate's) are copied as they were.
 func copySealed(src, dst *bolt.Tx, box *secretBox) error {
 	return src.ForEach(func(name []byte, b *bolt.Bucket) error {
 		out, err := dst.CreateBucket(name)
@@ -354,14 +333,24 @@ func copySealed(src, dst *bolt.Tx, box *secretBox) error {
 			if string(name) != string(bucketContracts) {
 				return out.Put(k, v)
 			}
-			var rec record
+			var rec map[string]json.RawMessage
+			var head struct {
+				ID       string         `json:"id"`
+				FirstKey storedFirstKey `json:"firstKey"`
+			}
 			if err := json.Unmarshal(v, &rec); err != nil {
 				return fmt.Errorf("decoding contract %q: %w", k, err)
 			}
-			if fk := &rec.FirstKey; fk.PlainSecret != "" {
-				fk.SealedSecret, fk.PlainSecret = box.seal(rec.ID, fk.PlainSecret), ""
+			if err := json.Unmarshal(v, &head); err != nil {
+				return fmt.Errorf("decoding contract %q: %w", k, err)
 			}
-			data, err := json.Marshal(&rec)
+			if fk := &head.FirstKey; fk.PlainSecret != "" {
+				fk.SealedSecret, fk.PlainSecret = box.seal(head.ID, fk.PlainSecret), ""
+				if rec["firstKey"], err = json.Marshal(fk); err != nil {
+					return err
+				}
+			}
+			data, err := json.Marshal(rec)
 			if err != nil {
 				return err
 			}
@@ -421,7 +410,8 @@ func (s *store) insert(rec *record) error {
 	})
 }
 
-// update applies fn to the stored contract and writes the result back, atomically.
+// update applies fn to the stored contract and writes the result back, atomically, its
+// tombstones trimmed.
 func (s *store) update(id string, fn func(*record) error) (*record, error) {
 	var rec *record
 	err := s.db.Update(func(tx *bolt.Tx) error {
@@ -432,9 +422,23 @@ func (s *store) update(id string, fn func(*record) error) (*record, error) {
 		if err := fn(rec); err != nil {
 			return err
 		}
+		rec.Revoked = s.trim(rec.Revoked)
 		return putRecord(tx, rec)
 	})
 	return rec, err
+}
+
+// trim drops the tombstones of revoked keys the limits no longer keep.
+func (s *store) trim(ts []keyTombstone) []keyTombstone {
+	return trimRevoked(ts, s.cutoff(), s.lim.RevokedKeys)
+}
+
+// cutoff is when a tombstone must have been made to be kept still; the zero time keeps all.
+func (s *store) cutoff() time.Time {
+	if s.lim.TombstoneRetention < 0 {
+		return time.Time{}
+	}
+	return s.now().Add(-s.lim.TombstoneRetention)
 }
 
 func getRecord(tx *bolt.Tx, id string) (*record, error) {

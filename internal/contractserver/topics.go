@@ -87,6 +87,9 @@ func (s *Server) PutTopic(ctx context.Context, req contractapi.PutTopicRequestOb
 	if t := rec.topic(req.TopicName); t != nil && t.State == topicActive && t.PushEndpoint == endpoint {
 		return contractapi.PutTopic200JSONResponse(toTopic(t)), nil
 	}
+	if !existed && !within(len(rec.Topics), s.limits.Topics) {
+		return nil, limitExceeded("contract %s has %d topics, the most this server allows; delete one first", rec.ID, len(rec.Topics))
+	}
 	rec, err = s.store.update(rec.ID, func(r *record) error {
 		if t := r.topic(req.TopicName); t != nil {
 			t.PushEndpoint, t.State = endpoint, topicPending

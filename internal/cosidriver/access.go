@@ -45,7 +45,7 @@ func (d *Driver) DriverGrantBucketAccess(ctx context.Context, req *cosi.DriverGr
 	if err != nil {
 		return nil, invalid("%v", err)
 	}
-	acct, unlock, err := d.open(ctx, id)
+	ctx, acct, unlock, err := d.open(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (d *Driver) DriverRevokeBucketAccess(ctx context.Context, req *cosi.DriverR
 	if principalID == "" {
 		return nil, invalid("the account id is empty")
 	}
-	acct, unlock, err := d.open(ctx, id)
+	ctx, acct, unlock, err := d.open(ctx, id)
 	if err != nil {
 		return nil, err
 	}

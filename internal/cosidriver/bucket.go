@@ -32,7 +32,7 @@ func (d *Driver) DriverCreateBucket(ctx context.Context, req *cosi.DriverCreateB
 		return nil, invalid("the COSI Bucket's name %q is the bucket's name, and the bucket name %s", name, strings.Join(reasons, "; "))
 	}
 	id := bucketID{Contract: ref, Bucket: name}
-	acct, unlock, err := d.open(ctx, id)
+	ctx, acct, unlock, err := d.open(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (d *Driver) DriverDeleteBucket(ctx context.Context, req *cosi.DriverDeleteB
 	if err != nil {
 		return nil, invalid("%v", err)
 	}
-	acct, unlock, err := d.open(ctx, id)
+	ctx, acct, unlock, err := d.open(ctx, id)
 	if err != nil {
 		return nil, err
 	}

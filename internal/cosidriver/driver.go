@@ -88,14 +88,17 @@ func (d *Driver) DriverGetInfo(context.Context, *cosi.DriverGetInfoRequest) (*co
 }
 
 // open holds the calls on bucket (a retry of the sidecar's waits for the call it repeats) and
-// reads the account of its Contract: every call on a bucket starts so. The caller runs unlock.
-func (d *Driver) open(ctx context.Context, bucket bucketID) (acct account, unlock func(), err error) {
+// reads the account of its Contract: every call on a bucket starts so. The caller runs unlock,
+// and makes its contract API calls with the context returned, which names the Contract's
+// namespace as their tenant (the provider budgets per tenant).
+func (d *Driver) open(ctx context.Context, bucket bucketID) (_ context.Context, acct account, unlock func(), err error) {
+	ctx = contractclient.WithTenant(ctx, bucket.Contract.Namespace)
 	unlock = d.locks.Lock(bucket.String())
 	if acct, err = d.account(ctx, bucket.Contract); err != nil {
 		unlock()
-		return account{}, nil, fromError(err)
+		return ctx, account{}, nil, fromError(err)
 	}
-	return acct, unlock, nil
+	return ctx, acct, unlock, nil
 }
 
 // Server is the gRPC server with both services registered, and a log line for each call that

@@ -2,6 +2,7 @@ package cosidriver_test
 
 import (
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractserver"
 	"github.com/object-storage-manager/object-storage-manager/internal/cosidriver"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv/stack"
 )
 
 func TestDriverGetInfoNamesTheDriver(t *testing.T) {
@@ -192,6 +194,13 @@ func TestGrantAndRevokeAccess(t *testing.T) {
 	g.Eventually(func() bool { return refused(put(ctx, writer, name, "late.txt", "w")) }).Should(BeTrue())
 	policy, err := accountS3().GetBucketPolicy(ctx, &s3.GetBucketPolicyInput{Bucket: aws.String(name)})
 	g.Expect(err).To(HaveOccurred(), "the bucket kept a policy after every access was revoked: %v", policy)
+
+	// Each principal call names the Contract's namespace, the tenant the provider budgets.
+	calls := env.stk.ContractAPI.Calls(func(c stack.Call) bool { return strings.Contains(c.Path, "/principals") })
+	g.Expect(calls).NotTo(BeEmpty())
+	for _, c := range calls {
+		g.Expect(c.Tenant).To(Equal(env.contract.Namespace), "%s %s", c.Method, c.Path)
+	}
 }
 
 // The contract API made the principal but its answer was lost: the driver says Unavailable, and

@@ -77,7 +77,7 @@ func (d *Driver) liveAccesses(ctx context.Context) (map[types.UID]bool, error) {
 // for r, or one made now if the grant never got that far, or principal-deleted if it is already
 // revoked.
 func (d *Driver) revokeRecorded(ctx context.Context, r grantRecord) error {
-	acct, unlock, err := d.open(ctx, r.bucket)
+	ctx, acct, unlock, err := d.open(ctx, r.bucket)
 	if err != nil {
 		return err
 	}

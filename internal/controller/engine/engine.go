@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
 	"github.com/object-storage-manager/object-storage-manager/internal/ttlcache"
 	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
@@ -101,6 +102,8 @@ const writtenMaxAge = time.Minute
 
 // Reconcile runs one pass over the resource req names.
 func (r Reconciler[T, F]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// Every contract API call of the pass is for this namespace: the provider budgets per tenant.
+	ctx = contractclient.WithTenant(ctx, req.Namespace)
 	obj := newObject[T]()
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
 	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
 )
 
@@ -95,6 +96,23 @@ func TestAPassPutsTheFinalizerOnFirstAndWritesWhatChangedOnce(t *testing.T) {
 	*writes = nil
 	if _, err := reconcileB(t, r); err != nil || len(*writes) != 0 {
 		t.Errorf("a pass that found the same wrote %v (%v); want nothing", *writes, err)
+	}
+}
+
+// Every contract API call a pass makes names its resource's namespace as the tenant, so the
+// provider budgets it with that namespace's calls.
+func TestAPassCallsTheContractAPIForItsNamespace(t *testing.T) {
+	c, _ := cluster(t)
+	var tenant string
+	k := &kind{pass: func(ctx context.Context, _ *storagev1alpha1.Bucket, _ *Pass[*storagev1alpha1.Bucket]) Outcome[string] {
+		tenant = contractclient.TenantOf(ctx)
+		return Outcome[string]{}
+	}}
+	if _, err := reconcileB(t, Reconciler[*storagev1alpha1.Bucket, string]{Client: c, Kind: k, Finalizer: "f", Written: &Writes{}}); err != nil {
+		t.Fatal(err)
+	}
+	if tenant != "ns" {
+		t.Errorf("the pass's tenant is %q, want its namespace %q", tenant, "ns")
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractserver"
 	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
@@ -293,7 +294,11 @@ type ContractAPI struct {
 // Call is one request the contract API answered.
 type Call struct {
 	Method, Path, IdempotencyKey string
-	Status                       int
+	// Tenant is the namespace the request named (contractapi.TenantHeader).
+	Tenant string
+	Status int
+	// At is when it arrived.
+	At time.Time
 }
 
 // Hook stands in front of the server for every request; it calls next to let one through.
@@ -311,7 +316,8 @@ func (a *ContractAPI) Contracts() ([]contractserver.ContractSummary, error) {
 	return a.server.Contracts()
 }
 
-// Principals lists every principal the server has recorded, deleted ones included.
+// Principals lists every principal the server has recorded, deleted ones included while their
+// tombstones are kept (a day by default).
 func (a *ContractAPI) Principals() ([]contractserver.PrincipalSummary, error) {
 	return a.server.Principals()
 }
@@ -335,10 +341,11 @@ func (a *ContractAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hook := a.hook
 	a.mu.Unlock()
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	at := time.Now()
 	defer func() {
 		a.mu.Lock()
-		a.calls = append(a.calls, Call{Method: r.Method, Path: r.URL.Path,
-			IdempotencyKey: r.Header.Get("Idempotency-Key"), Status: rec.status})
+		a.calls = append(a.calls, Call{Method: r.Method, Path: r.URL.Path, IdempotencyKey: r.Header.Get("Idempotency-Key"),
+			Tenant: r.Header.Get(contractapi.TenantHeader), Status: rec.status, At: at})
 		a.mu.Unlock()
 	}()
 	if hook != nil {
