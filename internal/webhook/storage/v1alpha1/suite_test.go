@@ -39,7 +39,7 @@ var _ = BeforeSuite(func() {
 		if err := index.Register(context.Background(), mgr.GetFieldIndexer()); err != nil {
 			return err
 		}
-		return SetupWebhooksWithManager(mgr)
+		return SetupWebhooksWithManager(mgr, Options{})
 	})
 	Expect(err).NotTo(HaveOccurred())
 	k8sClient, webhookAddr = server.Client, server.Addr
