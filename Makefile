@@ -48,7 +48,8 @@ manifests: ## Generate CRDs, RBAC and webhook configurations from the API types 
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="./..." output:crd:artifacts:config=config/crd/bases
 	@# The Helm chart ships the same CRDs, role rules and webhook configurations.
 	cp config/crd/bases/*.yaml $(CHART)/crds/
-	cp config/rbac/role.yaml config/rbac/leader_election_role.yaml config/rbac/metrics_auth_role.yaml config/rbac/metrics_reader_role.yaml $(CHART)/files/
+	cp config/rbac/role.yaml config/rbac/leader_election_role.yaml config/rbac/metrics_auth_role.yaml config/rbac/metrics_reader_role.yaml \
+		config/rbac/cost_guard_role.yaml config/rbac/cost_admin_role.yaml $(CHART)/files/
 	cp config/webhook/manifests.yaml $(CHART)/files/webhooks.yaml
 
 .PHONY: generate

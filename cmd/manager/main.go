@@ -19,6 +19,7 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/operator"
 	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
 	"github.com/object-storage-manager/object-storage-manager/internal/version"
+	storagewebhook "github.com/object-storage-manager/object-storage-manager/internal/webhook/storage/v1alpha1"
 )
 
 func main() {
@@ -63,6 +64,8 @@ func main() {
 		"Ingress class of the Ingresses the operator makes; empty leaves it to the cluster's default.")
 	flag.BoolVar(&opts.EnableWebhooks, "enable-webhooks", true,
 		"Serve the admission webhooks (defaults and validation).")
+	flag.StringVar(&opts.CostAdminRole, "cost-admin-role", storagewebhook.DefaultCostAdminRole,
+		"The install's ClusterRole that grants the verbs abandon and retain; the webhooks name it when they refuse a user without them.")
 	flag.StringVar(&opts.WebhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs",
 		"Directory with the webhook server's tls.crt and tls.key (make certs writes .certs/ for local runs).")
 	flag.StringVar(&opts.WebhookHost, "webhook-host", "",

@@ -133,6 +133,9 @@ type Options struct {
 	// SelfManagedCerts, when set, makes the manager issue and renew its webhook certificate
 	// itself (no cert-manager); nil: WebhookCertDir is filled by someone else.
 	SelfManagedCerts *SelfManagedCerts
+	// CostAdminRole is the install's ClusterRole that grants the verbs abandon and retain, which
+	// the webhooks name when they refuse a user without them; empty: config/default's name.
+	CostAdminRole string
 
 	// SkipNameValidation lets one process build several managers, as tests that restart the
 	// manager do; controller names must otherwise be unique per process.
@@ -250,7 +253,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		}
 	}
 	if opts.EnableWebhooks {
-		if err := storagewebhook.SetupWebhooksWithManager(mgr, storagewebhook.Options{
+		if err := storagewebhook.SetupWebhooksWithManager(mgr, storagewebhook.Options{CostAdminRole: opts.CostAdminRole,
 			Endpoints: opts.AllowedEndpoints, NotificationEndpoints: opts.AllowedNotificationEndpoints}); err != nil {
 			return nil, fmt.Errorf("setting up the storage webhooks: %w", err)
 		}

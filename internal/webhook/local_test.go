@@ -49,6 +49,8 @@ func TestLocalConfigurations(t *testing.T) {
 		"vbucket-v1alpha1.osm.dev":       "url=https://127.0.0.1:9443/validate-storage-osm-dev-v1alpha1-bucket ca=true service=false",
 		"vbucketaccess-v1alpha1.osm.dev": "url=https://127.0.0.1:9443/validate-storage-osm-dev-v1alpha1-bucketaccess ca=true service=false",
 		"vcontract-v1alpha1.osm.dev":     "url=https://127.0.0.1:9443/validate-storage-osm-dev-v1alpha1-contract ca=true service=false",
+		"vabandon-v1alpha1.osm.dev":      "url=https://127.0.0.1:9443/validate-storage-osm-dev-v1alpha1-abandon ca=true service=false",
+		"vretain-v1alpha1.osm.dev":       "url=https://127.0.0.1:9443/validate-storage-osm-dev-v1alpha1-retain ca=true service=false",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("client configs mismatch (-want +got):\n%s", diff)

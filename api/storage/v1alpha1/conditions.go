@@ -3,9 +3,10 @@ package v1alpha1
 // AbandonAnnotation, set to "true" on a Contract, Bucket or BucketAccess being deleted, tells
 // its controller to let it go without touching the provider: for when the provider is gone for
 // good, or its contract API cannot be reached any more. What stays behind at the provider (a
-// contract, a bucket, a principal and its keys) is named in an Abandoned event. The webhooks let
-// every change to a resource being deleted through, so this, and removing a finalizer by hand,
-// work while the manager is down.
+// contract, a bucket, a principal and its keys) is named in an Abandoned event. What stays
+// keeps costing, so setting it, like removing the Finalizer by hand, takes the RBAC verb
+// VerbAbandon on the resource (a validating webhook asks the API server); a user who has it
+// can do both while the manager is down.
 const AbandonAnnotation = "storage.osm.dev/abandon"
 
 // Finalizer keeps a Contract, Bucket or BucketAccess until its controller has dealt with the
@@ -14,6 +15,18 @@ const AbandonAnnotation = "storage.osm.dev/abandon"
 // there from the resource's first moment at no write of its own; a controller puts it on where
 // no webhook did.
 const Finalizer = "storage.osm.dev/finalizer"
+
+// Powers with a cost are RBAC verbs of their own on contracts, buckets and bucketaccesses, as
+// Kubernetes has escalate, bind and approve: no built-in role grants them (cluster-admin's "*"
+// does), and the install's ClusterRole cost-admin, bound to no one, grants both.
+const (
+	// VerbAbandon lets a user set AbandonAnnotation or remove the Finalizer: a resource let go
+	// that way leaves its contract, bucket or keys at the provider.
+	VerbAbandon = "abandon"
+	// VerbRetain lets a user give a bought Contract reclaimPolicy Retain, which keeps the
+	// contract running, and paid for, after the Contract is deleted.
+	VerbRetain = "retain"
+)
 
 // Condition types shared by Contract and Bucket.
 const (

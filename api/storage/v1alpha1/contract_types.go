@@ -56,9 +56,12 @@ type ContractSpec struct {
 	DisplayName string `json:"displayName,omitempty"`
 
 	// reclaimPolicy says whether deleting this resource cancels the contract at the provider
-	// (Delete) or leaves it running (Retain, the default).
+	// (Delete) or leaves it running (Retain). A bought Contract defaults to Delete, so deleting
+	// it stops what it costs; Retain takes the RBAC verb "retain" on contracts (ClusterRole
+	// cost-admin), which tenants do not have. An existing account (credentials) is never closed,
+	// and defaults to Retain. The admission webhook writes the default at creation; an empty
+	// value (a Contract created with the webhooks off) keeps the contract.
 	// +optional
-	// +kubebuilder:default=Retain
 	ReclaimPolicy ReclaimPolicy `json:"reclaimPolicy,omitempty"`
 
 	// secretName is the Secret, in this namespace, that receives the credentials. Defaults to

@@ -98,7 +98,7 @@ func (f hasBuckets) ready(*storagev1alpha1.Contract) *engine.Condition {
 	// Buckets outside Kubernetes (or retained ones) are the user's data: never forced.
 	return engine.False(storagev1alpha1.ReasonContractAPIRejected, fmt.Sprintf(
 		"Contract %s still owns buckets at the provider (retained or made outside Kubernetes); "+
-			"delete them, or set spec.reclaimPolicy to Retain to keep the contract", f.id))
+			"delete them, or have someone with the verb retain (ClusterRole cost-admin) set spec.reclaimPolicy to Retain to keep the contract", f.id))
 }
 
 func (keysRetiring) ready(c *storagev1alpha1.Contract) *engine.Condition {

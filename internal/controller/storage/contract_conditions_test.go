@@ -45,7 +45,7 @@ func TestContractConditionsFollowWhatThePassFound(t *testing.T) {
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIRejected, "The contract API refused creating the contract"}},
 		{name: "buckets at the provider keep a Delete contract, with the way out", deleting: true,
 			pass:  contractFound{ready: hasBuckets{"c-1"}, buckets: &[]string{}},
-			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIRejected, "set spec.reclaimPolicy to Retain"},
+			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonContractAPIRejected, "have someone with the verb retain (ClusterRole cost-admin) set spec.reclaimPolicy to Retain"},
 			inUse: &want{metav1.ConditionFalse, storagev1alpha1.ReasonNoBuckets, "No Bucket names this Contract"}},
 		{name: "InUse names the Buckets", pass: contractFound{ready: available{}, buckets: &[]string{"a", "b"}},
 			ready: &want{metav1.ConditionTrue, storagev1alpha1.ReasonAvailable, ""},

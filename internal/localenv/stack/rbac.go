@@ -28,6 +28,12 @@ const (
 	metricsAuthRoleName = "object-storage-manager-metrics-auth-role"
 	// MetricsReaderRoleName may get /metrics (config/rbac/metrics_reader_role.yaml).
 	MetricsReaderRoleName = "object-storage-manager-metrics-reader"
+	// costGuardRoleName lets the manager's webhooks ask whether a user may abandon or retain
+	// (config/rbac/cost_guard_role.yaml).
+	costGuardRoleName = "object-storage-manager-cost-guard-role"
+	// CostAdminRoleName grants the verbs abandon and retain, bound to no one
+	// (config/rbac/cost_admin_role.yaml).
+	CostAdminRoleName = "object-storage-manager-cost-admin"
 )
 
 // ManagerConfig is admin as the manager's ServiceAccount (by impersonation).
@@ -84,12 +90,14 @@ func (s *Stack) SetManagerRole(ctx context.Context, edit func(*rbacv1.ClusterRol
 }
 
 // bindManagerRole installs the ClusterRoles config/rbac binds to the manager's ServiceAccount,
-// and the metrics reader role for scrapers, as an install does.
+// and the roles it binds to no one (metrics reader for scrapers, cost-admin for the platform
+// team), as an install does.
 func (s *Stack) bindManagerRole(ctx context.Context) error {
 	if err := s.SetManagerRole(ctx, nil); err != nil {
 		return fmt.Errorf("installing the manager's ClusterRole: %w", err)
 	}
-	for name, file := range map[string]string{metricsAuthRoleName: "metrics_auth_role.yaml", MetricsReaderRoleName: "metrics_reader_role.yaml"} {
+	for name, file := range map[string]string{metricsAuthRoleName: "metrics_auth_role.yaml", MetricsReaderRoleName: "metrics_reader_role.yaml",
+		costGuardRoleName: "cost_guard_role.yaml", CostAdminRoleName: "cost_admin_role.yaml"} {
 		role, err := shippedClusterRole(file)
 		if err != nil {
 			return err
@@ -99,7 +107,8 @@ func (s *Stack) bindManagerRole(ctx context.Context) error {
 			return fmt.Errorf("installing ClusterRole %s: %w", name, err)
 		}
 	}
-	for name, role := range map[string]string{managerRoleBindingName: managerRoleName, "object-storage-manager-metrics-auth-rolebinding": metricsAuthRoleName} {
+	for name, role := range map[string]string{managerRoleBindingName: managerRoleName, "object-storage-manager-metrics-auth-rolebinding": metricsAuthRoleName,
+		"object-storage-manager-cost-guard-rolebinding": costGuardRoleName} {
 		if err := s.BindClusterRole(ctx, name, role, ManagerNamespace, ManagerServiceAccount); err != nil {
 			return err
 		}

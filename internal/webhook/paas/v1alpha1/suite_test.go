@@ -37,10 +37,9 @@ var _ = BeforeSuite(func() {
 	var err error
 	// As a manager started with --ingress-domains=apps.example.com.
 	// With the field indexes the manager registers, which the host check reads.
-	storage := func(mgr ctrl.Manager) error {
+	server, err = webhooktest.Start(func(mgr ctrl.Manager) error {
 		return storagewebhook.SetupWebhooksWithManager(mgr, storagewebhook.Options{})
-	}
-	server, err = webhooktest.Start(storage, func(mgr ctrl.Manager) error {
+	}, func(mgr ctrl.Manager) error {
 		if err := index.Register(context.Background(), mgr.GetFieldIndexer()); err != nil {
 			return err
 		}

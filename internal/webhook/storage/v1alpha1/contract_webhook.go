@@ -32,8 +32,13 @@ type ContractDefaulter struct{}
 
 var _ admission.Defaulter[*storagev1alpha1.Contract] = &ContractDefaulter{}
 
-// Default sets reclaimPolicy to Retain and, for a Contract that buys its account, secretName to
-// "<name>-credentials" when they are empty. A Contract being created gets its finalizer.
+// Default sets, on a Contract being created without them, reclaimPolicy (Delete for a bought
+// Contract, so deleting it stops what it costs; Retain for an account the user has, which is
+// never closed) and, for a Contract that buys its account, secretName to "<name>-credentials".
+// A Contract being created gets its finalizer.
+//
+// reclaimPolicy is defaulted at creation only: an update never turns a stored empty value (a
+// Contract created with the webhooks off, which keeps its contract) into Delete.
 //
 // A Contract created with only metadata.generateName may reach the webhook before the API server
 // has chosen its name. Then secretName stays empty rather than being made up from the prefix:
@@ -41,8 +46,11 @@ var _ admission.Defaulter[*storagev1alpha1.Contract] = &ContractDefaulter{}
 // any later update of the Contract, such as the controller adding its finalizer, fills it in here.
 func (d *ContractDefaulter) Default(ctx context.Context, c *storagev1alpha1.Contract) error {
 	finalizeAtCreation(ctx, c)
-	if c.Spec.ReclaimPolicy == "" {
-		c.Spec.ReclaimPolicy = storagev1alpha1.ReclaimPolicyRetain
+	if c.Spec.ReclaimPolicy == "" && creating(ctx) {
+		c.Spec.ReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
+		if c.Spec.Credentials != nil {
+			c.Spec.ReclaimPolicy = storagev1alpha1.ReclaimPolicyRetain
+		}
 	}
 	if c.Spec.SecretName == "" && c.Spec.Credentials == nil {
 		if c.Name == "" {

@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/webhook/webhooktest"
@@ -25,19 +27,20 @@ var testEndpoints = mustAllow("https://*.amazonaws.com, https://minio.example.co
 func TestContractDefault(t *testing.T) {
 	tests := []struct {
 		name   string
+		op     admissionv1.Operation
 		modify func(*storagev1alpha1.Contract)
 		want   storagev1alpha1.ContractSpec
 	}{
-		{name: "empty fields get defaults", modify: func(*storagev1alpha1.Contract) {}, want: storagev1alpha1.ContractSpec{
-			Plan: "standard", ReclaimPolicy: storagev1alpha1.ReclaimPolicyRetain, SecretName: "team-a-credentials",
+		{name: "a bought Contract is cancelled when deleted, unless told otherwise", modify: func(*storagev1alpha1.Contract) {}, want: storagev1alpha1.ContractSpec{
+			Plan: "standard", ReclaimPolicy: storagev1alpha1.ReclaimPolicyDelete, SecretName: "team-a-credentials",
 		}},
 		{name: "set fields stay", modify: func(c *storagev1alpha1.Contract) {
-			c.Spec.ReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
+			c.Spec.ReclaimPolicy = storagev1alpha1.ReclaimPolicyRetain
 			c.Spec.SecretName = "s3"
 		}, want: storagev1alpha1.ContractSpec{
-			Plan: "standard", ReclaimPolicy: storagev1alpha1.ReclaimPolicyDelete, SecretName: "s3",
+			Plan: "standard", ReclaimPolicy: storagev1alpha1.ReclaimPolicyRetain, SecretName: "s3",
 		}},
-		{name: "an account the user has keeps its keys where they are", modify: func(c *storagev1alpha1.Contract) {
+		{name: "an account the user has keeps its keys where they are, and is never closed", modify: func(c *storagev1alpha1.Contract) {
 			c.Spec = storagev1alpha1.ContractSpec{Credentials: &storagev1alpha1.ContractCredentials{SecretName: "own-keys"}}
 		}, want: storagev1alpha1.ContractSpec{
 			ReclaimPolicy: storagev1alpha1.ReclaimPolicyRetain, Credentials: &storagev1alpha1.ContractCredentials{SecretName: "own-keys"},
@@ -46,14 +49,24 @@ func TestContractDefault(t *testing.T) {
 			c.Name = ""
 			c.GenerateName = "team-"
 		}, want: storagev1alpha1.ContractSpec{
-			Plan: "standard", ReclaimPolicy: storagev1alpha1.ReclaimPolicyRetain,
+			Plan: "standard", ReclaimPolicy: storagev1alpha1.ReclaimPolicyDelete,
+		}},
+		// A Contract created with the webhooks off keeps its contract (an empty policy cancels
+		// nothing); an update, such as the controller adding its finalizer, must not make it Delete.
+		{name: "an update leaves an empty policy as it is", op: admissionv1.Update, modify: func(*storagev1alpha1.Contract) {}, want: storagev1alpha1.ContractSpec{
+			Plan: "standard", SecretName: "team-a-credentials",
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := validContract()
 			tt.modify(c)
-			if err := (&ContractDefaulter{}).Default(context.Background(), c); err != nil {
+			op := tt.op
+			if op == "" {
+				op = admissionv1.Create
+			}
+			ctx := admission.NewContextWithRequest(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: op}})
+			if err := (&ContractDefaulter{}).Default(ctx, c); err != nil {
 				t.Fatalf("Default() error = %v", err)
 			}
 			if diff := cmp.Diff(tt.want, c.Spec); diff != "" {

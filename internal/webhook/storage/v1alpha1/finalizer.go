@@ -17,7 +17,13 @@ import (
 // pass still waits for that pass to look at the provider. Only at creation: a finalizer removed
 // by hand (an uninstall, docs/install.md) must stay removed.
 func finalizeAtCreation(ctx context.Context, obj client.Object) {
-	if req, err := admission.RequestFromContext(ctx); err == nil && req.Operation == admissionv1.Create {
+	if creating(ctx) {
 		controllerutil.AddFinalizer(obj, storagev1alpha1.Finalizer)
 	}
+}
+
+// creating reports whether the admission request being served creates the object.
+func creating(ctx context.Context) bool {
+	req, err := admission.RequestFromContext(ctx)
+	return err == nil && req.Operation == admissionv1.Create
 }

@@ -15,10 +15,13 @@ type Options struct {
 	Endpoints egress.Allowlist
 	// NotificationEndpoints are where a Bucket's notifications may push events.
 	NotificationEndpoints egress.Allowlist
+	// CostAdminRole is the ClusterRole that grants the verbs abandon and retain, which a refusal
+	// names; empty means DefaultCostAdminRole, config/default's name.
+	CostAdminRole string
 }
 
 // SetupWebhooksWithManager registers the defaulting and validating webhooks of Contract, Bucket
-// and BucketAccess with the manager's webhook server.
+// and BucketAccess, and the cost guard over all three, with the manager's webhook server.
 func SetupWebhooksWithManager(mgr ctrl.Manager, opts Options) error {
 	if err := SetupContractWebhookWithManager(mgr, opts.Endpoints); err != nil {
 		return err
@@ -26,5 +29,8 @@ func SetupWebhooksWithManager(mgr ctrl.Manager, opts Options) error {
 	if err := SetupBucketWebhookWithManager(mgr, opts.NotificationEndpoints); err != nil {
 		return err
 	}
-	return SetupBucketAccessWebhookWithManager(mgr)
+	if err := SetupBucketAccessWebhookWithManager(mgr); err != nil {
+		return err
+	}
+	return setupCostGuard(mgr, opts.CostAdminRole)
 }

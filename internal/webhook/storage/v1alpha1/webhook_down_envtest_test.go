@@ -17,11 +17,13 @@ import (
 
 // With the manager down its webhooks answer nothing, and failurePolicy Fail refuses every change
 // they cover. A resource being deleted is not covered (the configurations' matchConditions), so
-// a cluster admin can still remove a finalizer, or set the abandon annotation, and a namespace
-// deletion can finish.
+// a namespace deletion can finish, and a user with the verb abandon (a cluster admin) can still
+// remove a finalizer, or set the abandon annotation: the cost guard's matchConditions let such a
+// user through without calling it. A tenant without the verb stays refused.
 var _ = Describe("Admission while the manager is down", Serial, func() {
-	It("refuses changes, but lets a resource being deleted go", func(ctx SpecContext) {
+	It("refuses changes, but lets a cluster admin let a resource being deleted go", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
+		tenant := newTenant(ctx, ns, "alice")
 		live, going := newContract(ns, "live"), newContract(ns, "going")
 		for _, c := range []*storagev1alpha1.Contract{live, going} {
 			controllerutil.AddFinalizer(c, "storage.osm.dev/finalizer")
@@ -35,6 +37,8 @@ var _ = Describe("Admission while the manager is down", Serial, func() {
 		patch := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"displayName":"changed"}}`))
 		Expect(k8sClient.Patch(ctx, live, patch)).To(MatchError(ContainSubstring("failed calling webhook")),
 			"a live resource's change must still be refused while the webhooks cannot answer")
+		Expect(tenant.Patch(ctx, going, client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"finalizers":null}}`)))).
+			To(MatchError(ContainSubstring("failed calling webhook")), "the guard fails closed for a tenant")
 
 		Expect(k8sClient.Patch(ctx, going, client.RawPatch("application/merge-patch+json",
 			[]byte(`{"metadata":{"annotations":{"`+storagev1alpha1.AbandonAnnotation+`":"true"}}}`)))).To(Succeed())

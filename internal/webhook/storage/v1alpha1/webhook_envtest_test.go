@@ -57,7 +57,7 @@ var _ = Describe("Contract admission", func() {
 		var got storagev1alpha1.Contract
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "team-a"}, &got)).To(Succeed())
 		Expect(got.Spec.SecretName).To(Equal("team-a-credentials"))
-		Expect(got.Spec.ReclaimPolicy).To(Equal(storagev1alpha1.ReclaimPolicyRetain))
+		Expect(got.Spec.ReclaimPolicy).To(Equal(storagev1alpha1.ReclaimPolicyDelete), "deleting a bought Contract stops what it costs")
 	})
 
 	// The API server generates the name after mutating admission, so the webhook cannot default
@@ -69,7 +69,7 @@ var _ = Describe("Contract admission", func() {
 		Expect(k8sClient.Create(ctx, c)).To(Succeed())
 		Expect(c.Name).To(HavePrefix("team-"))
 		Expect(c.Spec.SecretName).To(BeEmpty())
-		Expect(c.Spec.ReclaimPolicy).To(Equal(storagev1alpha1.ReclaimPolicyRetain))
+		Expect(c.Spec.ReclaimPolicy).To(Equal(storagev1alpha1.ReclaimPolicyDelete))
 
 		c.Labels = map[string]string{"touched": "yes"}
 		Expect(k8sClient.Update(ctx, c)).To(Succeed())
