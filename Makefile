@@ -92,6 +92,11 @@ test: deps tools manifests generate ## Run every test: unit, envtest + real S3, 
 test-e2e: tools ## Run only the kubectl end-to-end suite against a fresh osm-dev (make test runs it too).
 	PATH="$(BIN_DIR):$$PATH" go test ./test/e2e/ -count=1 -timeout 20m -v
 
+.PHONY: test-tenants
+test-tenants: tools ## Run only the hostile-tenant suite (issue 47) against a fresh osm-dev; prints one figure line (make test runs it too).
+	@# Run in the package directory, so the figure line is printed as it comes.
+	cd test/e2e && PATH="$(BIN_DIR):$$PATH" go test -count=1 -timeout 30m -run '^TestTenants$$'
+
 .PHONY: test-install
 test-install: tools ## Run only the install test: make image build-installer, install.yaml and the Helm chart applied, the manager run under them (builds Helm once).
 	OSM_BIN_DIR="$(BIN_DIR)" PATH="$(BIN_DIR):$$PATH" go test ./test/install/ -count=1 -timeout 60m -v

@@ -90,7 +90,8 @@ func newNamespace(t *testing.T, env *Env, prefix string) *kubectl {
 		}
 		if _, err := global.must(goneTimeout+kubectlSlack, "wait", "--for=delete", "namespace/"+ns, "--timeout="+goneTimeout.String()); err != nil &&
 			!strings.Contains(err.Error(), "NotFound") {
-			t.Errorf("cleanup: %v", err)
+			left, _ := k.must(quick, "get", "applications,contracts,buckets,bucketaccesses", "-o", "jsonpath="+statusTemplate)
+			t.Errorf("cleanup: %v; what holds the namespace:\n%s", err, left)
 		}
 	})
 	return k

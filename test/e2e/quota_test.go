@@ -65,16 +65,15 @@ spec:
   bucketReclaimPolicy: Delete
 `
 
-// TestQuotaLimitsWhatATenantBuys is a tenant who tries to buy more than the quota of one
+// quotaBypass is a tenant who tries to buy more than the quota of one
 // Contract allows (issue 47): five times it buys a Contract, makes a Bucket of it, deletes the
 // Contract (which waits for the Bucket), tries each way of keeping the contract after the
 // resource goes (reclaimPolicy Retain, the abandon annotation, removing the finalizer), and
 // deletes the Bucket. Each way is refused, so each deletion cancels its contract: at most one
 // runs at the provider at a time, and none at the end. kube-controller-manager's quota
 // controller counts the Contracts, as in a cluster.
-func TestQuotaLimitsWhatATenantBuys(t *testing.T) {
-	t.Parallel()
-	env := requireEnv(t)
+// It is one of TestTenants' attacks.
+func quotaBypass(t *testing.T, env *Env) {
 	admin := newNamespace(t, env, "quota")
 	applyText(t, admin, tenantSetup)
 	// Until the quota controller has written the quota's status, admission cannot count against
