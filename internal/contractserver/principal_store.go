@@ -55,15 +55,9 @@ type storedPrincipal struct {
 	CreatedAt time.Time      `json:"createdAt"`
 }
 
-// storedPrincipalKey is a key pair of a principal, its secret sealed by a secretBox.
-type storedPrincipalKey struct {
-	AccessKeyID string `json:"accessKeyId"`
-	// IdempotencyKey is the addPrincipalKey request's; empty for the first key.
-	IdempotencyKey string    `json:"idempotencyKey,omitempty"`
-	State          string    `json:"state"`
-	SealedSecret   []byte    `json:"sealedSecret"`
-	CreatedAt      time.Time `json:"createdAt"`
-}
+// storedPrincipalKey is a key pair of a principal, its secret sealed by a secretBox: stored as
+// a contract's key pair is, the idempotency key being the addPrincipalKey request's.
+type storedPrincipalKey = storedKey
 
 // principalTombstone is what stays of a deleted principal for the retention, without keys: a
 // replay of its creation is answered 410 principal-deleted instead of making a second one, and
@@ -160,24 +154,12 @@ func deletedAt(prefix, k []byte) time.Time {
 
 // principal returns the contract's live principal with this id, or nil.
 func (s *store) principal(contractID, principalID string) (*storedPrincipal, error) {
-	var p *storedPrincipal
-	err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		p, err = readPrincipal(tx, contractID, principalID)
-		return err
-	})
-	return p, err
+	return viewed(s, func(tx *bolt.Tx) (*storedPrincipal, error) { return readPrincipal(tx, contractID, principalID) })
 }
 
 // deletedPrincipal returns the tombstone of the contract's principal with this id, or nil.
 func (s *store) deletedPrincipal(contractID, principalID string) (*principalTombstone, error) {
-	var t *principalTombstone
-	err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		t, err = findTombstone(tx, contractID, principalID)
-		return err
-	})
-	return t, err
+	return viewed(s, func(tx *bolt.Tx) (*principalTombstone, error) { return findTombstone(tx, contractID, principalID) })
 }
 
 // principalByIdempotencyKey returns the principal the contract made for key: live, or its
@@ -204,20 +186,22 @@ func (s *store) principalByIdempotencyKey(contractID, key string) (*storedPrinci
 
 // livePrincipals returns every principal of the contract that may exist at the backend.
 func (s *store) livePrincipals(contractID string) ([]storedPrincipal, error) {
+	return viewed(s, func(tx *bolt.Tx) ([]storedPrincipal, error) { return principalsOf(tx, contractID) })
+}
+
+// principalsOf reads, in tx, every principal of the contract that may exist at the backend.
+func principalsOf(tx *bolt.Tx, contractID string) ([]storedPrincipal, error) {
 	var out []storedPrincipal
-	err := s.db.View(func(tx *bolt.Tx) error {
-		prefix := contractPrefix(contractID)
-		c := tx.Bucket(bucketPrincipals).Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			var p storedPrincipal
-			if err := json.Unmarshal(v, &p); err != nil {
-				return fmt.Errorf("decoding principal %q: %w", k, err)
-			}
-			out = append(out, p)
+	prefix := contractPrefix(contractID)
+	c := tx.Bucket(bucketPrincipals).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		var p storedPrincipal
+		if err := json.Unmarshal(v, &p); err != nil {
+			return nil, fmt.Errorf("decoding principal %q: %w", k, err)
 		}
-		return nil
-	})
-	return out, err
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // insertPrincipal records a new principal of the contract and its idempotency key, within the
@@ -297,15 +281,9 @@ func (s *store) cancel(contractID string, at time.Time, fn func(*record)) error 
 		if err := putRecord(tx, rec); err != nil {
 			return err
 		}
-		var live []storedPrincipal
-		prefix := contractPrefix(contractID)
-		c := tx.Bucket(bucketPrincipals).Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			var p storedPrincipal
-			if err := json.Unmarshal(v, &p); err != nil {
-				return fmt.Errorf("decoding principal %q: %w", k, err)
-			}
-			live = append(live, p)
+		live, err := principalsOf(tx, contractID)
+		if err != nil {
+			return err
 		}
 		for i := range live {
 			if err := buryPrincipal(tx, contractID, &live[i], at); err != nil {

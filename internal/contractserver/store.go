@@ -370,15 +370,20 @@ func syncDir(dir string) error {
 
 func (s *store) close() error { return s.db.Close() }
 
-// get returns the contract with this id, or errRecordNotFound.
-func (s *store) get(id string) (*record, error) {
-	var rec *record
+// viewed returns what read reads in a read-only transaction of s.
+func viewed[T any](s *store, read func(tx *bolt.Tx) (T, error)) (T, error) {
+	var v T
 	err := s.db.View(func(tx *bolt.Tx) error {
 		var err error
-		rec, err = getRecord(tx, id)
+		v, err = read(tx)
 		return err
 	})
-	return rec, err
+	return v, err
+}
+
+// get returns the contract with this id, or errRecordNotFound.
+func (s *store) get(id string) (*record, error) {
+	return viewed(s, func(tx *bolt.Tx) (*record, error) { return getRecord(tx, id) })
 }
 
 // byIdempotencyKey returns the contract created with this key, or errRecordNotFound.

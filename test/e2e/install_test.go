@@ -68,6 +68,14 @@ func adminToken(t *testing.T, kubeconfig string) string {
 // as controller-runtime makes it without one given.
 func getMetrics(t *testing.T, url, token string) int {
 	t.Helper()
+	resp := metricsResponse(t, url, token)
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// metricsResponse is the answer to GET url with token (none when ""); the caller closes it.
+func metricsResponse(t *testing.T, url, token string) *http.Response {
+	t.Helper()
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // self-signed, on 127.0.0.1
 	}}
@@ -82,8 +90,7 @@ func getMetrics(t *testing.T, url, token string) int {
 	if err != nil {
 		t.Fatalf("GET %s: %v", url, err)
 	}
-	_ = resp.Body.Close()
-	return resp.StatusCode
+	return resp
 }
 
 // rbacDenials returns the lines of the manager's log where the API server refused it for want

@@ -3,10 +3,8 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -398,18 +396,7 @@ func metricsChurn(t *testing.T, env *Env, a *attacks) {
 // scrape returns the series /metrics serves, one per line.
 func scrape(t *testing.T, url, token string) []string {
 	t.Helper()
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // self-signed, on 127.0.0.1
-	}}
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := metricsResponse(t, url, token)
 	defer func() { _ = resp.Body.Close() }()
 	var series []string
 	sc := bufio.NewScanner(io.LimitReader(resp.Body, 64<<20))
