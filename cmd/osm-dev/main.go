@@ -22,6 +22,8 @@ import (
 
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 )
 
 type options struct {
@@ -48,6 +50,9 @@ type options struct {
 
 	controllerManagerPort int
 	schedulerPort         int
+
+	// allowed are S3 endpoints tenants may name besides this environment's own S3 server.
+	allowed egress.Allowlist
 }
 
 func main() {
@@ -72,6 +77,8 @@ func main() {
 	fs.IntVar(&o.s3AdminPort, "s3-admin-port", 17071, "versitygw admin API port.")
 	fs.IntVar(&o.s3WebsitePort, "s3-website-port", 17072, "versitygw static website port (http://<bucket>.localhost:17072/; rgw serves websites on its S3 port).")
 	fs.IntVar(&o.contractAPIPort, "contract-api-port", 18090, "Contract server port.")
+	fs.Var(&o.allowed, egress.EndpointsFlag, "S3 endpoints a Contract of an existing account may name, besides this environment's own S3 server "+
+		"(the manager's flag of that name: URL patterns, comma-separated or repeated).")
 	fs.IntVar(&o.webhookPort, "webhook-port", 9443, "Manager webhook port.")
 	fs.IntVar(&o.healthPort, "health-port", 18081, "Manager health probe port.")
 	fs.IntVar(&o.metricsPort, "metrics-port", 18443, "Manager metrics port (HTTPS, for callers allowed to get /metrics).")

@@ -36,7 +36,7 @@ func (e *environment) managerArgs() []string {
 		// As a platform team would list its own S3 server, for the accounts tenants bring
 		// (Contract spec.credentials); and notification receivers a developer runs on this
 		// machine.
-		"--" + egress.EndpointsFlag + "=" + e.s3Endpoint,
+		"--" + egress.EndpointsFlag + "=" + strings.Trim(e.s3Endpoint+","+e.opts.allowed.String(), ","),
 		"--" + egress.NotificationEndpointsFlag + "=http://127.0.0.1:*",
 	}
 	names := map[string]bool{}

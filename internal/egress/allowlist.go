@@ -27,8 +27,8 @@ import (
 //   - host is a name or an IP address, matched whole, or "*." and a domain, which matches every
 //     name under that domain (not the domain itself);
 //   - port is a number or "*"; absent, the scheme's default (80, 443);
-//   - path, when given, is a prefix the URL's path must start with at a "/" boundary; absent, the
-//     URL may have no path at all.
+//   - path, when given, is a prefix the URL's path must start with at a "/" boundary; absent,
+//     any path.
 //
 // A host matched by its own name (a pattern without "*") is "named": it may resolve to a private,
 // loopback or link-local address, such as an in-cluster S3 service. A host matched only by a
@@ -222,7 +222,7 @@ func (r rule) portMatches(port string) bool { return r.port == "*" || r.port == 
 
 func (r rule) pathMatches(path string) bool {
 	if r.path == "" {
-		return path == ""
+		return true
 	}
 	return path == r.path || strings.HasPrefix(path, r.path+"/")
 }

@@ -41,7 +41,7 @@ func TestCheckURL(t *testing.T) {
 		{"https://s3.amazonaws.com.evil.example", false}, // a suffix that is not the domain
 		{"https://s3.eu-west-1.amazonaws.com:8443", false},
 		{"http://s3.eu-west-1.amazonaws.com", false}, // another scheme
-		{"https://s3.eu-west-1.amazonaws.com/other", false},
+		{"https://s3.eu-west-1.amazonaws.com/any/path", true},
 		{"http://127.0.0.1:17070", true},
 		{"http://127.0.0.1:17071", false},
 		{"http://localhost:17070", false}, // another name for it is not the name listed

@@ -80,10 +80,19 @@ var portFlags = []string{
 	"controller-manager-port", "scheduler-port",
 }
 
+// hostileAddr is where the tenant suite's hostile S3 server listens (TestTenants): osm-dev is
+// told to allow it, as a platform allows the S3 server a tenant brings.
+var hostileAddr string
+
 // startOSMDev starts the environment the suite shares. It does not watch the sources: the
 // cases must not see a manager restart because someone saved a file meanwhile.
 func startOSMDev() (*Env, error) {
-	d, env, err := launchOSMDev("--watch=false")
+	port, err := localenv.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	hostileAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	d, env, err := launchOSMDev("--watch=false", "--allowed-endpoints=http://"+hostileAddr)
 	dev = d // also when it failed, so that TestMain stops what it started
 	return env, err
 }

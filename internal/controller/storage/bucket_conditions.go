@@ -88,8 +88,12 @@ type (
 	objectLockNotEnabled struct{}
 	// loggingTargetClaimed: the logging target is a COSI bucket or another namespace's.
 	loggingTargetClaimed struct{ err error }
-	// observedClaimed: an Observe Bucket's bucket carries the operator's tag for someone else.
-	observedClaimed struct{ tag string }
+	// claimedElsewhere: the bucket carries a tag of the operator's that is not a Bucket's (a COSI
+	// bucket's), so it is never adopted (nor, by an Observe Bucket, read); tag is "key=value".
+	claimedElsewhere struct {
+		tag      string
+		observed bool
+	}
 )
 
 func (deletionDenied) blocksDeletion() {}
@@ -204,10 +208,16 @@ func (f loggingTargetClaimed) ready(*storagev1alpha1.Bucket) *engine.Condition {
 			"claimed; choose another target", f.err))
 }
 
-func (f observedClaimed) ready(b *storagev1alpha1.Bucket) *engine.Condition {
+func (f claimedElsewhere) ready(b *storagev1alpha1.Bucket) *engine.Condition {
+	if f.observed {
+		return engine.False(storagev1alpha1.ReasonBucketAlreadyExists, fmt.Sprintf(
+			"Bucket %s carries the operator's tag %s: it is another resource's (a Bucket's, or a COSI bucket), and an Observe Bucket "+
+				"reads only a bucket that is its own or no one's; nothing was read", b.Spec.BucketName, f.tag))
+	}
 	return engine.False(storagev1alpha1.ReasonBucketAlreadyExists, fmt.Sprintf(
-		"Bucket %s carries the operator's tag %s: it is another resource's (a Bucket's, or a COSI bucket), and an Observe Bucket "+
-			"reads only a bucket that is its own or no one's; nothing was read", b.Spec.BucketName, f.tag))
+		"Bucket %s already exists in the account of Contract %s and carries the operator's tag %s: it is someone else's "+
+			"(a COSI bucket, with its grants to other namespaces), never adopted whatever spec.adopt says; it is left alone: "+
+			"choose another bucketName", b.Spec.BucketName, b.Spec.ContractName, f.tag))
 }
 
 func (objectLockNotEnabled) ready(b *storagev1alpha1.Bucket) *engine.Condition {

@@ -113,7 +113,7 @@ func (k bucketKind) claim(ctx context.Context, b *storagev1alpha1.Bucket, p *eng
 		// Not a Bucket's, but the operator's all the same (a COSI bucket, with other
 		// namespaces' grants): never adopted, whatever spec.adopt says, nor taken as an
 		// unfinished creation.
-		return found.end(taggedForAnother{other}, 0,
+		return found.end(claimedElsewhere{tag: other}, 0,
 			reconcile.TerminalError(fmt.Errorf("bucket %q %w (%s)", name, errTaggedForAnother, other))), true
 	}
 	unfinished := tags[OwnerTag] == "" && recorded && !store.CreateTells()

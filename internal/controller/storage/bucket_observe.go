@@ -38,7 +38,7 @@ func (k bucketKind) observe(ctx context.Context, b *storagev1alpha1.Bucket, acct
 		return k.s3Failed(b, found, err)
 	}
 	if other := bucketsettings.ClaimOtherThan(tags, ownTag(b)); other != "" {
-		return found.end(observedClaimed{other}, engine.WaitingRetry(k.ResyncPeriod), nil)
+		return found.end(claimedElsewhere{tag: other, observed: true}, engine.WaitingRetry(k.ResyncPeriod), nil)
 	}
 	b.Status.ManagementPolicy = storagev1alpha1.ManagementObserve
 	in := k.settingsInput(b, acct, found.users, false)

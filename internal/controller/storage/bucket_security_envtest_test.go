@@ -159,7 +159,7 @@ var _ = Describe("Bucket security settings, observing and adopting, on versitygw
 		})
 		Expect(k8s.Create(ctx, b)).To(Succeed())
 		cond := bucketNotReady(ctx, b, storagev1alpha1.ReasonBucketAlreadyExists)
-		Expect(cond.Message).To(ContainSubstring("(\"storage.osm.dev/cosi-bucket=bc-1234\")"))
+		Expect(cond.Message).To(ContainSubstring("carries the operator's tag storage.osm.dev/cosi-bucket=bc-1234: it is someone else's"))
 		Expect(b.Status.BucketName).To(BeEmpty())
 
 		By("refusing to observe it either")

@@ -267,7 +267,7 @@ func (f credentialsIncomplete) ready(*storagev1alpha1.Contract) *engine.Conditio
 
 func (f invalidCredentials) ready(c *storagev1alpha1.Contract) *engine.Condition {
 	hint := "check the keys in Secret " + c.Status.SecretName
-	if code := objectstore.ErrorCode(f.err); code == "AuthorizationHeaderMalformed" || code == "PermanentRedirect" {
+	if objectstore.ErrorCode(f.err) == "PermanentRedirect" {
 		hint = "the region (" + c.Status.Region + ") or the addressing style is not the bucket endpoint's: set spec.credentials.region or forcePathStyle"
 	}
 	return engine.False(storagev1alpha1.ReasonInvalidCredentials, fmt.Sprintf(
