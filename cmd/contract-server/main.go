@@ -229,7 +229,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.s3Endpoint, "s3-endpoint", "", "S3 endpoint URL handed to clients (required)")
 	fs.StringVar(&o.s3Region, "s3-region", "us-east-1", "region clients sign S3 requests for")
 	fs.StringVar(&o.adminEndpoint, "admin-endpoint", "", "backend admin API URL (versitygw: its admin port; rgw: the S3 endpoint, may be omitted)")
-	fs.StringVar(&o.adminAccessKey, "admin-access-key", "", "backend admin access key (required)")
+	fs.StringVar(&o.adminAccessKey, "admin-access-key", "", "backend admin access key (required; rgw: of a system user with the caps users=*;buckets=*, which makes each contract's topics in its own tenant)")
 	fs.StringVar(&o.adminSecretKey, "admin-secret-key", "", "backend admin secret key (required; prefer CONTRACT_SERVER_ADMIN_SECRET_KEY)")
 	fs.StringVar(&o.websiteEndpoint, "website-endpoint", "", "where the S3 service serves buckets as static websites, reported with every contract: a URL with {bucket} for the bucket's name (e.g. http://{bucket}.s3-website.example.com); empty when it serves none")
 	fs.StringVar(&o.plans, "plans", "standard", "plans offered, comma-separated, each NAME or NAME=QUOTA (e.g. standard,small=1Gi)")

@@ -21,7 +21,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/ceph/go-ceph/rgw/admin"
 
+	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
@@ -35,7 +37,7 @@ func TestRGWTopicsAcrossContracts(t *testing.T) {
 	if err != nil {
 		t.Fatalf("NewRGWBackend: %v", err)
 	}
-	admin := snsAs(ceph, Credentials{AccessKeyID: ceph.AdminAccessKey, SecretAccessKey: ceph.AdminSecretKey})
+	adminSNS := snsAs(ceph, Credentials{AccessKeyID: ceph.AdminAccessKey, SecretAccessKey: ceph.AdminSecretKey})
 
 	// Contracts in RGW's default tenant, where every contract was before tenants (and those
 	// made then still are): one namespace of topics for all, and RGW checks no permission.
@@ -84,11 +86,170 @@ func TestRGWTopicsAcrossContracts(t *testing.T) {
 		if err := a.sns.deleteTopic(arnB); err != nil {
 			t.Fatalf("A's DeleteTopic of B's topic: %v", err)
 		}
-		if _, err := admin.endpointOf(arnB); snsCode(err) != "NoSuchEntity" {
+		if _, err := adminSNS.endpointOf(arnB); snsCode(err) != "NoSuchEntity" {
 			t.Errorf("B's topic after A deleted it: %v, want NoSuchEntity", err)
 		}
 		if code := rgwErrorCode(notify(t, bb.s3, bb.bucket, "images", arnB)); code != "NoSuchKey" {
 			t.Errorf("B's notification after A deleted its topic: %q, want NoSuchKey", code)
+		}
+	})
+
+	// Contracts made through the server, each in an RGW tenant of its own.
+	t.Run("in a tenant of its own no other contract's keys reach a contract's topics", func(t *testing.T) {
+		ctx := t.Context()
+		ts := startServer(t, Config{Backend: b})
+		a, bb := serverAccount(t, b, ts, "uid-topics-a"), serverAccount(t, b, ts, "uid-topics-b")
+		toA, toB := newEventReceiver(t), newEventReceiver(t)
+		made := putTopic(t, ts.client, bb.id, "images", toB.URL)
+		if made.JSON201 == nil {
+			t.Fatalf("PutTopic: %d %s", made.StatusCode(), made.Body)
+		}
+		arnB := made.JSON201.Arn
+		if !strings.HasPrefix(arnB, "arn:aws:sns:"+ceph.Region+":"+bb.id+":") {
+			t.Errorf("B's topic is %s, not in B's tenant %s", arnB, bb.id)
+		}
+		topicB := arnB[strings.LastIndex(arnB, ":")+1:]
+		mustNotify(t, bb.s3, bb.bucket, "images", arnB)
+		upload(t, bb.s3, bb.bucket, "b1")
+		toB.wait(t, "b1")
+
+		if got := a.sns.topics(t); len(got) > 0 {
+			t.Errorf("A's ListTopics shows %v, want none of B's", got)
+		}
+		if _, err := a.sns.endpointOf(arnB); snsCode(err) != "NoSuchEntity" {
+			t.Errorf("A's GetTopicAttributes of B's topic: %v, want NoSuchEntity", err)
+		}
+		if arn, err := a.sns.createTopic(topicB, toA.URL); err != nil || arn == arnB {
+			t.Errorf("A's CreateTopic with B's topic name: %q, %v; want a topic of A's own", arn, err)
+		}
+		if err := a.sns.deleteTopic(arnB); err != nil {
+			t.Errorf("A's DeleteTopic of B's topic: %v, want a no-op", err)
+		}
+		if code := rgwErrorCode(notify(t, a.s3, a.bucket, "taken", arnB)); code != "NoSuchKey" {
+			t.Errorf("A's notification on B's topic: %q, want NoSuchKey", code)
+		}
+		mustNotify(t, bb.s3, bb.bucket, "images", arnB) // the topic is there, as B made it
+		upload(t, bb.s3, bb.bucket, "b2")
+		toB.wait(t, "b2")
+		if toA.got("b2") {
+			t.Error("A's receiver got B's event")
+		}
+
+		// Nor a contract of the default tenant's, made before tenants.
+		old := newRGWAccount(t, b, newContractID())
+		arnOld, err := b.PutTopic(ctx, old.id, "images", toB.URL)
+		if err != nil {
+			t.Fatalf("PutTopic of a contract in the default tenant: %v", err)
+		}
+		if _, err := a.sns.endpointOf(arnOld); snsCode(err) != "NoSuchEntity" {
+			t.Errorf("A's GetTopicAttributes of the old contract's topic: %v, want NoSuchEntity", err)
+		}
+		_ = a.sns.deleteTopic(arnOld)
+		if got, err := adminSNS.endpointOf(arnOld); err != nil || got != toB.URL {
+			t.Errorf("the old contract's topic after A deleted it: %q, %v", got, err)
+		}
+
+		// The tenant's topics go with the contract, one its keys made included.
+		if _, err := bb.sns.createTopic("own", toB.URL); err != nil {
+			t.Fatalf("B's CreateTopic: %v", err)
+		}
+		cancelContract(t, ts.client, bb.id, true)
+		if left := tenantTopics(t, b, bb.id); len(left) > 0 {
+			t.Errorf("B's tenant keeps topics %v after its contract was cancelled", left)
+		}
+	})
+
+	t.Run("a contract's tenant has its own bucket names, and reaches its website by path", func(t *testing.T) {
+		ctx := t.Context()
+		ts := startServer(t, Config{Backend: b, WebsiteEndpoint: ceph.WebsiteEndpoint})
+		a, bb := serverAccount(t, b, ts, "uid-site-a"), serverAccount(t, b, ts, "uid-site-b")
+		name := "site-" + newContractID()
+		for _, acct := range []*rgwTestAccount{a, bb} {
+			if _, err := acct.s3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(name)}); err != nil {
+				t.Fatalf("CreateBucket %s by contract %s: %v", name, acct.id, err)
+			}
+		}
+		if got, want := a.contract.BucketPolicy.OwnerPrincipal["AWS"], "arn:aws:iam::"+a.id+":user/contract-"+a.id; got != want {
+			t.Errorf("the owner in bucket policies is %q, want %q", got, want)
+		}
+
+		site := strings.ReplaceAll(a.contract.Website.Endpoint, "{bucket}", name)
+		if want := strings.Replace(ceph.WebsiteEndpoint, "{bucket}.", "", 1) + "/" + a.id + ":" + name; site != want {
+			t.Errorf("the website of %s is at %s, want %s", name, site, want)
+		}
+		_, err := a.s3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(name), Key: aws.String("index.html"),
+			Body: strings.NewReader("<h1>a</h1>"), ContentType: aws.String("text/html"), ACL: s3types.ObjectCannedACLPublicRead})
+		if err != nil {
+			t.Fatalf("PutObject: %v", err)
+		}
+		_, err = a.s3.PutBucketWebsite(ctx, &s3.PutBucketWebsiteInput{Bucket: aws.String(name), WebsiteConfiguration: &s3types.WebsiteConfiguration{
+			IndexDocument: &s3types.IndexDocument{Suffix: aws.String("index.html")}}})
+		if err != nil {
+			t.Fatalf("PutBucketWebsite: %v", err)
+		}
+		if code, body, err := localenv.GetWebsite(ctx, site, "/"); err != nil || code != http.StatusOK || body != "<h1>a</h1>" {
+			t.Errorf("GET %s/: %d %q %v", site, code, body, err)
+		}
+
+		// Anonymous S3 requests name the bucket with its tenant; the name alone is the default
+		// tenant's.
+		for path, want := range map[string]int{"/" + a.id + ":" + name + "/index.html": http.StatusOK, "/" + name + "/index.html": http.StatusNotFound} {
+			resp, err := http.Get(ceph.Endpoint + path)
+			if err != nil {
+				t.Fatalf("GET %s: %v", path, err)
+			}
+			_ = resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("anonymous GET %s: %d, want %d", path, resp.StatusCode, want)
+			}
+		}
+	})
+
+	t.Run("an admin that is no system user makes no topic outside the contract's tenant, and deletes none", func(t *testing.T) {
+		ctx := t.Context()
+		generate := true
+		u, err := b.api.CreateUser(ctx, admin.User{ID: "plain-admin-" + newContractID(), DisplayName: "admin without system", GenerateKey: &generate})
+		if err != nil || len(u.Keys) == 0 {
+			t.Fatalf("CreateUser: %v", err)
+		}
+		if _, err := b.api.AddUserCap(ctx, u.ID, "users=*;buckets=*"); err != nil {
+			t.Fatalf("AddUserCap: %v", err)
+		}
+		plain, err := NewRGWBackend(RGWConfig{Endpoint: ceph.Endpoint, Region: ceph.Region,
+			AdminAccessKey: u.Keys[0].AccessKey, AdminSecretKey: u.Keys[0].SecretKey})
+		if err != nil {
+			t.Fatalf("NewRGWBackend: %v", err)
+		}
+		account := plain.AccountName(newContractID())
+		if err := plain.CreateAccount(ctx, account, newCredentials(newAccessKeyID()), Plan{Name: "standard"}); err != nil {
+			t.Fatalf("CreateAccount: %v", err)
+		}
+		if _, err := plain.PutTopic(ctx, account, "images", "http://127.0.0.1:9/"); err == nil || !strings.Contains(err.Error(), "system user") {
+			t.Errorf("PutTopic by an admin that is no system user: %v, want an error that says it must be one", err)
+		}
+		if _, ok := adminSNS.topics(t)[rgwTopicName(account, "images")]; ok {
+			t.Error("the topic was left in the default tenant")
+		}
+		old := newRGWAccount(t, b, newContractID())
+		arnOld, err := b.PutTopic(ctx, old.id, "images", "http://127.0.0.1:9/")
+		if err != nil {
+			t.Fatalf("PutTopic of a contract in the default tenant: %v", err)
+		}
+		if err := plain.DeleteAccount(ctx, account, true); err == nil {
+			t.Error("DeleteAccount by an admin that is no system user succeeded, with the default tenant's topics in its list")
+		}
+		if _, err := adminSNS.endpointOf(arnOld); err != nil {
+			t.Errorf("the default tenant's topic after that: %v", err)
+		}
+	})
+
+	// So a contract made before tenants stays where it is, sharing the default tenant's topics.
+	t.Run("RGW moves no user into a tenant", func(t *testing.T) {
+		old := newRGWAccount(t, b, newContractID())
+		out, err := exec.CommandContext(t.Context(), "radosgw-admin", "-c", filepath.Join(ceph.Dir, "ceph.conf"), "user", "rename",
+			"--uid", rgwUserID(old.id), "--new-uid", old.id+"$"+rgwUserID(old.id)).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "users have to be under the same tenant namespace") {
+			t.Errorf("radosgw-admin user rename into a tenant: %v: %s", err, out)
 		}
 	})
 
@@ -145,7 +306,7 @@ func TestRGWTopicsAcrossContracts(t *testing.T) {
 		ctx := t.Context()
 		a := newRGWAccount(t, b, newContractID())
 		endpoint := startGatewayWithout(t, ceph, "notifications")
-		for who, sns := range map[string]*rgwSNS{"the account": a.sns.at(endpoint), "the admin": admin.at(endpoint)} {
+		for who, sns := range map[string]*rgwSNS{"the account": a.sns.at(endpoint), "the admin": adminSNS.at(endpoint)} {
 			if _, err := sns.createTopic("any", "http://127.0.0.1:9/"); snsStatus(err) != http.StatusMethodNotAllowed {
 				t.Errorf("CreateTopic by %s: %v, want 405", who, err)
 			}
@@ -167,16 +328,34 @@ type rgwTestAccount struct {
 	creds      Credentials
 	s3         *s3.Client
 	sns        *rgwSNS
+	// contract is the server's answer, for an account bought from it.
+	contract *contractapi.ContractWithCredentials
 }
 
-// newRGWAccount makes the account of contract id (a contract id, or the account's name) with a
-// bucket.
+// newRGWAccount makes the account of contract id in RGW's default tenant, as the server did
+// before tenants, with a bucket.
 func newRGWAccount(t *testing.T, b *RGWBackend, id string) *rgwTestAccount {
 	t.Helper()
-	a := &rgwTestAccount{id: id, bucket: "topics-" + newContractID(), creds: newCredentials(newAccessKeyID())}
-	if err := b.CreateAccount(t.Context(), id, a.creds, Plan{Name: "standard"}); err != nil {
+	creds := newCredentials(newAccessKeyID())
+	if err := b.CreateAccount(t.Context(), id, creds, Plan{Name: "standard"}); err != nil {
 		t.Fatalf("CreateAccount: %v", err)
 	}
+	return withClients(t, b, id, creds)
+}
+
+// serverAccount buys a contract from the server, as the operator does, with a bucket.
+func serverAccount(t *testing.T, b *RGWBackend, ts *testServer, key string) *rgwTestAccount {
+	t.Helper()
+	c := createContract(t, ts.client, key, contractapi.ContractRequest{Plan: "standard"})
+	a := withClients(t, b, c.Id, Credentials{AccessKeyID: c.Credentials.AccessKeyId, SecretAccessKey: c.Credentials.SecretAccessKey})
+	a.contract = c
+	return a
+}
+
+// withClients gives the account of contract id clients signing with creds, and a bucket.
+func withClients(t *testing.T, b *RGWBackend, id string, creds Credentials) *rgwTestAccount {
+	t.Helper()
+	a := &rgwTestAccount{id: id, bucket: "topics-" + newContractID(), creds: creds}
 	a.s3 = rgwS3(b, a.creds)
 	a.sns = &rgwSNS{endpoint: b.Endpoint(),
 		c: newSignedClient("sns", b.Region(), a.creds.AccessKeyID, a.creds.SecretAccessKey, http.DefaultClient)}
@@ -269,6 +448,18 @@ func (s *rgwSNS) endpointOf(arn string) (string, error) {
 		}
 	}
 	return "", errors.New("GetTopicAttributes answered no EndPoint")
+}
+
+// tenantTopics lists the topics of an RGW tenant, as a user made in it for the purpose.
+func tenantTopics(t *testing.T, b *RGWBackend, tenant string) map[string]string {
+	t.Helper()
+	generate := true
+	u, err := b.api.CreateUser(t.Context(), admin.User{ID: tenant + "$lister", DisplayName: "lister", GenerateKey: &generate})
+	if err != nil || len(u.Keys) == 0 {
+		t.Fatalf("making a user in tenant %s: %v", tenant, err)
+	}
+	return (&rgwSNS{endpoint: b.Endpoint(),
+		c: newSignedClient("sns", b.Region(), u.Keys[0].AccessKey, u.Keys[0].SecretKey, http.DefaultClient)}).topics(t)
 }
 
 // snsCode and snsStatus are the error code and HTTP status of an SNS API answer.

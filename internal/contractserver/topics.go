@@ -103,7 +103,7 @@ func (s *Server) PutTopic(ctx context.Context, req contractapi.PutTopicRequestOb
 	}
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
 	defer cancel()
-	arn, err := tb.PutTopic(bctx, rec.ID, req.TopicName, endpoint)
+	arn, err := tb.PutTopic(bctx, rec.account(), req.TopicName, endpoint)
 	if err != nil {
 		return nil, backendProblem("making the topic", fmt.Errorf("making topic %s of contract %s: %w", req.TopicName, rec.ID, err))
 	}
@@ -152,7 +152,7 @@ func (s *Server) DeleteTopic(ctx context.Context, req contractapi.DeleteTopicReq
 	}
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
 	defer cancel()
-	if err := tb.DeleteTopic(bctx, rec.ID, req.TopicName); err != nil {
+	if err := tb.DeleteTopic(bctx, rec.account(), req.TopicName); err != nil {
 		return nil, backendProblem("deleting the topic", fmt.Errorf("deleting topic %s of contract %s: %w", req.TopicName, rec.ID, err))
 	}
 	if _, err := s.store.update(rec.ID, func(r *record) error {
@@ -176,7 +176,7 @@ func (s *Server) deleteTopics(ctx context.Context, rec *record) error {
 		return err
 	}
 	for _, t := range rec.Topics {
-		if err := tb.DeleteTopic(ctx, rec.ID, t.Name); err != nil {
+		if err := tb.DeleteTopic(ctx, rec.account(), t.Name); err != nil {
 			return backendProblem("deleting the contract's topics", fmt.Errorf("deleting topic %s of contract %s: %w", t.Name, rec.ID, err))
 		}
 	}
