@@ -97,7 +97,7 @@ func TestRGWTopicsAcrossContracts(t *testing.T) {
 	// Contracts made through the server, each in an RGW tenant of its own.
 	t.Run("in a tenant of its own no other contract's keys reach a contract's topics", func(t *testing.T) {
 		ctx := t.Context()
-		ts := startServer(t, Config{Backend: b})
+		ts := startServer(t, Config{Backend: b, PushEndpoints: allow(t, "http://127.0.0.1:*")})
 		a, bb := serverAccount(t, b, ts, "uid-topics-a"), serverAccount(t, b, ts, "uid-topics-b")
 		toA, toB := newEventReceiver(t), newEventReceiver(t)
 		made := putTopic(t, ts.client, bb.id, "images", toB.URL)

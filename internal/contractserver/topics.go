@@ -2,6 +2,7 @@ package contractserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 )
 
 // Topics follow the pattern of principals: a topic is recorded, pending, before the backend is
@@ -83,6 +85,15 @@ func (s *Server) PutTopic(ctx context.Context, req contractapi.PutTopicRequestOb
 	}
 	defer unlock()
 	endpoint := req.Body.PushEndpoint
+	// After the 501 of a backend without topics, and before a topic already made is answered:
+	// one the list no longer allows is not made again.
+	if err := s.pushEndpoints.CheckURL(endpoint); err != nil {
+		if na := (*egress.NotAllowedError)(nil); errors.As(err, &na) && na.Why != "" {
+			return nil, newProblem(contractapi.ProblemInvalidRequest, http.StatusBadRequest, "pushEndpoint %v", err)
+		}
+		return nil, newProblem(contractapi.ProblemInvalidRequest, http.StatusBadRequest,
+			"pushEndpoint %s is not where this provider pushes events: its contract server's --%s does not list it", endpoint, PushEndpointsFlag)
+	}
 	existed := rec.topic(req.TopicName) != nil
 	if t := rec.topic(req.TopicName); t != nil && t.State == topicActive && t.PushEndpoint == endpoint {
 		return contractapi.PutTopic200JSONResponse(toTopic(t)), nil
@@ -182,6 +193,9 @@ func (s *Server) deleteTopics(ctx context.Context, rec *record) error {
 	}
 	return nil
 }
+
+// PushEndpointsFlag is the contract server's flag that sets Config.PushEndpoints.
+const PushEndpointsFlag = "allowed-push-endpoints"
 
 // lacksTopics ends the 501 of a backend without topics.
 const lacksTopics = "makes no topics: it sends bucket events only to targets set when it starts"
