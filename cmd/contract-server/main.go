@@ -15,6 +15,7 @@
 //   - --max-principals, --max-keys and --max-topics bound what one contract holds, and
 //     --tombstone-retention how long a deleted principal or revoked key is remembered for
 //     replays, so no tenant's churn grows the records without bound;
+//   - --allowed-push-endpoints lists where notification topics may push (none by default);
 //   - --max-request-bytes caps request bodies (413), and a request must be read within 30 s
 //     (headers 10 s); a refused request's body is read for at most a second;
 //   - --encryption-key-file (required, 64 hex characters, outside --data-dir) encrypts the
@@ -41,6 +42,7 @@ import (
 	_ "golang.org/x/crypto/x509roots/fallback"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractserver"
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 	"github.com/object-storage-manager/object-storage-manager/internal/version"
 )
 
@@ -73,6 +75,7 @@ type options struct {
 	version                                              bool
 	maxRequestBytes                                      int64
 	limits                                               contractserver.Limits
+	pushEndpoints                                        egress.Allowlist
 }
 
 func main() {
@@ -122,6 +125,7 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 		Limits:                  opts.limits,
 		Logger:                  log,
 		WebsiteEndpoint:         opts.websiteEndpoint,
+		PushEndpoints:           opts.pushEndpoints,
 	})
 	if err != nil {
 		return err
@@ -229,9 +233,13 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.s3Endpoint, "s3-endpoint", "", "S3 endpoint URL handed to clients (required)")
 	fs.StringVar(&o.s3Region, "s3-region", "us-east-1", "region clients sign S3 requests for")
 	fs.StringVar(&o.adminEndpoint, "admin-endpoint", "", "backend admin API URL (versitygw: its admin port; rgw: the S3 endpoint, may be omitted)")
-	fs.StringVar(&o.adminAccessKey, "admin-access-key", "", "backend admin access key (required)")
+	fs.StringVar(&o.adminAccessKey, "admin-access-key", "", "backend admin access key (required; rgw: of a system user with the caps users=*;buckets=*, which makes each contract's topics in its own tenant)")
 	fs.StringVar(&o.adminSecretKey, "admin-secret-key", "", "backend admin secret key (required; prefer CONTRACT_SERVER_ADMIN_SECRET_KEY)")
 	fs.StringVar(&o.websiteEndpoint, "website-endpoint", "", "where the S3 service serves buckets as static websites, reported with every contract: a URL with {bucket} for the bucket's name (e.g. http://{bucket}.s3-website.example.com); empty when it serves none")
+	fs.Var(&o.pushEndpoints, contractserver.PushEndpointsFlag, "URLs notification topics may push events to, as URL patterns scheme://host[:port][/path], "+
+		"comma-separated or repeated: https://events.example.com/hooks. The backend POSTs every event there from the provider's network; "+
+		"name in-cluster or private hosts exactly, as the backend resolves what a wildcard matches. Empty (the default) refuses every topic (400). "+
+		"On rgw a tenant's own keys make topics around it: see docs/s3-servers.md")
 	fs.StringVar(&o.plans, "plans", "standard", "plans offered, comma-separated, each NAME or NAME=QUOTA (e.g. standard,small=1Gi)")
 	fs.Float64Var(&o.rateLimit, "rate-limit", contractserver.DefaultRequestsPerSecond,
 		"requests per second each client holding the token may make, with a burst of ten seconds' worth, before it is answered 429; 0 for no limit (requests with a wrong token are limited apart, always). "+

@@ -212,9 +212,13 @@ func TestParseFlagsReadsNewFlagsFromTheEnvironment(t *testing.T) {
 	t.Setenv("CONTRACT_SERVER_TLS_CERT_FILE", "/etc/osm/tls.crt")
 	t.Setenv("CONTRACT_SERVER_TLS_PRIVATE_KEY_FILE", "/etc/osm/tls.key")
 	t.Setenv("CONTRACT_SERVER_MAX_REQUEST_BYTES", "1024")
+	t.Setenv("CONTRACT_SERVER_ALLOWED_PUSH_ENDPOINTS", "https://events.example.com/hooks,http://receiver.events:8080")
 	o, err := parseFlags([]string{"--token-file=t", "--data-dir=d"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := o.pushEndpoints.String(); got != "https://events.example.com/hooks, http://receiver.events:8080" {
+		t.Errorf("parseFlags from the environment: push endpoints %q", got)
 	}
 	if o.encryptionKeyFile != "/etc/osm/key" || o.tlsCertFile != "/etc/osm/tls.crt" || o.tlsKeyFile != "/etc/osm/tls.key" || o.maxRequestBytes != 1024 {
 		t.Errorf("parseFlags from the environment: key %q, cert %q, private key %q, max %d",

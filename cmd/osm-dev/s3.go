@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/object-storage-manager/object-storage-manager/internal/contractserver"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
@@ -59,8 +60,10 @@ func (e *environment) startContractServer(ctx context.Context) error {
 		return err
 	}
 	addr := hostPort(e.opts.contractAPIPort)
+	// Topics push where the manager lets notifications go (manager.go): a developer's receivers
+	// on this machine.
 	args := append([]string{"--listen=" + addr, "--token-file=" + tokenFile, "--data-dir=" + e.path("contract-server"),
-		"--encryption-key-file=" + keyFile}, e.backendArgs...)
+		"--encryption-key-file=" + keyFile, "--" + contractserver.PushEndpointsFlag + "=http://127.0.0.1:*"}, e.backendArgs...)
 	p, err := e.start("contract-server", e.path("bin", "contract-server"), args, e.backendEnv)
 	if err != nil {
 		return err

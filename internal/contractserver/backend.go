@@ -31,6 +31,10 @@ var ErrNotSupported = errors.New("not supported by this backend")
 // Endpoint. Every method is idempotent, because the server retries after crashes: creating an
 // account that already exists with the same credentials succeeds, deleting one that is gone
 // succeeds.
+//
+// The methods of Backend and of its optional capabilities name a contract by its account
+// (contractID in their signatures): the contract id, or the name AccountNamer gave the account
+// when the contract was made.
 type Backend interface {
 	// Kind names the backend, "versitygw" or "rgw".
 	Kind() string
@@ -48,6 +52,21 @@ type Backend interface {
 	AddKey(ctx context.Context, contractID string, creds Credentials) error
 	// RemoveKey revokes one key pair of the account.
 	RemoveKey(ctx context.Context, contractID, accessKeyID string) error
+}
+
+// AccountNamer is implemented by a backend that keeps each new contract's account where the
+// contract id alone does not say (RGW: a tenant of the contract's own). The server records the
+// name with the contract, before the account is made, and names the contract by it in every
+// backend call; a contract recorded before the backend named accounts keeps its id.
+type AccountNamer interface {
+	AccountName(contractID string) string
+}
+
+// WebsiteForms is implemented by a backend that serves some accounts' websites elsewhere than
+// the server's website endpoint says (RGW: a bucket in a tenant is reached by path, not by
+// host name). WebsiteEndpoint is where the account's buckets are served, given the server's.
+type WebsiteForms interface {
+	WebsiteEndpoint(account, endpoint string) string
 }
 
 // QuotaSupport is implemented by a backend that can say whether it enforces plan quotas. New

@@ -236,7 +236,7 @@ func TestKeysAndTopicsAreBudgeted(t *testing.T) {
 	wantProblem(t, "a contract's third key", third.HTTPResponse, third.ApplicationproblemJSON422, http.StatusUnprocessableEntity, contractapi.ProblemLimitExceeded)
 
 	topics := &topicsBackend{}
-	tts := startServer(t, Config{Backend: topics, Limits: Limits{Topics: 1}})
+	tts := startServer(t, Config{Backend: topics, Limits: Limits{Topics: 1}, PushEndpoints: allow(t, "http://127.0.0.1:1")})
 	tc := createContract(t, tts.client, "uid-topics", contractapi.ContractRequest{Plan: "standard"})
 	if got := putTopic(t, tts.client, tc.Id, "first", "http://127.0.0.1:1/a"); got.StatusCode() != http.StatusCreated {
 		t.Fatalf("first topic: %s", got.Status())

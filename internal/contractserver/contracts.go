@@ -107,8 +107,13 @@ func (s *Server) newRecord(key string, req storedRequest) (*record, error) {
 	id := newContractID()
 	created := now()
 	first := newCredentials(FirstAccessKeyID(id))
+	var account string
+	if namer, ok := s.backend.(AccountNamer); ok {
+		account = namer.AccountName(id)
+	}
 	return &record{
 		ID:             id,
+		Account:        account,
 		IdempotencyKey: key,
 		Request:        req,
 		State:          stateProvisioning,
@@ -130,7 +135,7 @@ func (s *Server) provision(ctx context.Context, rec *record) (*record, error) {
 		return nil, err
 	}
 	plan := Plan{Name: rec.Request.Plan, QuotaBytes: rec.QuotaBytes}
-	if err := s.backend.CreateAccount(ctx, rec.ID, first, plan); err != nil {
+	if err := s.backend.CreateAccount(ctx, rec.account(), first, plan); err != nil {
 		return nil, backendProblem("creating the account", fmt.Errorf("creating account for contract %s: %w", rec.ID, err))
 	}
 	rec, err = s.store.update(rec.ID, func(r *record) error {
@@ -171,7 +176,7 @@ func (s *Server) CancelContract(ctx context.Context, req contractapi.CancelContr
 	force := req.Params.Force != nil && *req.Params.Force
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
 	defer cancel()
-	if err := s.backend.DeleteAccount(bctx, rec.ID, force); err != nil {
+	if err := s.backend.DeleteAccount(bctx, rec.account(), force); err != nil {
 		return nil, backendProblem("deleting the account", fmt.Errorf("deleting account of contract %s: %w", rec.ID, err))
 	}
 	// After the account, so a refused cancel leaves the principals working; a crash in between
@@ -241,11 +246,15 @@ func (s *Server) toContract(rec *record) contractapi.Contract {
 		}
 	}
 	if forms, ok := s.backend.(PolicyForms); ok {
-		form := forms.BucketPolicyForm(rec.ID, rec.FirstKey.AccessKeyID)
+		form := forms.BucketPolicyForm(rec.account(), rec.FirstKey.AccessKeyID)
 		c.BucketPolicy = &form
 	}
 	if s.website != "" {
-		c.Website = &contractapi.WebsiteHosting{Endpoint: s.website}
+		endpoint := s.website
+		if forms, ok := s.backend.(WebsiteForms); ok {
+			endpoint = forms.WebsiteEndpoint(rec.account(), endpoint)
+		}
+		c.Website = &contractapi.WebsiteHosting{Endpoint: endpoint}
 	}
 	if keys, ok := s.backend.(KeySupport); ok {
 		supported, detail := keys.SupportsKeys()

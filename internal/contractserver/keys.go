@@ -57,7 +57,7 @@ func (s *Server) AddKey(ctx context.Context, req contractapi.AddKeyRequestObject
 	}
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
 	defer cancel()
-	if err := s.backend.AddKey(bctx, rec.ID, creds); err != nil {
+	if err := s.backend.AddKey(bctx, rec.account(), creds); err != nil {
 		if errors.Is(err, ErrNotSupported) {
 			// Nothing was made: forget the pending key. Any other failure may have made it: the
 			// key stays pending, for a replay to finish or the account's deletion to remove.
@@ -103,7 +103,7 @@ func (s *Server) RemoveKey(ctx context.Context, req contractapi.RemoveKeyRequest
 	}
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
 	defer cancel()
-	if err := s.backend.RemoveKey(bctx, rec.ID, req.AccessKeyId); err != nil {
+	if err := s.backend.RemoveKey(bctx, rec.account(), req.AccessKeyId); err != nil {
 		return nil, backendProblem("revoking a key", fmt.Errorf("removing key %q of contract %s: %w", req.AccessKeyId, rec.ID, err))
 	}
 	_, err = s.store.update(rec.ID, func(r *record) error {

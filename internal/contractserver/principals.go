@@ -38,7 +38,7 @@ func (s *Server) CreatePrincipal(ctx context.Context, req contractapi.CreatePrin
 			return nil, err
 		}
 	case p.State == principalActive:
-		answer, err := s.withPrincipalKey(pb, rec.ID, p, &p.FirstKey)
+		answer, err := s.withPrincipalKey(pb, rec, p, &p.FirstKey)
 		if err != nil {
 			return nil, err
 		}
@@ -51,7 +51,7 @@ func (s *Server) CreatePrincipal(ctx context.Context, req contractapi.CreatePrin
 	}
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
 	defer cancel()
-	if err := pb.CreatePrincipal(bctx, rec.ID, p.ID, first); err != nil {
+	if err := pb.CreatePrincipal(bctx, rec.account(), p.ID, first); err != nil {
 		return nil, backendProblem("creating the principal", fmt.Errorf("creating principal %s of contract %s: %w", p.ID, rec.ID, err))
 	}
 	p, err = s.store.updatePrincipal(rec.ID, p.ID, func(q *storedPrincipal) error {
@@ -63,7 +63,7 @@ func (s *Server) CreatePrincipal(ctx context.Context, req contractapi.CreatePrin
 		return nil, fmt.Errorf("marking principal of contract %s active: %w", req.Id, err)
 	}
 	s.log.Info("Principal created", "contract", rec.ID, "principal", p.ID, "accessKeyId", first.AccessKeyID)
-	return contractapi.CreatePrincipal201JSONResponse(s.toPrincipalWithCredentials(pb, rec.ID, p, first)), nil
+	return contractapi.CreatePrincipal201JSONResponse(s.toPrincipalWithCredentials(pb, rec, p, first)), nil
 }
 
 // recordPrincipal stores a new pending principal of the contract with a first key pair, within
@@ -102,7 +102,7 @@ func (s *Server) GetPrincipal(_ context.Context, req contractapi.GetPrincipalReq
 	if p == nil || p.State != principalActive {
 		return nil, noPrincipal(rec.ID, req.PrincipalId)
 	}
-	return contractapi.GetPrincipal200JSONResponse(s.toPrincipal(pb, rec.ID, p)), nil
+	return contractapi.GetPrincipal200JSONResponse(s.toPrincipal(pb, rec, p)), nil
 }
 
 // DeletePrincipal removes the principal with its keys at the backend, then keeps only a
@@ -123,7 +123,7 @@ func (s *Server) DeletePrincipal(ctx context.Context, req contractapi.DeletePrin
 	}
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
 	defer cancel()
-	if err := pb.DeletePrincipal(bctx, rec.ID, p.ID, p.liveKeyIDs()); err != nil {
+	if err := pb.DeletePrincipal(bctx, rec.account(), p.ID, p.liveKeyIDs()); err != nil {
 		return nil, backendProblem("deleting the principal", fmt.Errorf("deleting principal %s of contract %s: %w", p.ID, rec.ID, err))
 	}
 	if err := s.store.deletePrincipal(rec.ID, p.ID, now()); err != nil {
@@ -182,7 +182,7 @@ func (s *Server) AddPrincipalKey(ctx context.Context, req contractapi.AddPrincip
 	k := p.keyByIdempotencyKey(key)
 	if t := revokedByIdempotencyKey(p.Revoked, key); k == nil && t != nil {
 		// Revoked since: answered as the first answer was, with the key pair it made.
-		answer, err := s.withPrincipalKey(pb, rec.ID, p, &storedPrincipalKey{AccessKeyID: t.AccessKeyID, SealedSecret: t.SealedSecret})
+		answer, err := s.withPrincipalKey(pb, rec, p, &storedPrincipalKey{AccessKeyID: t.AccessKeyID, SealedSecret: t.SealedSecret})
 		if err != nil {
 			return nil, err
 		}
@@ -209,7 +209,7 @@ func (s *Server) AddPrincipalKey(ctx context.Context, req contractapi.AddPrincip
 		}
 		k = p.key(creds.AccessKeyID)
 	case k.State != keyPending:
-		answer, err := s.withPrincipalKey(pb, rec.ID, p, k)
+		answer, err := s.withPrincipalKey(pb, rec, p, k)
 		if err != nil {
 			return nil, err
 		}
@@ -221,7 +221,7 @@ func (s *Server) AddPrincipalKey(ctx context.Context, req contractapi.AddPrincip
 	}
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
 	defer cancel()
-	if err := pb.AddPrincipalKey(bctx, rec.ID, p.ID, creds); err != nil {
+	if err := pb.AddPrincipalKey(bctx, rec.account(), p.ID, creds); err != nil {
 		// The key stays pending: the backend may have made it, and a replay or the principal's
 		// deletion finishes or removes it.
 		return nil, backendProblem("adding a key", fmt.Errorf("adding key to principal %s of contract %s: %w", p.ID, rec.ID, err))
@@ -234,7 +234,7 @@ func (s *Server) AddPrincipalKey(ctx context.Context, req contractapi.AddPrincip
 		return nil, fmt.Errorf("marking key of principal %s of contract %s active: %w", req.PrincipalId, req.Id, err)
 	}
 	s.log.Info("Principal key added", "contract", rec.ID, "principal", p.ID, "accessKeyId", creds.AccessKeyID)
-	return contractapi.AddPrincipalKey201JSONResponse(s.toPrincipalWithCredentials(pb, rec.ID, p, creds)), nil
+	return contractapi.AddPrincipalKey201JSONResponse(s.toPrincipalWithCredentials(pb, rec, p, creds)), nil
 }
 
 // RemovePrincipalKey revokes a key pair at the backend, then keeps a tombstone of it; never
@@ -266,7 +266,7 @@ func (s *Server) RemovePrincipalKey(ctx context.Context, req contractapi.RemoveP
 	}
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
 	defer cancel()
-	if err := pb.RemovePrincipalKey(bctx, rec.ID, p.ID, req.AccessKeyId); err != nil {
+	if err := pb.RemovePrincipalKey(bctx, rec.account(), p.ID, req.AccessKeyId); err != nil {
 		return nil, backendProblem("revoking a key", fmt.Errorf("removing key %q of principal %s of contract %s: %w", req.AccessKeyId, p.ID, rec.ID, err))
 	}
 	_, err = s.store.updatePrincipal(rec.ID, p.ID, func(q *storedPrincipal) error {
@@ -293,7 +293,7 @@ func (s *Server) deletePrincipals(ctx context.Context, rec *record) error {
 		if err != nil {
 			return err
 		}
-		if err := pb.DeletePrincipal(ctx, rec.ID, p.ID, p.liveKeyIDs()); err != nil {
+		if err := pb.DeletePrincipal(ctx, rec.account(), p.ID, p.liveKeyIDs()); err != nil {
 			return backendProblem("deleting the contract's principals", fmt.Errorf("deleting principal %s of contract %s: %w", p.ID, rec.ID, err))
 		}
 	}
@@ -325,26 +325,26 @@ func (s *Server) principalKey(contractID string, p *storedPrincipal, k *storedPr
 }
 
 // withPrincipalKey answers a replay: the principal as it is now with the recorded key pair.
-func (s *Server) withPrincipalKey(pb PrincipalBackend, contractID string, p *storedPrincipal, k *storedPrincipalKey) (contractapi.PrincipalWithCredentials, error) {
-	creds, err := s.principalKey(contractID, p, k)
+func (s *Server) withPrincipalKey(pb PrincipalBackend, rec *record, p *storedPrincipal, k *storedPrincipalKey) (contractapi.PrincipalWithCredentials, error) {
+	creds, err := s.principalKey(rec.ID, p, k)
 	if err != nil {
 		return contractapi.PrincipalWithCredentials{}, err
 	}
-	return s.toPrincipalWithCredentials(pb, contractID, p, creds), nil
+	return s.toPrincipalWithCredentials(pb, rec, p, creds), nil
 }
 
-func (s *Server) toPrincipal(pb PrincipalBackend, contractID string, p *storedPrincipal) contractapi.Principal {
+func (s *Server) toPrincipal(pb PrincipalBackend, rec *record, p *storedPrincipal) contractapi.Principal {
 	ids := p.activeKeyIDs()
 	return contractapi.Principal{
 		Id:              p.ID,
-		PolicyPrincipal: pb.PolicyPrincipal(contractID, p.ID, ids),
+		PolicyPrincipal: pb.PolicyPrincipal(rec.account(), p.ID, ids),
 		AccessKeyIds:    ids,
 		CreatedAt:       p.CreatedAt,
 	}
 }
 
-func (s *Server) toPrincipalWithCredentials(pb PrincipalBackend, contractID string, p *storedPrincipal, creds Credentials) contractapi.PrincipalWithCredentials {
-	v := s.toPrincipal(pb, contractID, p)
+func (s *Server) toPrincipalWithCredentials(pb PrincipalBackend, rec *record, p *storedPrincipal, creds Credentials) contractapi.PrincipalWithCredentials {
+	v := s.toPrincipal(pb, rec, p)
 	return contractapi.PrincipalWithCredentials{
 		Id:              v.Id,
 		PolicyPrincipal: v.PolicyPrincipal,

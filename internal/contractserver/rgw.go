@@ -33,9 +33,13 @@ type RGWConfig struct {
 }
 
 // RGWBackend makes contracts on Ceph RGW through its admin ops API: one RGW user per contract,
-// named by rgwUserID, with S3 key pairs and an optional user quota, and one RGW user per
-// principal (rgwPrincipalUserID). The contract server's keys
-// are imported as they are, so RGW never generates a secret the server did not record.
+// in an RGW tenant of the contract's own (rgwAccount), with S3 key pairs and an optional user
+// quota, and one RGW user per principal in the same tenant. The contract server's keys are
+// imported as they are, so RGW never generates a secret the server did not record.
+//
+// The admin user needs the admin-ops caps "users=*;buckets=*" and, for topics, to be a system
+// user: RGW makes a topic in the tenant of the user who asks, and only a system user may ask as
+// another (rgw_topics.go).
 type RGWBackend struct {
 	endpoint, region string
 	api              *admin.API
@@ -45,6 +49,8 @@ type RGWBackend struct {
 
 var (
 	_ Backend          = (*RGWBackend)(nil)
+	_ AccountNamer     = (*RGWBackend)(nil)
+	_ WebsiteForms     = (*RGWBackend)(nil)
 	_ QuotaSupport     = (*RGWBackend)(nil)
 	_ KeySupport       = (*RGWBackend)(nil)
 	_ PrincipalBackend = (*RGWBackend)(nil)
@@ -77,25 +83,97 @@ func (b *RGWBackend) Region() string   { return b.region }
 func (b *RGWBackend) SupportsQuotas() bool { return true }
 
 // BucketPolicyForm implements PolicyForms: RGW names a user as an IAM user ARN, and the owner
-// keeps control of its bucket whatever the policy says, as on AWS.
-func (b *RGWBackend) BucketPolicyForm(contractID, _ string) contractapi.BucketPolicyForm {
+// keeps control of its bucket whatever the policy says, as on AWS. A bucket ARN without a
+// tenant is read as one of the bucket owner's tenant.
+func (b *RGWBackend) BucketPolicyForm(account, _ string) contractapi.BucketPolicyForm {
 	return contractapi.BucketPolicyForm{ResourcePrefix: awsResourcePrefix,
-		OwnerPrincipal: map[string]string{"AWS": "arn:aws:iam:::user/" + rgwUserID(contractID)}}
+		OwnerPrincipal: map[string]string{"AWS": rgwAccountOf(account).iamARN()}}
 }
 
-// rgwUserID is the RGW user of a contract. The prefix keeps contract users apart from the
-// operator's own users, such as the admin.
+// A contract's account at RGW is a user in an RGW tenant of the contract's own, named after
+// the contract: RGW 16.2 keeps notification topics per tenant and checks no permission on
+// them, so in a tenant shared with others any contract's keys read, repoint and delete the
+// others' topics and attach them to its own buckets (rgw_topics_test.go). Bucket names are per
+// tenant too. Contracts recorded before tenants stay in RGW's default tenant, whose topics they
+// still share: RGW moves no user into a tenant ("users have to be under the same tenant
+// namespace").
+type rgwAccount struct {
+	// tenant is the contract's own; "" for a contract in the default tenant.
+	tenant string
+	// user is the user's id within the tenant.
+	user string
+}
+
+// AccountName implements AccountNamer: the user contract-<id> of tenant <id>, written as RGW
+// writes a user of a tenant.
+func (b *RGWBackend) AccountName(contractID string) string {
+	return contractID + "$" + rgwUserID(contractID)
+}
+
+// rgwAccountOf reads an account as the server names it: AccountName's form, or the contract id
+// of a contract in the default tenant.
+func rgwAccountOf(account string) rgwAccount {
+	if tenant, user, ok := strings.Cut(account, "$"); ok {
+		return rgwAccount{tenant: tenant, user: user}
+	}
+	return rgwAccount{user: rgwUserID(account)}
+}
+
+// uid is the user as the admin ops API names it: tenant$user, or the user alone in the default
+// tenant.
+func (a rgwAccount) uid() string {
+	if a.tenant == "" {
+		return a.user
+	}
+	return a.tenant + "$" + a.user
+}
+
+// principal is the account of one of the contract's principals: a user of the same tenant, so
+// that a bucket's name means the same bucket to it.
+func (a rgwAccount) principal(principalID string) rgwAccount {
+	return rgwAccount{tenant: a.tenant, user: a.user + "-" + principalID}
+}
+
+// contractID is the contract whose account this is.
+func (a rgwAccount) contractID() string { return strings.TrimPrefix(a.user, "contract-") }
+
+// iamARN names the user in a bucket policy. RGW reads an ARN without an account as a user of
+// the default tenant, so a tenant's user needs its tenant there.
+func (a rgwAccount) iamARN() string { return "arn:aws:iam::" + a.tenant + ":user/" + a.user }
+
+// rgwUserID is the RGW user of a contract within its tenant. The prefix keeps contract users
+// apart from the operator's own users, such as the admin.
 func rgwUserID(contractID string) string { return "contract-" + contractID }
+
+// WebsiteEndpoint implements WebsiteForms. RGW finds a website's bucket by the host name in
+// the default tenant only; a tenant's bucket is reached by path, as <tenant>:<bucket>, on the
+// website host itself: http://{bucket}.s3-website.example becomes
+// http://s3-website.example/<tenant>:{bucket}.
+func (b *RGWBackend) WebsiteEndpoint(account, endpoint string) string {
+	a := rgwAccountOf(account)
+	if a.tenant == "" {
+		return endpoint
+	}
+	const bucket = "osm-bucket-placeholder" // {bucket}, which url.Parse would escape
+	u, err := url.Parse(strings.ReplaceAll(endpoint, "{bucket}", bucket))
+	if err != nil {
+		return endpoint // the server checked it when it started
+	}
+	if host, ok := strings.CutPrefix(u.Host, bucket+"."); ok {
+		u.Host, u.Path = host, "/"+bucket+u.Path
+	}
+	return strings.ReplaceAll(u.String(), bucket, a.tenant+":{bucket}")
+}
 
 // CreateAccount creates the RGW user with the given key pair and sets its quota. A user that
 // already exists and holds this exact key pair is an earlier attempt of the same call; the quota
 // is set again, in case that attempt stopped before it.
-func (b *RGWBackend) CreateAccount(ctx context.Context, contractID string, creds Credentials, plan Plan) error {
-	uid := rgwUserID(contractID)
+func (b *RGWBackend) CreateAccount(ctx context.Context, account string, creds Credentials, plan Plan) error {
+	uid := rgwAccountOf(account).uid()
 	generate := false
 	_, err := b.api.CreateUser(ctx, admin.User{
 		ID:          uid,
-		DisplayName: "contract " + contractID,
+		DisplayName: "contract " + rgwAccountOf(account).contractID(),
 		KeyType:     "s3",
 		Keys:        []admin.UserKeySpec{{AccessKey: creds.AccessKeyID, SecretKey: creds.SecretAccessKey}},
 		GenerateKey: &generate,
@@ -134,13 +212,19 @@ func (b *RGWBackend) checkHasKey(ctx context.Context, uid string, creds Credenti
 
 // DeleteAccount removes the RGW user. Forced, RGW itself deletes the user's buckets and their
 // objects (purge-data). Unforced, RGW would refuse anyway while the user owns buckets; the
-// buckets are listed first so that refusal becomes ErrAccountHasBuckets.
-func (b *RGWBackend) DeleteAccount(ctx context.Context, contractID string, force bool) error {
-	uid := rgwUserID(contractID)
+// buckets are listed first so that refusal becomes ErrAccountHasBuckets. Every topic of the
+// contract's tenant goes first, while its user is there to act as: RGW deletes no topic with
+// its user, and none can be deleted after.
+func (b *RGWBackend) DeleteAccount(ctx context.Context, account string, force bool) error {
+	a := rgwAccountOf(account)
+	uid := a.uid()
 	if !force {
 		if err := b.checkNoBuckets(ctx, uid); err != nil {
 			return err
 		}
+	}
+	if err := b.deleteTenantTopics(ctx, a); err != nil {
+		return err
 	}
 	user := admin.User{ID: uid}
 	if force {
@@ -177,8 +261,8 @@ func (b *RGWBackend) checkNoBuckets(ctx context.Context, uid string) error {
 func (b *RGWBackend) SupportsKeys() (bool, string) { return true, "" }
 
 // AddKey gives the user another S3 key pair.
-func (b *RGWBackend) AddKey(ctx context.Context, contractID string, creds Credentials) error {
-	return b.addKey(ctx, rgwUserID(contractID), creds)
+func (b *RGWBackend) AddKey(ctx context.Context, account string, creds Credentials) error {
+	return b.addKey(ctx, rgwAccountOf(account).uid(), creds)
 }
 
 // addKey gives user uid another S3 key pair. RGW treats adding a key the user already holds as
@@ -202,8 +286,8 @@ func (b *RGWBackend) addKey(ctx context.Context, uid string, creds Credentials) 
 }
 
 // RemoveKey revokes one key pair of the contract's user.
-func (b *RGWBackend) RemoveKey(ctx context.Context, contractID, accessKeyID string) error {
-	return b.removeKey(ctx, rgwUserID(contractID), accessKeyID)
+func (b *RGWBackend) RemoveKey(ctx context.Context, account, accessKeyID string) error {
+	return b.removeKey(ctx, rgwAccountOf(account).uid(), accessKeyID)
 }
 
 // removeKey revokes one key pair of user uid. It reads the user first, so a key already gone (or
@@ -227,19 +311,19 @@ func (b *RGWBackend) removeKey(ctx context.Context, uid, accessKeyID string) err
 
 // rgwPrincipalUserID is the RGW user of a principal: named after its contract, so the users of
 // one contract are found together, and never equal to a contract's user.
-func rgwPrincipalUserID(contractID, principalID string) string {
-	return rgwUserID(contractID) + "-" + principalID
+func rgwPrincipalUserID(account, principalID string) string {
+	return rgwAccountOf(account).principal(principalID).uid()
 }
 
 // CreatePrincipal creates the principal's RGW user with its first key pair, allowed to own no
 // bucket (max-buckets -1), so its only rights are those bucket policies give it. A user that
 // already exists with this exact key pair is an earlier attempt of the same call.
-func (b *RGWBackend) CreatePrincipal(ctx context.Context, contractID, principalID string, creds Credentials) error {
-	uid := rgwPrincipalUserID(contractID, principalID)
+func (b *RGWBackend) CreatePrincipal(ctx context.Context, account, principalID string, creds Credentials) error {
+	uid := rgwPrincipalUserID(account, principalID)
 	generate, noBuckets := false, -1
 	_, err := b.api.CreateUser(ctx, admin.User{
 		ID:          uid,
-		DisplayName: "principal " + principalID + " of contract " + contractID,
+		DisplayName: "principal " + principalID + " of contract " + rgwAccountOf(account).contractID(),
 		KeyType:     "s3",
 		Keys:        []admin.UserKeySpec{{AccessKey: creds.AccessKeyID, SecretKey: creds.SecretAccessKey}},
 		GenerateKey: &generate,
@@ -256,8 +340,8 @@ func (b *RGWBackend) CreatePrincipal(ctx context.Context, contractID, principalI
 
 // DeletePrincipal removes the principal's RGW user, and with it every key it holds. It owns no
 // bucket, so nothing is purged.
-func (b *RGWBackend) DeletePrincipal(ctx context.Context, contractID, principalID string, _ []string) error {
-	uid := rgwPrincipalUserID(contractID, principalID)
+func (b *RGWBackend) DeletePrincipal(ctx context.Context, account, principalID string, _ []string) error {
+	uid := rgwPrincipalUserID(account, principalID)
 	if err := b.api.RemoveUser(ctx, admin.User{ID: uid}); err != nil && !errors.Is(err, admin.ErrNoSuchUser) {
 		return fmt.Errorf("deleting rgw user %q: %w", uid, err)
 	}
@@ -265,18 +349,18 @@ func (b *RGWBackend) DeletePrincipal(ctx context.Context, contractID, principalI
 }
 
 // AddPrincipalKey gives the principal's user another key pair.
-func (b *RGWBackend) AddPrincipalKey(ctx context.Context, contractID, principalID string, creds Credentials) error {
-	return b.addKey(ctx, rgwPrincipalUserID(contractID, principalID), creds)
+func (b *RGWBackend) AddPrincipalKey(ctx context.Context, account, principalID string, creds Credentials) error {
+	return b.addKey(ctx, rgwPrincipalUserID(account, principalID), creds)
 }
 
 // RemovePrincipalKey revokes one key pair of the principal's user.
-func (b *RGWBackend) RemovePrincipalKey(ctx context.Context, contractID, principalID, accessKeyID string) error {
-	return b.removeKey(ctx, rgwPrincipalUserID(contractID, principalID), accessKeyID)
+func (b *RGWBackend) RemovePrincipalKey(ctx context.Context, account, principalID, accessKeyID string) error {
+	return b.removeKey(ctx, rgwPrincipalUserID(account, principalID), accessKeyID)
 }
 
 // PolicyPrincipal names the principal's user as an IAM user ARN, whichever keys it has.
-func (b *RGWBackend) PolicyPrincipal(contractID, principalID string, _ []string) map[string]any {
-	return map[string]any{"AWS": "arn:aws:iam:::user/" + rgwPrincipalUserID(contractID, principalID)}
+func (b *RGWBackend) PolicyPrincipal(account, principalID string, _ []string) map[string]any {
+	return map[string]any{"AWS": rgwAccountOf(account).principal(principalID).iamARN()}
 }
 
 // redact keeps secret keys out of an admin ops error: go-ceph quotes the whole response body

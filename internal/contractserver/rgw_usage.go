@@ -13,8 +13,8 @@ var _ UsageBackend = (*RGWBackend)(nil)
 // BucketUsage reads the stats of every bucket of the contract's user in one admin call (RGW's
 // `radosgw-admin bucket stats --uid`): its counters, kept as objects are written, never a
 // listing. A user that does not exist owns no buckets.
-func (b *RGWBackend) BucketUsage(ctx context.Context, contractID string) ([]BucketUsage, error) {
-	uid := rgwUserID(contractID)
+func (b *RGWBackend) BucketUsage(ctx context.Context, account string) ([]BucketUsage, error) {
+	uid := rgwAccountOf(account).uid()
 	buckets, err := b.api.ListUsersBucketsWithStat(ctx, uid)
 	if err != nil {
 		return nil, fmt.Errorf("reading the bucket stats of rgw user %q: %w", uid, redact(err))
@@ -32,8 +32,8 @@ func (b *RGWBackend) BucketUsage(ctx context.Context, contractID string) ([]Buck
 
 // SetBucketQuota sets the bucket quota of one of the user's buckets; no limit at all disables
 // it. The user's buckets are listed first, so a bucket of another user is never touched.
-func (b *RGWBackend) SetBucketQuota(ctx context.Context, contractID, bucket string, q BucketQuota) error {
-	uid := rgwUserID(contractID)
+func (b *RGWBackend) SetBucketQuota(ctx context.Context, account, bucket string, q BucketQuota) error {
+	uid := rgwAccountOf(account).uid()
 	owned, err := b.api.ListUsersBuckets(ctx, uid)
 	if err != nil {
 		return fmt.Errorf("listing the buckets of rgw user %q: %w", uid, redact(err))

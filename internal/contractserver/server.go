@@ -16,6 +16,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 	"github.com/object-storage-manager/object-storage-manager/internal/keylock"
 )
 
@@ -68,6 +69,11 @@ type Config struct {
 	// {bucket} stands for the bucket's name; reported with every contract. "" when it serves
 	// none, or it is not known.
 	WebsiteEndpoint string
+	// PushEndpoints are the URLs a contract's notification topics may push to: the backend
+	// POSTs every event there from the provider's network, so where is the provider's decision,
+	// whatever its clients check. A topic for any other URL is refused 400; the zero value
+	// refuses every one.
+	PushEndpoints egress.Allowlist
 }
 
 // Server serves the contract API. It is safe for concurrent use.
@@ -78,6 +84,8 @@ type Server struct {
 	backend Backend
 	plans   map[string]Plan
 	website string
+	// pushEndpoints are where topics may push.
+	pushEndpoints egress.Allowlist
 	// clients and tenants limit each authenticated client and each tenant (nil: no limit);
 	// failedAuth every request that fails authentication.
 	clients, tenants *limiters
@@ -152,7 +160,8 @@ func New(cfg Config) (*Server, error) {
 		log:     cfg.Logger,
 		limits:  limits,
 
-		failedAuth: rate.NewLimiter(failedAuthRate, failedAuthBurst),
+		pushEndpoints: cfg.PushEndpoints,
+		failedAuth:    rate.NewLimiter(failedAuthRate, failedAuthBurst),
 	}
 	if s.maxBody = cfg.MaxRequestBytes; s.maxBody <= 0 {
 		s.maxBody = DefaultMaxRequestBytes

@@ -46,7 +46,10 @@ var errRecordNotFound = errors.New("record not found")
 // principals are records of their own (principal_store.go), so changing one rewrites neither
 // the contract nor the others.
 type record struct {
-	ID             string         `json:"id"`
+	ID string `json:"id"`
+	// Account is what the backend named the contract's account (AccountNamer); empty for a
+	// backend that names none and for contracts recorded before it did. See account.
+	Account        string         `json:"account,omitempty"`
 	IdempotencyKey string         `json:"idempotencyKey"`
 	Request        storedRequest  `json:"request"`
 	State          string         `json:"state"`
@@ -65,6 +68,15 @@ type record struct {
 	// Topics are the contract's notification topics, few (Limits.Topics) and without
 	// tombstones, so they stay in the record and go with its cancel in one transaction.
 	Topics []storedTopic `json:"topics,omitempty"`
+}
+
+// account names the contract in every backend call: the name the backend gave its account, or
+// the contract id.
+func (r *record) account() string {
+	if r.Account != "" {
+		return r.Account
+	}
+	return r.ID
 }
 
 // storedRequest is the create request as sent.

@@ -2,6 +2,7 @@ package contractserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 )
 
 // Topics follow the pattern of principals: a topic is recorded, pending, before the backend is
@@ -83,6 +85,15 @@ func (s *Server) PutTopic(ctx context.Context, req contractapi.PutTopicRequestOb
 	}
 	defer unlock()
 	endpoint := req.Body.PushEndpoint
+	// After the 501 of a backend without topics, and before a topic already made is answered:
+	// one the list no longer allows is not made again.
+	if err := s.pushEndpoints.CheckURL(endpoint); err != nil {
+		if na := (*egress.NotAllowedError)(nil); errors.As(err, &na) && na.Why != "" {
+			return nil, newProblem(contractapi.ProblemInvalidRequest, http.StatusBadRequest, "pushEndpoint %v", err)
+		}
+		return nil, newProblem(contractapi.ProblemInvalidRequest, http.StatusBadRequest,
+			"pushEndpoint %s is not where this provider pushes events: its contract server's --%s does not list it", endpoint, PushEndpointsFlag)
+	}
 	existed := rec.topic(req.TopicName) != nil
 	if t := rec.topic(req.TopicName); t != nil && t.State == topicActive && t.PushEndpoint == endpoint {
 		return contractapi.PutTopic200JSONResponse(toTopic(t)), nil
@@ -103,7 +114,7 @@ func (s *Server) PutTopic(ctx context.Context, req contractapi.PutTopicRequestOb
 	}
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
 	defer cancel()
-	arn, err := tb.PutTopic(bctx, rec.ID, req.TopicName, endpoint)
+	arn, err := tb.PutTopic(bctx, rec.account(), req.TopicName, endpoint)
 	if err != nil {
 		return nil, backendProblem("making the topic", fmt.Errorf("making topic %s of contract %s: %w", req.TopicName, rec.ID, err))
 	}
@@ -152,7 +163,7 @@ func (s *Server) DeleteTopic(ctx context.Context, req contractapi.DeleteTopicReq
 	}
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
 	defer cancel()
-	if err := tb.DeleteTopic(bctx, rec.ID, req.TopicName); err != nil {
+	if err := tb.DeleteTopic(bctx, rec.account(), req.TopicName); err != nil {
 		return nil, backendProblem("deleting the topic", fmt.Errorf("deleting topic %s of contract %s: %w", req.TopicName, rec.ID, err))
 	}
 	if _, err := s.store.update(rec.ID, func(r *record) error {
@@ -176,12 +187,15 @@ func (s *Server) deleteTopics(ctx context.Context, rec *record) error {
 		return err
 	}
 	for _, t := range rec.Topics {
-		if err := tb.DeleteTopic(ctx, rec.ID, t.Name); err != nil {
+		if err := tb.DeleteTopic(ctx, rec.account(), t.Name); err != nil {
 			return backendProblem("deleting the contract's topics", fmt.Errorf("deleting topic %s of contract %s: %w", t.Name, rec.ID, err))
 		}
 	}
 	return nil
 }
+
+// PushEndpointsFlag is the contract server's flag that sets Config.PushEndpoints.
+const PushEndpointsFlag = "allowed-push-endpoints"
 
 // lacksTopics ends the 501 of a backend without topics.
 const lacksTopics = "makes no topics: it sends bucket events only to targets set when it starts"

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
+	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 )
 
 // topicsBackend is fakeBackend with topics: it keeps each contract's topics by name, with the
@@ -74,7 +76,7 @@ func listTopics(t *testing.T, c contractapi.ClientWithResponsesInterface, id str
 // (and finished by the next PUT, or removed by a DELETE or the contract's cancel).
 func TestATopicIsRecordedBeforeItIsMadeAndGoesWithItsContract(t *testing.T) {
 	backend := &topicsBackend{failPut: true}
-	ts := startServer(t, Config{Backend: backend})
+	ts := startServer(t, Config{Backend: backend, PushEndpoints: allow(t, "http://h.example", "https://h.example")})
 	contract := createContract(t, ts.client, "uid-topics", contractapi.ContractRequest{Plan: "standard"})
 
 	failed := putTopic(t, ts.client, contract.Id, "b1-images", "http://h.example/events")
@@ -110,7 +112,7 @@ func TestATopicIsRecordedBeforeItIsMadeAndGoesWithItsContract(t *testing.T) {
 }
 
 func TestTopicRequestsAreValidatedAndNeedABackendWithTopics(t *testing.T) {
-	ts := startServer(t, Config{Backend: &topicsBackend{}})
+	ts := startServer(t, Config{Backend: &topicsBackend{}, PushEndpoints: allow(t, "http://h.example")})
 	contract := createContract(t, ts.client, "uid-topic-checks", contractapi.ContractRequest{Plan: "standard"})
 	for name, req := range map[string][2]string{
 		"a name with a dot":    {"b1.images", "http://h.example/"},
@@ -135,4 +137,60 @@ func TestTopicRequestsAreValidatedAndNeedABackendWithTopics(t *testing.T) {
 	if plain.callCount() != calls {
 		t.Error("a backend without topics was called for one")
 	}
+}
+
+// Where a topic pushes is the provider's decision: the backend POSTs every event there from
+// inside the provider's network, whatever the caller checked. The list refuses what it does not
+// name before anything is recorded or asked of the backend, a topic already made included, and
+// a backend without topics still answers 501.
+func TestTopicsPushOnlyWhereTheProviderAllows(t *testing.T) {
+	backend := &topicsBackend{}
+	ts := startServer(t, Config{Backend: backend, PushEndpoints: allow(t, "https://events.example.com/hooks")})
+	contract := createContract(t, ts.client, "uid-push-endpoints", contractapi.ContractRequest{Plan: "standard"})
+	if got := putTopic(t, ts.client, contract.Id, "b1-images", "https://events.example.com/hooks/images"); got.StatusCode() != http.StatusCreated {
+		t.Fatalf("a topic pushing where the list allows: %d %s", got.StatusCode(), got.Body)
+	}
+	calls := backend.callCount()
+	for name, endpoint := range map[string]string{
+		"the cloud's metadata service": "http://169.254.169.254/latest/meta-data/",
+		"another path of the host":     "https://events.example.com/other",
+		"another host":                 "https://evil.example.net/hooks",
+		"a user and password":          "https://u:p@events.example.com/hooks",
+	} {
+		t.Run(name, func(t *testing.T) {
+			resp := putTopic(t, ts.client, contract.Id, "b1-elsewhere", endpoint)
+			wantProblem(t, "put", resp.HTTPResponse, resp.ApplicationproblemJSON400, http.StatusBadRequest, contractapi.ProblemInvalidRequest)
+		})
+	}
+	moved := putTopic(t, ts.client, contract.Id, "b1-images", "http://169.254.169.254/")
+	wantProblem(t, "moving a topic", moved.HTTPResponse, moved.ApplicationproblemJSON400, http.StatusBadRequest, contractapi.ProblemInvalidRequest)
+	if d := moved.ApplicationproblemJSON400.Detail; d == nil || !strings.Contains(*d, "--"+PushEndpointsFlag) {
+		t.Errorf("the refusal says %v, want it to name --%s", d, PushEndpointsFlag)
+	}
+	if got := listTopics(t, ts.client, contract.Id); len(got) != 1 || got[0].PushEndpoint != "https://events.example.com/hooks/images" {
+		t.Errorf("after the refusals the contract lists %+v, want b1-images as it was", got)
+	}
+	if backend.callCount() != calls {
+		t.Errorf("refused topics called the backend %d times", backend.callCount()-calls)
+	}
+
+	none := startServer(t, Config{Backend: &topicsBackend{}})
+	contract = createContract(t, none.client, "uid-no-push-endpoints", contractapi.ContractRequest{Plan: "standard"})
+	resp := putTopic(t, none.client, contract.Id, "b1-images", "https://events.example.com/hooks")
+	wantProblem(t, "put with no list", resp.HTTPResponse, resp.ApplicationproblemJSON400, http.StatusBadRequest, contractapi.ProblemInvalidRequest)
+
+	plain := startServer(t, Config{Backend: &fakeBackend{}})
+	contract = createContract(t, plain.client, "uid-no-topics-no-list", contractapi.ContractRequest{Plan: "standard"})
+	resp = putTopic(t, plain.client, contract.Id, "b1-images", "https://events.example.com/hooks")
+	wantProblem(t, "put without topics", resp.HTTPResponse, resp.ApplicationproblemJSON501, http.StatusNotImplemented, contractapi.ProblemNotSupported)
+}
+
+// allow is the list of patterns, for a test server's Config.PushEndpoints.
+func allow(t *testing.T, patterns ...string) egress.Allowlist {
+	t.Helper()
+	list, err := egress.Parse(patterns)
+	if err != nil {
+		t.Fatalf("egress.Parse: %v", err)
+	}
+	return list
 }

@@ -47,7 +47,7 @@ func (s *Server) GetUsage(ctx context.Context, req contractapi.GetUsageRequestOb
 	}
 	bctx, cancel := context.WithTimeout(ctx, BackendTimeout)
 	defer cancel()
-	usage, err := ub.BucketUsage(bctx, rec.ID)
+	usage, err := ub.BucketUsage(bctx, rec.account())
 	if err != nil {
 		return nil, backendProblem("reading the usage", fmt.Errorf("reading the usage of contract %s: %w", rec.ID, err))
 	}
@@ -71,7 +71,7 @@ func (s *Server) SetBucketQuota(ctx context.Context, req contractapi.SetBucketQu
 	}
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
 	defer cancel()
-	err = ub.SetBucketQuota(bctx, rec.ID, req.Bucket, q)
+	err = ub.SetBucketQuota(bctx, rec.account(), req.Bucket, q)
 	if errors.Is(err, ErrNoSuchBucket) {
 		return nil, newProblem(contractapi.ProblemNotFound, http.StatusNotFound, "contract %s owns no bucket %q", rec.ID, req.Bucket)
 	}

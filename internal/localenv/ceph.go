@@ -22,7 +22,7 @@ const cephInstall = "apt-get install -y ceph-mon ceph-osd radosgw ceph-common"
 // cephBinaries are looked up on PATH; Debian's packages put them in /usr/bin.
 var cephBinaries = []string{"monmaptool", "ceph-mon", "ceph", "ceph-osd", "radosgw", "radosgw-admin"}
 
-// CephAdminUID is the RGW user StartCeph creates with full admin-ops caps.
+// CephAdminUID is the RGW user StartCeph creates: a system user with full admin-ops caps.
 const CephAdminUID = "osm-admin"
 
 // Ceph is a running single-node Ceph cluster: one monitor, one memstore OSD and radosgw, all on
@@ -32,7 +32,8 @@ type Ceph struct {
 	Endpoint string
 	// Region is the region clients sign for: the zonegroup's api_name.
 	Region string
-	// AdminAccessKey and AdminSecretKey belong to CephAdminUID, which may use the admin ops API.
+	// AdminAccessKey and AdminSecretKey belong to CephAdminUID, which may use the admin ops API
+	// and act as any user.
 	AdminAccessKey string
 	AdminSecretKey string
 	// Dir holds ceph.conf, the monitor and OSD state and every log.
@@ -226,8 +227,10 @@ func StartCeph(ctx context.Context, opts CephOptions) (_ *Ceph, err error) {
 		return nil, err
 	}
 
+	// A system user, so the contract server may act as a contract's user (rgwx-uid) to make
+	// topics in the contract's tenant.
 	if err := run("creating the admin user", "radosgw-admin", "user", "create", "--uid", CephAdminUID, "--display-name", "OSM admin",
-		"--access-key", c.AdminAccessKey, "--secret-key", c.AdminSecretKey,
+		"--access-key", c.AdminAccessKey, "--secret-key", c.AdminSecretKey, "--system",
 		"--caps", "users=*;buckets=*;metadata=*;usage=*;zone=*"); err != nil {
 		return nil, err
 	}

@@ -21,9 +21,9 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
 
-// On RGW a BucketAccess's principal is a user of its own, named in the policy as
-// arn:aws:iam:::user/<id>, and a key is revoked by RGW itself: the same promises as on
-// versitygw, checked against the server AWS-faithful tests trust.
+// On RGW a BucketAccess's principal is a user of its own in its contract's RGW tenant, named in
+// the policy as arn:aws:iam::<tenant>:user/<id>, and a key is revoked by RGW itself: the same
+// promises as on versitygw, checked against the server AWS-faithful tests trust.
 var _ = Describe("BucketAccess on Ceph RGW", func() {
 	var (
 		ns    string

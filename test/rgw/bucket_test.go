@@ -24,8 +24,9 @@ var _ = Describe("Buckets on Ceph RGW", func() {
 	var (
 		ns    string
 		owner *s3.Client
-		// ownerID is the canonical id RGW gives the contract's account.
-		ownerID string
+		// ownerID is the canonical id RGW gives the contract's account, a user of the
+		// contract's own tenant; tenant is that tenant, which anonymous requests name.
+		ownerID, tenant string
 	)
 	BeforeEach(func(ctx SpecContext) {
 		ns = newNamespace(ctx)
@@ -38,7 +39,8 @@ var _ = Describe("Buckets on Ceph RGW", func() {
 		Expect(c.Status.Endpoint).To(Equal(stk.S3.Endpoint))
 		secret := &corev1.Secret{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: c.Status.SecretName}, secret)).To(Succeed())
-		ownerID = "contract-" + c.Status.ContractID
+		tenant = c.Status.ContractID
+		ownerID = tenant + "$contract-" + c.Status.ContractID
 		owner = localenv.NewS3Client(c.Status.Endpoint, c.Status.Region,
 			string(secret.Data["AWS_ACCESS_KEY_ID"]), string(secret.Data["AWS_SECRET_ACCESS_KEY"]))
 	})
@@ -85,7 +87,7 @@ var _ = Describe("Buckets on Ceph RGW", func() {
 		))
 
 		By("letting anyone list the bucket, as the AllUsers READ grant says")
-		resp, err := http.Get(stk.S3.Endpoint + "/" + b.Spec.BucketName)
+		resp, err := http.Get(stk.S3.Endpoint + "/" + tenant + ":" + b.Spec.BucketName)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(resp.Body.Close()).To(Succeed())
 		Expect(resp.StatusCode).To(Equal(http.StatusOK))
@@ -100,7 +102,7 @@ var _ = Describe("Buckets on Ceph RGW", func() {
 		}).Should(Succeed())
 		bucketReady(ctx, b)
 		Expect(serverACL(ctx, b.Spec.BucketName)).To(ConsistOf(ownerID + ":FULL_CONTROL"))
-		resp, err = http.Get(stk.S3.Endpoint + "/" + b.Spec.BucketName)
+		resp, err = http.Get(stk.S3.Endpoint + "/" + tenant + ":" + b.Spec.BucketName)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(resp.Body.Close()).To(Succeed())
 		Expect(resp.StatusCode).To(Equal(http.StatusForbidden))

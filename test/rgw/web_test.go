@@ -125,7 +125,10 @@ var _ = Describe("Bucket website and notifications on Ceph RGW", func() {
 		Expect(k8s.Create(ctx, b)).To(Succeed())
 		ready(ctx, b, func() []metav1.Condition { return b.Status.Conditions })
 		Expect(b.Status.Website).To(Equal(b.Spec.Website))
-		Expect(b.Status.WebsiteEndpoint).To(Equal(strings.ReplaceAll(stk.S3.WebsiteEndpoint, "{bucket}", name)))
+		// The bucket is in the contract's own RGW tenant, which RGW's website host names by path.
+		Expect(contract.Status.WebsiteEndpoint).To(Equal(
+			strings.Replace(stk.S3.WebsiteEndpoint, "{bucket}.", "", 1) + "/" + contract.Status.ContractID + ":{bucket}"))
+		Expect(b.Status.WebsiteEndpoint).To(Equal(strings.ReplaceAll(contract.Status.WebsiteEndpoint, "{bucket}", name)))
 		upload(ctx, name, "index.html", "<h1>on rgw</h1>")
 		Eventually(func(g Gomega) {
 			code, body, err := localenv.GetWebsite(ctx, b.Status.WebsiteEndpoint, "/")

@@ -139,20 +139,20 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.ContractAPI, err = startContractAPI(backend, filepath.Join(s.dir, "contract-server"), s.S3.WebsiteEndpoint); err != nil {
-		return nil, err
-	}
-	metricsPort, err := localenv.FreePort()
-	if err != nil {
-		return nil, err
-	}
-	// As a platform would: the S3 server tenants may name for an account of their own is this
-	// stack's, and the test receivers of notifications listen on loopback.
+	// As a platform and its provider would: the S3 server tenants may name for an account of
+	// their own is this stack's, and the test receivers of notifications listen on loopback.
 	endpoints, err := egress.ParseList(s.S3.Endpoint)
 	if err != nil {
 		return nil, err
 	}
 	receivers, err := egress.ParseList("http://127.0.0.1:*")
+	if err != nil {
+		return nil, err
+	}
+	if s.ContractAPI, err = startContractAPI(backend, filepath.Join(s.dir, "contract-server"), s.S3.WebsiteEndpoint, receivers); err != nil {
+		return nil, err
+	}
+	metricsPort, err := localenv.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -455,7 +455,7 @@ func (s *Stack) proxyS3(opts Options) error {
 	return nil
 }
 
-func startContractAPI(backend contractserver.Backend, dir, websiteEndpoint string) (*ContractAPI, error) {
+func startContractAPI(backend contractserver.Backend, dir, websiteEndpoint string, pushEndpoints egress.Allowlist) (*ContractAPI, error) {
 	token := "stack-token"
 	tokenFile := filepath.Join(dir, "token")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -473,6 +473,7 @@ func startContractAPI(backend contractserver.Backend, dir, websiteEndpoint strin
 		EncryptionKey:   key,
 		Backend:         backend,
 		WebsiteEndpoint: websiteEndpoint,
+		PushEndpoints:   pushEndpoints,
 		Logger:          slog.New(slog.NewTextHandler(logFile(filepath.Join(dir, "server.log")), nil)),
 	})
 	if err != nil {
