@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -74,6 +75,7 @@ func TestTenants(t *testing.T) {
 	t.Run("empty-answer", func(t *testing.T) { emptyAnswer(t, env, &a, h) })
 	t.Run("adopt-cosi-bucket", func(t *testing.T) { adoptCOSIBucket(t, env, &a) })
 	t.Run("metrics-churn", func(t *testing.T) { metricsChurn(t, env, &a) })
+	t.Run("topic-repoint", func(t *testing.T) { topicRepoint(t, &a) })
 	var idle, loaded time.Duration
 	t.Run("tar-pit", func(t *testing.T) { idle, loaded = tarPit(t, env, &a, h) })
 	t.Run("quota-bypass", func(t *testing.T) { a.try("quota bypass"); quotaBypass(t, env) })
@@ -390,6 +392,30 @@ func metricsChurn(t *testing.T, env *Env, a *attacks) {
 	t.Logf("series after each round: %v", counts)
 	if counts[1] > counts[0]+5 {
 		a.got(t, "the second round of churn added %d series", counts[1]-counts[0])
+	}
+}
+
+// topicRepoint: with its own account keys, a tenant lists, repoints, deletes and attaches another
+// contract's notification topic at Ceph RGW 16.2, where RGW checks no permission on topics of one
+// RGW tenant. Notifications are RGW's (this suite's S3 server, versitygw, has none), and the
+// attack is one the contract server's RGW test makes, on a Ceph of its own, against contracts
+// the server sells (each now an RGW tenant of its own): it is run here as it stands, so the two
+// never drift apart.
+func topicRepoint(t *testing.T, a *attacks) {
+	a.try("a repoint of another contract's topic (Ceph RGW)")
+	root, err := localenv.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "test", "-count=1", "-run", "^TestRGWTopicsAcrossContracts$/^in_a_tenant_of_its_own", "-v", "./internal/contractserver/")
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		a.got(t, "another contract's keys reached its topic: %v\n%s", err, out)
+		return
+	}
+	if !strings.Contains(string(out), "--- PASS: TestRGWTopicsAcrossContracts/in_a_tenant_of_its_own") {
+		t.Fatalf("the RGW topic test did not run:\n%s", out)
 	}
 }
 
