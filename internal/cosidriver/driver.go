@@ -42,6 +42,10 @@ type Options struct {
 	S3Timeout time.Duration
 	// Log gets one line per call that failed, and what changed; never a secret.
 	Log logr.Logger
+	// Exclusive: the driver writes only while it holds its write lease (Lead), so that two
+	// driver pods never edit one bucket's policy at once. Without, it writes from the start (one
+	// driver alone, as the tests run it).
+	Exclusive bool
 }
 
 // Driver implements COSI's Identity and Provisioner services.
@@ -55,6 +59,8 @@ type Driver struct {
 
 	// locks serialise the calls on one bucket: a grant and a revoke each rewrite its policy.
 	locks keylock.Map
+	// gate lets those calls in only while this driver may write (lease.go).
+	gate writeGate
 }
 
 var (
@@ -72,8 +78,10 @@ func New(opts Options) *Driver {
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
-	return &Driver{name: name, kube: opts.Kube, recordNamespace: opts.RecordNamespace, principals: opts.Principals, log: opts.Log,
+	d := &Driver{name: name, kube: opts.Kube, recordNamespace: opts.RecordNamespace, principals: opts.Principals, log: opts.Log,
 		httpClient: objectstore.NewHTTPClient(timeout, 4)}
+	d.gate.writing.Store(!opts.Exclusive)
+	return d
 }
 
 // DriverGetInfo implements cosi.IdentityServer.
@@ -81,10 +89,16 @@ func (d *Driver) DriverGetInfo(context.Context, *cosi.DriverGetInfoRequest) (*co
 	return &cosi.DriverGetInfoResponse{Name: d.name}, nil
 }
 
-// open holds the calls on bucket (a retry of the sidecar's waits for the call it repeats) and
+// open lets a call on bucket in while the driver writes (errNotWriting when it does not), holds
+// the other calls on that bucket (a retry of the sidecar's waits for the call it repeats) and
 // reads the account of its Contract: every call on a bucket starts so. The caller runs unlock.
 func (d *Driver) open(ctx context.Context, bucket bucketID) (acct account, unlock func(), err error) {
-	unlock = d.locks.Lock(bucket.String())
+	leave, err := d.gate.enter()
+	if err != nil {
+		return account{}, nil, err
+	}
+	unlockBucket := d.locks.Lock(bucket.String())
+	unlock = func() { unlockBucket(); leave() }
 	if acct, err = d.account(ctx, bucket.Contract); err != nil {
 		unlock()
 		return account{}, nil, fromError(err)
