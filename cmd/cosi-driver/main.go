@@ -18,7 +18,11 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -56,6 +60,8 @@ func main() {
 		"Namespace of the driver's grant records, one ConfigMap per access granted (env POD_NAMESPACE).")
 	flag.DurationVar(&rec.period, "revoke-period", time.Minute,
 		"Period of the sweep that revokes the access of deleted BucketAccesses a watch did not report.")
+	flag.StringVar(&rec.lease, "lease-name", "",
+		"Name of the Lease, in the record namespace, that the driver holds while it writes, so that two driver pods never edit a bucket's policy at once (default: <driver-name>-writer).")
 	showVersion := flag.Bool("version", false, "Print the version and exit.")
 	zapOpts := zap.Options{Development: false}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -77,6 +83,8 @@ func main() {
 type recordOptions struct {
 	namespace string
 	period    time.Duration
+	// lease names the write lease, in namespace.
+	lease string
 }
 
 func run(opts operator.Options, socket, name string, s3Timeout time.Duration, rec recordOptions) error {
@@ -107,7 +115,11 @@ func run(opts operator.Options, socket, name string, s3Timeout time.Duration, re
 	log := ctrl.Log.WithName("cosi-driver")
 	driver := cosidriver.New(cosidriver.Options{Name: name, Kube: kube, RecordNamespace: rec.namespace,
 		Principals: contractclient.New(gen), S3Timeout: s3Timeout,
-		AllowedEndpoints: opts.AllowedEndpoints, Log: log})
+		AllowedEndpoints: opts.AllowedEndpoints, Log: log, Exclusive: true})
+	lease, err := writeLease(cfg, rec, name)
+	if err != nil {
+		return err
+	}
 	lis, err := cosidriver.Listen(socket)
 	if err != nil {
 		return err
@@ -115,11 +127,55 @@ func run(opts operator.Options, socket, name string, s3Timeout time.Duration, re
 	server := driver.Server()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+
+	// The lease has a context of its own: it is given up only after the last write ended.
+	leaseCtx, release := context.WithCancel(context.Background())
+	defer func() { driver.StopWriting(); release() }()
+	led := make(chan error, 1)
+	revoker := &cosidriver.Revoker{Driver: driver, Watch: kube, Period: rec.period}
+	go func() { led <- driver.Lead(leaseCtx, lease, revoker.Run) }()
 	go func() {
-		<-ctx.Done()
-		server.GracefulStop()
+		select {
+		case <-ctx.Done():
+		case err := <-led:
+			// Lost while meant to be kept: end at once, so no write in flight lands after the
+			// next holder's; the pod restarts the container.
+			log.Error(err, "Stopping at once")
+			os.Exit(1)
+		}
+		server.GracefulStop() // the calls in flight end first
+		driver.StopWriting()  // and a sweep's revocation in flight
+		release()
 	}()
-	go (&cosidriver.Revoker{Driver: driver, Watch: kube, Period: rec.period}).Run(ctx)
-	log.Info("Serving COSI", "socket", socket, "driver", name, "records", rec.namespace, "version", version.Get())
-	return server.Serve(lis)
+	log.Info("Serving COSI", "socket", socket, "driver", name, "records", rec.namespace, "lease", lease.Lock.Describe(), "version", version.Get())
+	err = server.Serve(lis)
+	if ctx.Err() != nil {
+		if leadErr := <-led; leadErr != nil { // the lease given up, so the next driver need not wait for it
+			return leadErr
+		}
+	}
+	return err
+}
+
+// writeLease is the Lease the driver holds while it writes, in the record namespace, under an
+// identity of this process's own.
+func writeLease(cfg *rest.Config, rec recordOptions, driverName string) (cosidriver.Lease, error) {
+	clients, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return cosidriver.Lease{}, err
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return cosidriver.Lease{}, err
+	}
+	name := rec.lease
+	if name == "" {
+		name = driverName + "-writer"
+	}
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, rec.namespace, name, clients.CoreV1(), clients.CoordinationV1(),
+		resourcelock.ResourceLockConfig{Identity: host + "_" + string(uuid.NewUUID())})
+	if err != nil {
+		return cosidriver.Lease{}, err
+	}
+	return cosidriver.Lease{Lock: lock}, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	osmcredentials "github.com/object-storage-manager/object-storage-manager/internal/credentials"
 )
 
 // errTerminal is env's refusal to print a secret key where anyone looking at the screen, or
@@ -20,19 +22,26 @@ import (
 var errTerminal = errors.New("this prints a secret key, and stdout is a terminal: " +
 	`load it into your shell with eval "$(kubectl osm env KIND/NAME)", or add --show to print it here`)
 
-// credentials are what env prints: the Secret's AWS_* keys (and BUCKET_NAME of a BucketAccess)
-// and, on stderr, a warning when the object is not Ready.
+// credentials are what env prints: the key pair and where it works (AWS_*, and BUCKET_NAME and
+// BUCKET_PREFIX of a BucketAccess) and, on stderr, a warning when the object is not Ready.
 type credentials struct {
 	vars    [][2]string
 	warning string
 }
 
-// readCredentials reads the Secret of a Contract or a BucketAccess.
+// readCredentials reads the key pair of a Contract or a BucketAccess from its Secret, in
+// whichever format the Secret holds it (osmcredentials.KeyOf, as the operator reads it), and
+// where it works from status, or else from the Secret's AWS_* keys. A Contract over an
+// existing account (spec.credentials) is the user's own Secret, which may hold only the keys:
+// its endpoint and region are in spec.credentials, and status has them as the operator uses them.
 func readCredentials(ctx context.Context, c client.Reader, namespace string, r ref) (*credentials, error) {
 	var (
 		conds  []metav1.Condition
 		secret string
-		keys   []string
+		// vars are the variables after the key pair, each from status or else the Secret.
+		vars [][2]string
+		// writer says who puts the key pair into the Secret, for an error when it holds none.
+		writer = fmt.Sprintf("%s writes it once it has a key", r)
 	)
 	key := client.ObjectKey{Namespace: namespace, Name: r.Name}
 	switch r.Kind {
@@ -41,13 +50,27 @@ func readCredentials(ctx context.Context, c client.Reader, namespace string, r r
 		if err := c.Get(ctx, key, &ct); err != nil {
 			return nil, err
 		}
-		conds, secret, keys = ct.Status.Conditions, secretName(ct.Status.SecretName, ct.SecretNameOrDefault()), contractKeys
+		conds, secret = ct.Status.Conditions, secretName(ct.Status.SecretName, ct.SecretNameOrDefault())
+		vars = [][2]string{{storagev1alpha1.SecretKeyEndpointURL, ct.Status.Endpoint}, {storagev1alpha1.SecretKeyRegion, ct.Status.Region}}
+		if ct.Spec.Credentials != nil {
+			writer = "it is the account's own (spec.credentials.secretName): put the account's keys in it"
+		}
 	case kindBucketAccess:
 		var a storagev1alpha1.BucketAccess
 		if err := c.Get(ctx, key, &a); err != nil {
 			return nil, err
 		}
-		conds, secret, keys = a.Status.Conditions, secretName(a.Status.SecretName, a.SecretNameOrDefault()), accessKeys
+		conds, secret = a.Status.Conditions, secretName(a.Status.SecretName, a.SecretNameOrDefault())
+		// The Bucket's status says where its bucket is; without it (not readable), the Secret does.
+		var b storagev1alpha1.Bucket
+		if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: a.Spec.Bucket}, &b); err != nil {
+			b = storagev1alpha1.Bucket{}
+		}
+		vars = [][2]string{{storagev1alpha1.SecretKeyEndpointURL, b.Status.Endpoint}, {storagev1alpha1.SecretKeyRegion, b.Status.Region},
+			{storagev1alpha1.SecretKeyBucketName, a.Status.BucketName}}
+		if a.Spec.Prefix != "" {
+			vars = append(vars, [2]string{storagev1alpha1.SecretKeyBucketPrefix, a.Spec.Prefix})
+		}
 	default:
 		return nil, fmt.Errorf("env takes contract/NAME or bucketaccess/NAME, not %s", r.Kind)
 	}
@@ -66,11 +89,21 @@ func readCredentials(ctx context.Context, c client.Reader, namespace string, r r
 		}
 		return nil, err
 	}
-	for _, k := range keys {
-		if len(s.Data[k]) == 0 {
-			return nil, fmt.Errorf("secret %s has no %s yet; %s writes it once it has a key", secret, k, r)
+	pair := osmcredentials.KeyOf(&s)
+	if pair.AccessKeyID == "" || pair.SecretAccessKey == "" {
+		missing := storagev1alpha1.SecretKeyAccessKeyID
+		if len(s.Data[missing]) > 0 {
+			missing = storagev1alpha1.SecretKeySecretAccessKey
 		}
-		out.vars = append(out.vars, [2]string{k, string(s.Data[k])})
+		return nil, fmt.Errorf("secret %s has no %s yet (nor a key pair in another format); %s", secret, missing, writer)
+	}
+	out.vars = [][2]string{{storagev1alpha1.SecretKeyAccessKeyID, pair.AccessKeyID}, {storagev1alpha1.SecretKeySecretAccessKey, pair.SecretAccessKey}}
+	for _, v := range vars {
+		value := cmp.Or(v[1], string(s.Data[v[0]]))
+		if value == "" {
+			return nil, fmt.Errorf("%s has no %s yet, in its status or in Secret %s; %s", r, v[0], secret, writer)
+		}
+		out.vars = append(out.vars, [2]string{v[0], value})
 	}
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -80,7 +81,65 @@ export BUCKET_NAME='value-of-BUCKET_NAME'
 		name:    "a Secret without the secret key: nothing half printed",
 		objs:    []client.Object{access("reader", "photos", available), secret("reader-credentials", storagev1alpha1.SecretKeyAccessKeyID)},
 		ref:     ref{kindBucketAccess, "reader"},
-		wantErr: "secret reader-credentials has no AWS_SECRET_ACCESS_KEY yet; BucketAccess/reader writes it once it has a key",
+		wantErr: "secret reader-credentials has no AWS_SECRET_ACCESS_KEY yet (nor a key pair in another format); BucketAccess/reader writes it once it has a key",
+	}, {
+		name: "a Ready Contract over an existing account: the keys of its own Secret, the endpoint and region of its status",
+		objs: []client.Object{existing("own", "mine"),
+			secret("mine", storagev1alpha1.SecretKeyAccessKeyID, storagev1alpha1.SecretKeySecretAccessKey)},
+		ref: ref{kindContract, "own"},
+		want: `export AWS_ACCESS_KEY_ID='value-of-AWS_ACCESS_KEY_ID'
+export AWS_SECRET_ACCESS_KEY='value-of-AWS_SECRET_ACCESS_KEY'
+export AWS_ENDPOINT_URL='https://s3.example.com'
+export AWS_REGION='eu-west-1'
+`,
+	}, {
+		name: "an existing account whose Secret names another endpoint: status's, which spec.credentials chose, wins",
+		objs: []client.Object{existing("own", "mine"), secret("mine", contractKeys...)},
+		ref:  ref{kindContract, "own"},
+		want: `export AWS_ACCESS_KEY_ID='value-of-AWS_ACCESS_KEY_ID'
+export AWS_SECRET_ACCESS_KEY='value-of-AWS_SECRET_ACCESS_KEY'
+export AWS_ENDPOINT_URL='https://s3.example.com'
+export AWS_REGION='eu-west-1'
+`,
+	}, {
+		name:    "an existing account's Secret without keys: the user puts them there",
+		objs:    []client.Object{existing("own", "mine"), secret("mine", storagev1alpha1.SecretKeyEndpointURL)},
+		ref:     ref{kindContract, "own"},
+		wantErr: "secret mine has no AWS_ACCESS_KEY_ID yet (nor a key pair in another format); it is the account's own (spec.credentials.secretName): put the account's keys in it",
+	}, {
+		name: "a Contract whose Secret holds the key in rclone.conf only (spec.formats: [rclone])",
+		objs: []client.Object{func() client.Object {
+			c := contract("demo", available)
+			c.Status.Endpoint, c.Status.Region = "http://127.0.0.1:7070", "us-east-1"
+			return c
+		}(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "demo-credentials"}, Data: map[string][]byte{
+			"rclone.conf": []byte("[osm]\ntype = s3\naccess_key_id = AKR\nsecret_access_key = SKR\nendpoint = http://127.0.0.1:7070\n")}}},
+		ref: ref{kindContract, "demo"},
+		want: `export AWS_ACCESS_KEY_ID='AKR'
+export AWS_SECRET_ACCESS_KEY='SKR'
+export AWS_ENDPOINT_URL='http://127.0.0.1:7070'
+export AWS_REGION='us-east-1'
+`,
+	}, {
+		name: "a BucketAccess with a prefix, whose Secret holds aws-files only: endpoint and region from its Bucket, and the prefix",
+		objs: []client.Object{func() client.Object {
+			a := access("web", "photos", available)
+			a.Spec.Prefix, a.Status.BucketName = "web/", "team-photos"
+			return a
+		}(), func() client.Object {
+			b := bucket("photos", "demo", available)
+			b.Status.Endpoint, b.Status.Region = "http://127.0.0.1:7070", "us-east-1"
+			return b
+		}(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-credentials"}, Data: map[string][]byte{
+			"credentials": []byte("[default]\naws_access_key_id = AKW\naws_secret_access_key = SKW\n")}}},
+		ref: ref{kindBucketAccess, "web"},
+		want: `export AWS_ACCESS_KEY_ID='AKW'
+export AWS_SECRET_ACCESS_KEY='SKW'
+export AWS_ENDPOINT_URL='http://127.0.0.1:7070'
+export AWS_REGION='us-east-1'
+export BUCKET_NAME='team-photos'
+export BUCKET_PREFIX='web/'
+`,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			creds, err := readCredentials(context.Background(), fakeClient(tc.objs...), ns, tc.ref)
@@ -105,6 +164,16 @@ export BUCKET_NAME='value-of-BUCKET_NAME'
 			}
 		})
 	}
+}
+
+// existing is a Ready Contract over an existing account whose keys are in Secret secret, as the
+// operator leaves it: the endpoint and region of spec.credentials in status.
+func existing(name, secret string) *storagev1alpha1.Contract {
+	c := contract(name, available)
+	c.Spec = storagev1alpha1.ContractSpec{Credentials: &storagev1alpha1.ContractCredentials{SecretName: secret,
+		Endpoint: "https://s3.example.com", Region: "eu-west-1"}}
+	c.Status.SecretName, c.Status.Endpoint, c.Status.Region, c.Status.State = secret, "https://s3.example.com", "eu-west-1", "active"
+	return c
 }
 
 // TestEnvOutputIsWhatAShellReads evaluates the lines in sh, as eval "$(kubectl osm env ...)"

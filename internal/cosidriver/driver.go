@@ -46,6 +46,10 @@ type Options struct {
 	AllowedEndpoints egress.Allowlist
 	// Log gets one line per call that failed, and what changed; never a secret.
 	Log logr.Logger
+	// Exclusive: the driver writes only while it holds its write lease (Lead), so that two
+	// driver pods never edit one bucket's policy at once. Without, it writes from the start (one
+	// driver alone, as the tests run it).
+	Exclusive bool
 }
 
 // Driver implements COSI's Identity and Provisioner services.
@@ -61,6 +65,8 @@ type Driver struct {
 
 	// locks serialise the calls on one bucket: a grant and a revoke each rewrite its policy.
 	locks keylock.Map
+	// gate lets those calls in only while this driver may write (lease.go).
+	gate writeGate
 }
 
 var (
@@ -78,8 +84,10 @@ func New(opts Options) *Driver {
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
-	return &Driver{name: name, kube: opts.Kube, recordNamespace: opts.RecordNamespace, principals: opts.Principals, log: opts.Log,
+	d := &Driver{name: name, kube: opts.Kube, recordNamespace: opts.RecordNamespace, principals: opts.Principals, log: opts.Log,
 		httpClient: objectstore.NewHTTPClient(timeout, 4, nil), tenantClient: objectstore.NewHTTPClient(timeout, 4, &opts.AllowedEndpoints)}
+	d.gate.writing.Store(!opts.Exclusive)
+	return d
 }
 
 // DriverGetInfo implements cosi.IdentityServer.
@@ -87,13 +95,19 @@ func (d *Driver) DriverGetInfo(context.Context, *cosi.DriverGetInfoRequest) (*co
 	return &cosi.DriverGetInfoResponse{Name: d.name}, nil
 }
 
-// open holds the calls on bucket (a retry of the sidecar's waits for the call it repeats) and
+// open lets a call on bucket in while the driver writes (errNotWriting when it does not), holds
+// the other calls on that bucket (a retry of the sidecar's waits for the call it repeats) and
 // reads the account of its Contract: every call on a bucket starts so. The caller runs unlock,
 // and makes its contract API calls with the context returned, which names the Contract's
 // namespace as their tenant (the provider budgets per tenant).
 func (d *Driver) open(ctx context.Context, bucket bucketID) (_ context.Context, acct account, unlock func(), err error) {
 	ctx = contractclient.WithTenant(ctx, bucket.Contract.Namespace)
-	unlock = d.locks.Lock(bucket.String())
+	leave, err := d.gate.enter()
+	if err != nil {
+		return ctx, account{}, nil, err
+	}
+	unlockBucket := d.locks.Lock(bucket.String())
+	unlock = func() { unlockBucket(); leave() }
 	if acct, err = d.account(ctx, bucket.Contract); err != nil {
 		unlock()
 		return ctx, account{}, nil, fromError(err)

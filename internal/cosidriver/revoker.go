@@ -26,8 +26,8 @@ var bucketAccessList = schema.GroupVersionKind{Group: "objectstorage.k8s.io", Ve
 // belongs to a BucketAccess that the second list shows, unless that one is gone.
 // A record whose revocation fails is kept for the next sweep.
 func (d *Driver) Sweep(ctx context.Context) (int, error) {
-	if d.recordNamespace == "" {
-		return 0, nil
+	if d.recordNamespace == "" || !d.Writing() {
+		return 0, nil // nothing recorded, or another driver sweeps
 	}
 	recs, err := d.records(ctx)
 	if err != nil || len(recs) == 0 {
@@ -43,7 +43,11 @@ func (d *Driver) Sweep(ctx context.Context) (int, error) {
 		if live[types.UID(accessUID(r.access))] {
 			continue
 		}
-		if err := d.revokeRecorded(ctx, r); err != nil {
+		err := d.revokeRecorded(ctx, r)
+		if errors.Is(err, errNotWriting) {
+			break // the lease is being given up: the next holder sweeps
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("revoking %s on bucket %s: %w", r.access, r.bucket, err))
 			continue
 		}

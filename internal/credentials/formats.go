@@ -1,11 +1,10 @@
 package credentials
 
 import (
-	"fmt"
+	"errors"
 	"maps"
 	"net/url"
 	"slices"
-	"strings"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
@@ -35,8 +34,9 @@ type Rendered struct {
 type format struct {
 	// keys are the Secret keys it writes.
 	keys []string
-	// render is its data for c and key; without a key (nil), only what holds none.
-	render func(c Connection, key *contractclient.Credentials) map[string][]byte
+	// render is its data for c and key; without a key (nil), only what holds none. An error
+	// (UnsafeValueError) is a value the format cannot hold as it is.
+	render func(c Connection, key *contractclient.Credentials) (map[string][]byte, error)
 	// key is the key pair data holds in this format, zero for none.
 	key func(data map[string][]byte) contractclient.Credentials
 }
@@ -58,10 +58,10 @@ var envKeys = []string{storagev1alpha1.SecretKeyAccessKeyID, storagev1alpha1.Sec
 // formats are every format; keyOrder the order KeyOf looks for a key pair in.
 var (
 	formats = map[storagev1alpha1.SecretFormat]format{
-		storagev1alpha1.FormatEnv:      {keys: envKeys, render: Env, key: envKey},
+		storagev1alpha1.FormatEnv:      {keys: envKeys, render: takesAny(Env), key: envKey},
 		storagev1alpha1.FormatAWSFiles: {keys: []string{AWSCredentialsFile, AWSConfigFile}, render: awsFiles, key: iniKey(AWSCredentialsFile, "aws_access_key_id", "aws_secret_access_key")},
-		storagev1alpha1.FormatCOSI:     {keys: cosiKeys, render: cosi, key: cosiKey},
-		storagev1alpha1.FormatOBC:      {keys: obcSecretKeys, render: obc, key: envKey},
+		storagev1alpha1.FormatCOSI:     {keys: cosiKeys, render: takesAny(cosi), key: cosiKey},
+		storagev1alpha1.FormatOBC:      {keys: obcSecretKeys, render: takesAny(obc), key: envKey},
 		storagev1alpha1.FormatRclone:   {keys: []string{RcloneConfigFile}, render: rclone, key: iniKey(RcloneConfigFile, "access_key_id", "secret_access_key")},
 		storagev1alpha1.FormatS3cfg:    {keys: []string{S3cfgFile}, render: s3cfg, key: iniKey(S3cfgFile, "access_key", "secret_key")},
 	}
@@ -71,8 +71,9 @@ var (
 
 // Render is the Secret data of the formats asked for, for key (nil: none known, and what holds
 // one is left as it is) and its connection: one rendering of one state, so a new key reaches
-// every format in the same write.
-func Render(asked []storagev1alpha1.SecretFormat, c Connection, key *contractclient.Credentials) Rendered {
+// every format in the same write. A value one of them cannot hold as it is fails the whole
+// rendering (ErrUnsafeValue), so no Secret is ever written in part.
+func Render(asked []storagev1alpha1.SecretFormat, c Connection, key *contractclient.Credentials) (Rendered, error) {
 	out := Rendered{Data: map[string][]byte{}}
 	written := map[string]bool{}
 	for _, name := range storagev1alpha1.FormatsOrDefault(asked) {
@@ -80,7 +81,14 @@ func Render(asked []storagev1alpha1.SecretFormat, c Connection, key *contractcli
 		if !ok {
 			continue
 		}
-		for k, v := range f.render(c, key) {
+		data, err := f.render(c, key)
+		if unsafe := (*UnsafeValueError)(nil); errors.As(err, &unsafe) {
+			unsafe.Format = name
+		}
+		if err != nil {
+			return Rendered{}, err
+		}
+		for k, v := range data {
 			out.Data[k] = v
 		}
 		for _, k := range f.keys {
@@ -100,7 +108,15 @@ func Render(asked []storagev1alpha1.SecretFormat, c Connection, key *contractcli
 			}
 		}
 	}
-	return out
+	return out, nil
+}
+
+// takesAny is a renderer of a format that holds any value as it is: each value is a Secret key
+// of its own (env, obc) or JSON-encoded (cosi's BucketInfo).
+func takesAny(render func(Connection, *contractclient.Credentials) map[string][]byte) func(Connection, *contractclient.Credentials) (map[string][]byte, error) {
+	return func(c Connection, key *contractclient.Credentials) (map[string][]byte, error) {
+		return render(c, key), nil
+	}
 }
 
 // keyIn is the key pair Secret data holds, in whichever format holds one; zero for none.
@@ -141,32 +157,42 @@ func envKey(data map[string][]byte) contractclient.Credentials {
 
 // awsFiles are the AWS CLI's and SDKs' shared files, profile "default": the key in
 // credentials, the region, the endpoint and path-style addressing in config.
-func awsFiles(c Connection, key *contractclient.Credentials) map[string][]byte {
+func awsFiles(c Connection, key *contractclient.Credentials) (map[string][]byte, error) {
 	if key == nil {
-		return nil
+		return nil, nil
 	}
-	creds := ini("default", "aws_access_key_id", key.AccessKeyID, "aws_secret_access_key", key.SecretAccessKey)
-	config := ini("default", "region", c.Region, "endpoint_url", c.Endpoint) + "s3 =\n    addressing_style = path\n"
-	return map[string][]byte{AWSCredentialsFile: []byte(creds), AWSConfigFile: []byte(config)}
+	creds, err := ini(AWSCredentialsFile, "default", "aws_access_key_id", key.AccessKeyID, "aws_secret_access_key", key.SecretAccessKey)
+	if err != nil {
+		return nil, err
+	}
+	config, err := ini(AWSConfigFile, "default", "region", c.Region, "endpoint_url", c.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	config += "s3 =\n    addressing_style = path\n"
+	return map[string][]byte{AWSCredentialsFile: []byte(creds), AWSConfigFile: []byte(config)}, nil
 }
 
 // rclone is an rclone.conf with one remote, RcloneRemote. It never creates a bucket (the key
 // may not), and addresses buckets by path, as every S3 server takes.
-func rclone(c Connection, key *contractclient.Credentials) map[string][]byte {
+func rclone(c Connection, key *contractclient.Credentials) (map[string][]byte, error) {
 	if key == nil {
-		return nil
+		return nil, nil
 	}
-	conf := ini(RcloneRemote, "type", "s3", "provider", "Other", "access_key_id", key.AccessKeyID,
+	conf, err := ini(RcloneConfigFile, RcloneRemote, "type", "s3", "provider", "Other", "access_key_id", key.AccessKeyID,
 		"secret_access_key", key.SecretAccessKey, "endpoint", c.Endpoint, "region", c.Region,
 		"force_path_style", "true", "no_check_bucket", "true")
-	return map[string][]byte{RcloneConfigFile: []byte(conf)}
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{RcloneConfigFile: []byte(conf)}, nil
 }
 
 // s3cfg is s3cmd's configuration: the endpoint as host and port for path-style addressing,
 // https or not as the endpoint says, signature v4.
-func s3cfg(c Connection, key *contractclient.Credentials) map[string][]byte {
+func s3cfg(c Connection, key *contractclient.Credentials) (map[string][]byte, error) {
 	if key == nil {
-		return nil
+		return nil, nil
 	}
 	host, https := c.Endpoint, "True"
 	if u, err := url.Parse(c.Endpoint); err == nil && u.Host != "" {
@@ -175,9 +201,12 @@ func s3cfg(c Connection, key *contractclient.Credentials) map[string][]byte {
 			https = "False"
 		}
 	}
-	conf := ini("default", "access_key", key.AccessKeyID, "secret_key", key.SecretAccessKey, "host_base", host,
+	conf, err := ini(S3cfgFile, "default", "access_key", key.AccessKeyID, "secret_key", key.SecretAccessKey, "host_base", host,
 		"host_bucket", host, "use_https", https, "bucket_location", c.Region, "signature_v2", "False")
-	return map[string][]byte{S3cfgFile: []byte(conf)}
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{S3cfgFile: []byte(conf)}, nil
 }
 
 // OBC keys: Rook's ObjectBucketClaim puts these in a ConfigMap, and the key pair (AWS_*) in a
@@ -220,36 +249,4 @@ func obcConfigMap(c Connection) map[string]string {
 		data[storagev1alpha1.SecretKeyBucketName] = c.Bucket
 	}
 	return data
-}
-
-// ini is one section of an INI file: name, then key = value for each pair of kv; a pair whose
-// value is empty is left out.
-func ini(section string, kv ...string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "[%s]\n", section)
-	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i+1] != "" {
-			fmt.Fprintf(&b, "%s = %s\n", kv[i], kv[i+1])
-		}
-	}
-	return b.String()
-}
-
-// iniKey reads the key pair of an INI file of the Secret (file), from the keys id and secret.
-func iniKey(file, id, secret string) func(map[string][]byte) contractclient.Credentials {
-	return func(data map[string][]byte) contractclient.Credentials {
-		text := string(data[file])
-		return contractclient.Credentials{AccessKeyID: iniValue(text, id), SecretAccessKey: iniValue(text, secret)}
-	}
-}
-
-// iniValue is the value of the first "key = value" line of text, "" when there is none.
-func iniValue(text, key string) string {
-	for line := range strings.Lines(text) {
-		k, v, ok := strings.Cut(line, "=")
-		if ok && strings.TrimSpace(k) == key {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }

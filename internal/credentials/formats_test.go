@@ -23,7 +23,7 @@ var (
 // The default is today's Secret: the AWS_* variables and the bucket, nothing else.
 func TestRenderDefaultsToEnv(t *testing.T) {
 	key := &contractclient.Credentials{AccessKeyID: "AK1", SecretAccessKey: "SK1"}
-	got := Render(nil, conn, key)
+	got := render(t, nil, conn, key)
 	want := map[string]string{"AWS_ACCESS_KEY_ID": "AK1", "AWS_SECRET_ACCESS_KEY": "SK1", "AWS_ENDPOINT_URL": "http://127.0.0.1:7070",
 		"AWS_REGION": "us-east-1", "BUCKET_NAME": "photos-7h2k", "BUCKET_PREFIX": "web/"}
 	if diff := cmp.Diff(want, strings_(got.Data)); diff != "" {
@@ -37,7 +37,7 @@ func TestRenderDefaultsToEnv(t *testing.T) {
 			t.Errorf("Remove %v lacks %s, which only a format not asked for writes", got.Remove, k)
 		}
 	}
-	if noPrefix := Render(nil, Connection{Endpoint: conn.Endpoint}, key); !slices.Contains(noPrefix.Remove, "BUCKET_PREFIX") {
+	if noPrefix := render(t, nil, Connection{Endpoint: conn.Endpoint}, key); !slices.Contains(noPrefix.Remove, "BUCKET_PREFIX") {
 		t.Errorf("without a prefix BUCKET_PREFIX is not removed: %v", noPrefix.Remove)
 	}
 }
@@ -47,7 +47,7 @@ func TestRenderDefaultsToEnv(t *testing.T) {
 func TestEveryFormatHoldsTheKeyAndRotationRewritesThemAll(t *testing.T) {
 	old := &contractclient.Credentials{AccessKeyID: "AKOLD", SecretAccessKey: "SKOLD"}
 	rotated := &contractclient.Credentials{AccessKeyID: "AKNEW", SecretAccessKey: "SKNEW"}
-	before, after := Render(allFormats, conn, old), Render(allFormats, conn, rotated)
+	before, after := render(t, allFormats, conn, old), render(t, allFormats, conn, rotated)
 	for _, name := range allFormats {
 		alone := map[string][]byte{}
 		for _, k := range formats[name].keys {
@@ -74,7 +74,7 @@ func TestEveryFormatHoldsTheKeyAndRotationRewritesThemAll(t *testing.T) {
 
 // The obc format's ConfigMap holds the connection as Rook's claims do, and never a key.
 func TestOBCConfigMapHoldsNoKey(t *testing.T) {
-	got := Render([]storagev1alpha1.SecretFormat{storagev1alpha1.FormatOBC}, conn, &contractclient.Credentials{AccessKeyID: "AK1", SecretAccessKey: "SK1"})
+	got := render(t, []storagev1alpha1.SecretFormat{storagev1alpha1.FormatOBC}, conn, &contractclient.Credentials{AccessKeyID: "AK1", SecretAccessKey: "SK1"})
 	want := map[string]string{"BUCKET_HOST": "127.0.0.1", "BUCKET_PORT": "7070", "BUCKET_NAME": "photos-7h2k", "BUCKET_REGION": "us-east-1", "BUCKET_SUBREGION": ""}
 	if diff := cmp.Diff(want, got.ConfigMap); diff != "" {
 		t.Errorf("ConfigMap (-want +got):\n%s", diff)
@@ -96,7 +96,7 @@ func TestOBCConfigMapHoldsNoKey(t *testing.T) {
 // Without a key (a Secret emptied by hand), a format asked for keeps what it holds: only the
 // next key rewrites it.
 func TestRenderWithoutKeyKeepsWhatHoldsOne(t *testing.T) {
-	got := Render([]storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv, storagev1alpha1.FormatRclone}, conn, nil)
+	got := render(t, []storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv, storagev1alpha1.FormatRclone}, conn, nil)
 	for _, k := range []string{"AWS_ACCESS_KEY_ID", "rclone.conf"} {
 		if _, ok := got.Data[k]; ok || slices.Contains(got.Remove, k) {
 			t.Errorf("%s is written or removed without a key: data %v, remove %v", k, slices.Sorted(maps.Keys(got.Data)), got.Remove)
@@ -109,7 +109,7 @@ func TestRenderWithoutKeyKeepsWhatHoldsOne(t *testing.T) {
 
 // The BucketInfo document reads back through COSI's own type as the sidecar wrote it.
 func TestBucketInfoReadsBackThroughCOSIsType(t *testing.T) {
-	got := Render([]storagev1alpha1.SecretFormat{storagev1alpha1.FormatCOSI}, conn, &contractclient.Credentials{AccessKeyID: "AK1", SecretAccessKey: "SK1"})
+	got := render(t, []storagev1alpha1.SecretFormat{storagev1alpha1.FormatCOSI}, conn, &contractclient.Credentials{AccessKeyID: "AK1", SecretAccessKey: "SK1"})
 	var info cosiapi.BucketInfo
 	if err := json.Unmarshal(got.Data["BucketInfo"], &info); err != nil {
 		t.Fatal(err)
@@ -126,6 +126,16 @@ func TestBucketInfoReadsBackThroughCOSIsType(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, got.Data[k], want)
 		}
 	}
+}
+
+// render is Render of values every format holds.
+func render(t *testing.T, asked []storagev1alpha1.SecretFormat, c Connection, key *contractclient.Credentials) Rendered {
+	t.Helper()
+	got, err := Render(asked, c, key)
+	if err != nil {
+		t.Fatalf("Render(%v): %v", asked, err)
+	}
+	return got
 }
 
 func strings_(data map[string][]byte) map[string]string {

@@ -5,6 +5,7 @@
 package metrics
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -62,10 +63,10 @@ func CountS3(stack *middleware.Stack) error {
 func s3Code(md middleware.Metadata, err error) string {
 	var re *smithyhttp.ResponseError
 	if errors.As(err, &re) {
-		return strconv.Itoa(re.HTTPStatusCode())
+		return codeLabel(re.HTTPStatusCode())
 	}
 	if raw, ok := awsmiddleware.GetRawResponse(md).(*smithyhttp.Response); ok && raw != nil {
-		return strconv.Itoa(raw.StatusCode)
+		return codeLabel(raw.StatusCode)
 	}
 	if err != nil {
 		return "error"
@@ -84,7 +85,7 @@ func CountContractAPI(next http.RoundTripper) http.RoundTripper {
 		op := ContractOperation(req.Method, req.URL.Path)
 		code := "error"
 		if err == nil {
-			code = strconv.Itoa(resp.StatusCode)
+			code = codeLabel(resp.StatusCode)
 		}
 		contractRequests.WithLabelValues(op, code).Inc()
 		contractDuration.WithLabelValues(op).Observe(time.Since(start).Seconds())
@@ -96,18 +97,72 @@ type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
-// collections are the contract API's collections: the path segment after one is an id, which
-// must not become a label value (one series per contract would grow without bound).
-var collections = map[string]bool{"contracts": true, "keys": true, "principals": true, "buckets": true}
+// Every label value comes from a small fixed set, whatever tenants create and delete: an id, a
+// topic name (which holds a Bucket's UID), a bucket name or a status code a tenant's server
+// chose would make a series of its own that stays until the manager restarts.
 
-// ContractOperation is the method and the path template of a contract API request, for
-// example "DELETE /v1/contracts/{id}/keys/{id}".
+// contractRoutes are the contract API's paths, as openapi/contract.yaml names them (a test
+// keeps them the same): a request is counted under the one its path matches, with the ids in
+// it left out, or under "other".
+var contractRoutes = []string{
+	"/v1/contracts",
+	"/v1/contracts/{id}",
+	"/v1/contracts/{id}/keys",
+	"/v1/contracts/{id}/keys/{accessKeyId}",
+	"/v1/contracts/{id}/principals",
+	"/v1/contracts/{id}/principals/{principalId}",
+	"/v1/contracts/{id}/principals/{principalId}/keys",
+	"/v1/contracts/{id}/principals/{principalId}/keys/{accessKeyId}",
+	"/v1/contracts/{id}/topics",
+	"/v1/contracts/{id}/topics/{topicName}",
+	"/v1/contracts/{id}/usage",
+	"/v1/contracts/{id}/buckets/{bucket}/quota",
+}
+
+// ContractOperation is the method and the route of a contract API request, for example
+// "DELETE /v1/contracts/{id}/keys/{accessKeyId}"; "<method> other" for a path that is no route
+// of the API. The route is matched at the end of the path: what comes before it is the base
+// URL's path, the install's.
 func ContractOperation(method, path string) string {
 	segments := strings.Split(strings.Trim(path, "/"), "/")
-	for i := 1; i < len(segments); i++ {
-		if collections[segments[i-1]] {
-			segments[i] = "{id}"
+	route := "" // the longest that matches
+	for _, r := range contractRoutes {
+		if matchesEnd(segments, strings.Split(strings.Trim(r, "/"), "/")) && len(r) > len(route) {
+			route = r
 		}
 	}
-	return method + " /" + strings.Join(segments, "/")
+	return methodLabel(method) + " " + cmp.Or(route, "other")
+}
+
+// matchesEnd says whether the last segments of a path are route's, a "{...}" segment of the
+// route matching any one segment.
+func matchesEnd(segments, route []string) bool {
+	if len(route) > len(segments) {
+		return false
+	}
+	tail := segments[len(segments)-len(route):]
+	for i, r := range route {
+		if !strings.HasPrefix(r, "{") && r != tail[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// methodLabel is method, or "OTHER" for one the contract API does not use.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+		return method
+	}
+	return "OTHER"
+}
+
+// codeLabel is an HTTP status as a label value: a status HTTP defines, or "other" (a server
+// may answer any three digits, and an existing account's endpoint is any server).
+func codeLabel(status int) string {
+	if http.StatusText(status) == "" {
+		return "other"
+	}
+	return strconv.Itoa(status)
 }

@@ -14,9 +14,14 @@ func TestContractOperationKeepsIdsOutOfLabels(t *testing.T) {
 	for _, tc := range []struct{ method, path, want string }{
 		{"POST", "/v1/contracts", "POST /v1/contracts"},
 		{"GET", "/v1/contracts/c-123", "GET /v1/contracts/{id}"},
-		{"DELETE", "/v1/contracts/c-123/keys/AKIA42", "DELETE /v1/contracts/{id}/keys/{id}"},
-		{"GET", "/prefix/v1/contracts/c-1/", "GET /prefix/v1/contracts/{id}"},
-		{"PUT", "/v1/contracts/c-1/buckets/uploads-team/quota", "PUT /v1/contracts/{id}/buckets/{id}/quota"},
+		{"DELETE", "/v1/contracts/c-123/keys/AKIA42", "DELETE /v1/contracts/{id}/keys/{accessKeyId}"},
+		{"GET", "/prefix/v1/contracts/c-1/", "GET /v1/contracts/{id}"},
+		{"PUT", "/v1/contracts/c-1/buckets/uploads-team/quota", "PUT /v1/contracts/{id}/buckets/{bucket}/quota"},
+		{"PUT", "/v1/contracts/c-1/topics/osm-3f0c1a2b-bucket-uid", "PUT /v1/contracts/{id}/topics/{topicName}"},
+		{"DELETE", "/v1/contracts/c-1/principals/p-9/keys/AK1", "DELETE /v1/contracts/{id}/principals/{principalId}/keys/{accessKeyId}"},
+		{"GET", "/v1/contracts/c-1/topics/a/b", "GET other"},
+		{"GET", "/somewhere/else", "GET other"},
+		{"BREW", "/v1/contracts", "OTHER /v1/contracts"},
 	} {
 		if got := ContractOperation(tc.method, tc.path); got != tc.want {
 			t.Errorf("ContractOperation(%s, %s) = %q, want %q", tc.method, tc.path, got, tc.want)

@@ -78,6 +78,10 @@ const (
 	// ReasonSecretConflict: the Secret the credentials should go to exists and belongs to
 	// something else; it is never overwritten.
 	ReasonSecretConflict = "SecretConflict"
+	// ReasonUnsafeValue: a value of the credentials (the region, the endpoint, a key) cannot be
+	// written as it is in a format of spec.formats (an INI file, where it could start a section
+	// or key of its own); the Secret is not written.
+	ReasonUnsafeValue = "UnsafeValue"
 	// ReasonBucketAlreadyExists: the bucket exists in the contract's account but was not made for
 	// this resource, so it is not adopted.
 	ReasonBucketAlreadyExists = "BucketAlreadyExists"

@@ -51,7 +51,9 @@ type (
 		secret    string
 		configMap bool
 	}
-	accessAPIFailed struct{ err *contractclient.Error }
+	// accessSecretUnsafe: a value of the credentials cannot be written in a format asked for.
+	accessSecretUnsafe struct{ err error }
+	accessAPIFailed    struct{ err *contractclient.Error }
 	// principalLost: the provider no longer has the principal (deleted outside the operator).
 	principalLost  struct{}
 	accessS3Failed struct{ err error }
@@ -97,6 +99,10 @@ func (f accessSecretTaken) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engi
 	}
 	return engine.False(storagev1alpha1.ReasonSecretConflict, fmt.Sprintf(
 		"Secret %q exists and does not belong to this BucketAccess; it is never overwritten. Delete it or set spec.secretName.", f.secret))
+}
+
+func (f accessSecretUnsafe) ready(a *storagev1alpha1.BucketAccess, _ *keyCheck) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonUnsafeValue, unsafeValue(a.SecretNameOrDefault(), f.err))
 }
 
 func (f accessAPIFailed) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engine.Condition {
@@ -235,14 +241,36 @@ func (k accessKind) principalFailed(found accessFound, err error) accessOutcome 
 	return found.end(accessAPIFailed{apiErr}, after, err)
 }
 
-// secretFailed ends a pass whose Secret is someone else's (ErrSecretConflict), or could not be
-// written. A foreign Secret is not in the cache (it lacks the label): look again later.
+// secretFailed ends a pass whose Secret is someone else's (ErrSecretConflict), holds a value a
+// format cannot (ErrUnsafeValue), or could not be written. A foreign Secret is not in the cache
+// (it lacks the label), and a provider's answer changes by itself: look again later.
 func (k accessKind) secretFailed(found accessFound, a *storagev1alpha1.BucketAccess, err error) accessOutcome {
-	if errors.Is(err, credentials.ErrSecretConflict) || errors.Is(err, credentials.ErrConfigMapConflict) {
+	switch {
+	case errors.Is(err, credentials.ErrSecretConflict) || errors.Is(err, credentials.ErrConfigMapConflict):
 		taken := accessSecretTaken{secret: a.SecretNameOrDefault(), configMap: errors.Is(err, credentials.ErrConfigMapConflict)}
 		return found.end(taken, engine.WaitingRetry(k.ResyncPeriod), nil)
+	case errors.Is(err, credentials.ErrUnsafeValue):
+		return found.end(accessSecretUnsafe{err}, engine.WaitingRetry(k.ResyncPeriod), nil)
 	}
 	return found.end(nil, 0, err)
+}
+
+// secretNotWritten says whether err stopped a Secret's write for good until something changes:
+// a Secret or ConfigMap of someone else's, or a value a format cannot hold.
+func secretNotWritten(err error) bool {
+	return errors.Is(err, credentials.ErrSecretConflict) || errors.Is(err, credentials.ErrConfigMapConflict) ||
+		errors.Is(err, credentials.ErrUnsafeValue)
+}
+
+// unsafeValue says that Secret name was not written, for err (credentials.ErrUnsafeValue), and
+// how to get out.
+func unsafeValue(name string, err error) string {
+	why := "a value cannot be written as it is"
+	if unsafe := (*credentials.UnsafeValueError)(nil); errors.As(err, &unsafe) {
+		why = unsafe.Error()
+	}
+	return fmt.Sprintf("Secret %s was not written: %s. Take that format out of spec.formats (env holds any value as it is), "+
+		"or have the value corrected where it comes from (the provider's answer, or spec.credentials and its Secret)", name, why)
 }
 
 // configMapTaken says that the obc format's ConfigMap, of the Secret's name, is someone else's.

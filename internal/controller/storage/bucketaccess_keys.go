@@ -121,16 +121,17 @@ func (k accessKind) check(ctx context.Context, a *storagev1alpha1.BucketAccess, 
 // when the pass made the principal.
 func (k accessKind) keys(a *storagev1alpha1.BucketAccess, p *engine.Pass[*storagev1alpha1.BucketAccess], t *target,
 	first *contractclient.Credentials) (*credentials.Keys, *heldSecret) {
-	held := &heldSecret{secrets: k.secrets(), owner: a, secret: t.secret, keyFirst: true, render: func(key *contractclient.Credentials) credentials.Secret {
-		conn := credentials.Connection{Endpoint: t.contract.Status.Endpoint, Region: t.contract.Status.Region,
-			Bucket: a.Status.BucketName, Prefix: a.Spec.Prefix}
-		return credentials.Secret{
-			Name:     a.SecretNameOrDefault(),
-			Labels:   map[string]string{storagev1alpha1.ContractLabel: t.contract.Name, storagev1alpha1.BucketAccessLabel: a.Name},
-			Rendered: credentials.Render(a.SecretFormats(), conn, key),
-			What:     "the credentials for bucket " + a.Status.BucketName,
-		}
-	}}
+	held := &heldSecret{secrets: k.secrets(), owner: a, secret: t.secret, keyFirst: true, name: a.SecretNameOrDefault(),
+		render: func(key *contractclient.Credentials) (credentials.Secret, error) {
+			conn := credentials.Connection{Endpoint: t.contract.Status.Endpoint, Region: t.contract.Status.Region,
+				Bucket: a.Status.BucketName, Prefix: a.Spec.Prefix}
+			rendered, err := credentials.Render(a.SecretFormats(), conn, key)
+			return credentials.Secret{
+				Labels:   map[string]string{storagev1alpha1.ContractLabel: t.contract.Name, storagev1alpha1.BucketAccessLabel: a.Name},
+				Rendered: rendered,
+				What:     "the credentials for bucket " + a.Status.BucketName,
+			}, err
+		}}
 	keys := keysOf(p, a, principalKeys{kind: k, access: a, pass: p, target: t, first: first}, held,
 		credentials.Shared{Refusals: &k.refusals, ResyncPeriod: k.ResyncPeriod, Now: k.Now.Time(), Recorder: k.Recorder})
 	// A key limited to a prefix is handed out only once it is found limited to it.
@@ -156,7 +157,7 @@ func (k accessKind) keysFailed(found accessFound, a *storagev1alpha1.BucketAcces
 		return found.end(accessWithheld{reason, res.Found.Why}, res.After, nil), true
 	case errors.Is(res.Err, contractclient.ErrPrincipalDeleted), errors.Is(res.Err, contractclient.ErrNotFound):
 		return found.end(principalLost{}, 0, reconcile.TerminalError(res.Err)), true
-	case errors.Is(res.Err, credentials.ErrSecretConflict), errors.Is(res.Err, credentials.ErrConfigMapConflict):
+	case secretNotWritten(res.Err):
 		return k.secretFailed(found, a, res.Err), true
 	case res.Err != nil:
 		return found.end(nil, res.After, res.Err), true

@@ -52,6 +52,8 @@ type (
 		secret    string
 		configMap bool
 	}
+	// secretUnsafe: a value of the credentials cannot be written in a format asked for.
+	secretUnsafe struct{ err error }
 	// apiFailed: a call of the contract API failed, transiently or by a refusal.
 	apiFailed struct{ err *contractclient.Error }
 	// hasBuckets: the provider refuses to cancel a contract that still owns buckets.
@@ -84,6 +86,10 @@ func (f secretTaken) ready(*storagev1alpha1.Contract) *engine.Condition {
 	}
 	return engine.False(storagev1alpha1.ReasonSecretConflict, fmt.Sprintf(
 		"Secret %s exists and does not belong to this Contract; delete it or set spec.secretName to another name", f.secret))
+}
+
+func (f secretUnsafe) ready(c *storagev1alpha1.Contract) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonUnsafeValue, unsafeValue(c.SecretNameOrDefault(), f.err))
 }
 
 func (f apiFailed) ready(*storagev1alpha1.Contract) *engine.Condition {
@@ -201,6 +207,10 @@ func (k contractKind) secretFailed(found contractFound, c *storagev1alpha1.Contr
 		return k.secretConflict(found, c.SecretNameOrDefault())
 	case errors.Is(err, credentials.ErrConfigMapConflict):
 		return found.end(secretTaken{secret: c.SecretNameOrDefault(), configMap: true}, engine.WaitingRetry(k.ResyncPeriod), nil)
+	case errors.Is(err, credentials.ErrUnsafeValue):
+		// Nothing was written. A change of spec.formats wakes the Contract; the provider's
+		// answer is looked at again after a while.
+		return found.end(secretUnsafe{err}, engine.WaitingRetry(k.ResyncPeriod), nil)
 	}
 	return found.end(nil, 0, err)
 }

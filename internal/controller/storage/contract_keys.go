@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -82,16 +81,17 @@ func (k contractKind) keys(c *storagev1alpha1.Contract, p *engine.Pass[*storagev
 
 // heldSecret is the Contract's Secret, secret as read (nil: none yet).
 func (k contractKind) heldSecret(c *storagev1alpha1.Contract, secret *corev1.Secret) *heldSecret {
-	return &heldSecret{secrets: k.secrets(), owner: c, secret: secret, render: func(key *contractclient.Credentials) credentials.Secret {
+	name := c.SecretNameOrDefault()
+	return &heldSecret{secrets: k.secrets(), owner: c, secret: secret, name: name, render: func(key *contractclient.Credentials) (credentials.Secret, error) {
+		rendered, err := credentials.Render(c.SecretFormats(), credentials.Connection{Endpoint: c.Status.Endpoint, Region: c.Status.Region}, key)
 		return credentials.Secret{
-			Name:     c.SecretNameOrDefault(),
 			Labels:   map[string]string{storagev1alpha1.ContractLabel: c.Name},
-			Rendered: credentials.Render(c.SecretFormats(), credentials.Connection{Endpoint: c.Status.Endpoint, Region: c.Status.Region}, key),
+			Rendered: rendered,
 			// The Secret outlives a namespace deletion's first sweep until this Contract lets it
 			// go, so its Buckets can still reach S3 to delete themselves.
 			Finalizer: Finalizer,
 			What:      "the contract's credentials",
-		}
+		}, err
 	}}
 }
 
@@ -113,7 +113,7 @@ func (k contractKind) keysOf(ctx context.Context, c *storagev1alpha1.Contract, p
 	}
 	res := keys.Reconcile(ctx)
 	found.keys = res.Found
-	if errors.Is(res.Err, credentials.ErrSecretConflict) || errors.Is(res.Err, credentials.ErrConfigMapConflict) {
+	if secretNotWritten(res.Err) {
 		return k.secretFailed(found, c, res.Err)
 	}
 	var ready contractFinding = available{got}

@@ -34,8 +34,10 @@ type heldSecret struct {
 	secrets credentials.Secrets
 	owner   client.Object
 	secret  *corev1.Secret
-	// render is the Secret as it should be, with key (nil: the key pair it holds stays).
-	render func(key *contractclient.Credentials) credentials.Secret
+	// name is the Secret's name; render is the Secret as it should be, with key (nil: the key
+	// pair it holds stays), or why it cannot be written (credentials.ErrUnsafeValue).
+	name   string
+	render func(key *contractclient.Credentials) (credentials.Secret, error)
 	// keyFirst: the Secret is not written before it has a key to hold.
 	keyFirst bool
 }
@@ -49,7 +51,12 @@ func (h *heldSecret) write(ctx context.Context, key *contractclient.Credentials)
 	if held := credentials.KeyOf(h.secret); key == nil && held.AccessKeyID != "" && held.SecretAccessKey != "" {
 		key = &held
 	}
-	written, err := h.secrets.Write(ctx, h.owner, h.secret, h.render(key))
+	want, err := h.render(key)
+	if err != nil {
+		return fmt.Errorf("rendering Secret %s: %w", h.name, err)
+	}
+	want.Name = h.name
+	written, err := h.secrets.Write(ctx, h.owner, h.secret, want)
 	if written != nil {
 		h.secret = written // written, though its ConfigMap may not be
 	}
@@ -58,7 +65,7 @@ func (h *heldSecret) write(ctx context.Context, key *contractclient.Credentials)
 
 // reread reads the Secret again from the API server, and holds it from then on.
 func (h *heldSecret) reread(ctx context.Context) (contractclient.Credentials, error) {
-	secret, err := h.secrets.ReadLive(ctx, h.owner, h.render(nil).Name)
+	secret, err := h.secrets.ReadLive(ctx, h.owner, h.name)
 	if err != nil {
 		return contractclient.Credentials{}, err
 	}
