@@ -65,7 +65,7 @@ func TestChurnAddsNoSeries(t *testing.T) {
 	}
 	api := contractclient.New(gen)
 	store := objectstore.New(objectstore.Config{Endpoint: server.URL, Region: "us-east-1", AccessKeyID: "AK", SecretAccessKey: "SK",
-		HTTPClient: objectstore.NewHTTPClient(5*time.Second, 4), MaxAttempts: 1, APIOptions: []func(*middleware.Stack) error{CountS3}})
+		HTTPClient: objectstore.NewHTTPClient(5*time.Second, 4, nil), MaxAttempts: 1, APIOptions: []func(*middleware.Stack) error{CountS3}})
 
 	churn := func(round int) {
 		ctx := context.Background()
