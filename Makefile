@@ -84,7 +84,9 @@ tools: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl
 
 .PHONY: test
 test: deps tools manifests generate ## Run every test: unit, envtest + real S3, contract server, Ceph RGW, kubectl e2e, the install (builds the release, and Helm once).
-	PATH="$(BIN_DIR):$$PATH" go test ./... $(GOTEST_FLAGS)
+	@# A package may take longer than go test's 10 minutes: the e2e suite (with the hostile-tenant
+	@# suite, which runs alone), and the alert rules' test, which builds promtool on a fresh machine.
+	PATH="$(BIN_DIR):$$PATH" go test -timeout 40m ./... $(GOTEST_FLAGS)
 	@# The image builder is a module of its own (hack/tools/image), outside ./...
 	cd hack/tools/image && go test ./... $(GOTEST_FLAGS)
 
