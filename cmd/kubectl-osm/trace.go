@@ -161,7 +161,13 @@ func (t *tracer) contract(name string) (*node, *storagev1alpha1.Contract, error)
 		return missing, nil, err
 	}
 	n := conditionNode(kindContract, &c, c.Status.Conditions)
-	s, err := t.secret(secretName(c.Status.SecretName, c.SecretNameOrDefault()), "Contract "+c.Name, contractKeys...)
+	keys, writer := contractKeys, "Contract "+c.Name
+	if c.Spec.Credentials != nil {
+		// An account the user has: the Secret is the user's, and its endpoint and region may be
+		// in the spec instead.
+		keys, writer = contractKeys[:2], "its owner (the Secret of spec.credentials)"
+	}
+	s, err := t.secret(secretName(c.Status.SecretName, c.SecretNameOrDefault()), writer, keys...)
 	if err != nil {
 		return nil, nil, err
 	}

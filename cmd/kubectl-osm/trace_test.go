@@ -131,6 +131,26 @@ func TestTrace(t *testing.T) {
 > Secret/demo-credentials is the first not Ready (KeysMissing). More: kubectl -n demo describe secret demo-credentials; what to do: docs/troubleshooting.md#keysmissing
 `,
 	}, {
+		name: "a Ready Contract over an account the user has: its Secret needs only the keys",
+		objs: []client.Object{
+			func() client.Object {
+				c := contract("own", available)
+				c.Spec = storagev1alpha1.ContractSpec{Credentials: &storagev1alpha1.ContractCredentials{SecretName: "own-keys",
+					Endpoint: "https://s3.eu-west-1.amazonaws.com", Region: "eu-west-1"}}
+				c.Status.SecretName = "own-keys"
+				return c
+			}(),
+			secret("own-keys", storagev1alpha1.SecretKeyAccessKeyID, storagev1alpha1.SecretKeySecretAccessKey),
+		},
+		ref: ref{kindContract, "own"},
+		want: `
+  NAME                 READY   REASON      MESSAGE
+  Contract/own         True    Available   Fine
+  └─ Secret/own-keys   -       Exists      Holds AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
+
+Everything above is Ready.
+`,
+	}, {
 		name: "everything Ready: an Application's own BucketAccesses go under it, others under the Bucket",
 		objs: []client.Object{
 			contract("demo", available),
