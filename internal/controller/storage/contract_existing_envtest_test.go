@@ -104,6 +104,40 @@ var _ = Describe("A Contract over an account the user has, on versitygw", func()
 		Expect(err).NotTo(HaveOccurred(), "the account still works")
 	})
 
+	It("checks the account again while deleting, so that Buckets deleted with it are not held forever", func(ctx SpecContext) {
+		secret := keysSecret(ns, "later-keys", stk.S3.AdminAccessKey, stk.S3.AdminSecretKey)
+		Expect(k8s.Create(ctx, secret)).To(Succeed())
+		c := newContract(ns, "later", func(c *storagev1alpha1.Contract) {
+			c.Spec = storagev1alpha1.ContractSpec{Credentials: &storagev1alpha1.ContractCredentials{SecretName: "later-keys", Region: stk.S3.Region}}
+		})
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		contractReady(ctx, c)
+		b := newBucket(ns, "kept-until-checked", "later", func(s *storagev1alpha1.BucketSpec) {
+			s.BucketReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
+		})
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+		bucketReady(ctx, b)
+
+		By("deleting both while the account's check fails, as a namespace's deletion does")
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(secret), secret)).To(Succeed())
+		secret.Data[storagev1alpha1.SecretKeySecretAccessKey] = []byte("not-the-secret")
+		Expect(k8s.Update(ctx, secret)).To(Succeed())
+		contractNotReady(ctx, c, storagev1alpha1.ReasonInvalidCredentials)
+		Expect(k8s.Delete(ctx, b)).To(Succeed())
+		Expect(k8s.Delete(ctx, c)).To(Succeed())
+		bucketNotReady(ctx, b, storagev1alpha1.ReasonDeleting)
+
+		By("finishing both once the account works again")
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(secret), secret)).To(Succeed())
+		secret.Data[storagev1alpha1.SecretKeySecretAccessKey] = []byte(stk.S3.AdminSecretKey)
+		Expect(k8s.Update(ctx, secret)).To(Succeed())
+		gone(ctx, b)
+		gone(ctx, c)
+		root := localenv.NewS3Client(stk.S3.Endpoint, stk.S3.Region, stk.S3.AdminAccessKey, stk.S3.AdminSecretKey)
+		_, err := root.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(b.Spec.BucketName)})
+		Expect(objectstore.ErrorCode(err)).To(Equal("NotFound"), "the bucket went by its reclaim policy")
+	})
+
 	It("says what is missing when the Secret is not there, and an endpoint that does not answer", func(ctx SpecContext) {
 		c := newContract(ns, "missing", func(c *storagev1alpha1.Contract) {
 			c.Spec = storagev1alpha1.ContractSpec{Credentials: &storagev1alpha1.ContractCredentials{SecretName: "nothing-here"}}
