@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
@@ -72,9 +73,11 @@ func existingKeys(c *storagev1alpha1.Contract) credentials.Finding {
 		c.SecretNameOrDefault())}
 }
 
-// existingSecret reads the account's Secret and labels it for this Contract, so its changes
-// reach the manager's cache and watches. done says the pass ends with out: the Secret is
-// missing, or another Contract's.
+// existingSecret reads the account's Secret, labels it for this Contract, so its changes reach
+// the manager's cache and watches, and holds it with the finalizer, as a bought Contract holds
+// its own: a namespace's deletion takes Secrets first, and the Buckets deleted with it need the
+// keys to settle their buckets. done says the pass ends with out: the Secret is missing, or
+// another Contract's.
 func (k contractKind) existingSecret(ctx context.Context, c *storagev1alpha1.Contract, found contractFound) (*corev1.Secret, contractOutcome, bool) {
 	name := c.SecretNameOrDefault()
 	secret := &corev1.Secret{}
@@ -90,11 +93,16 @@ func (k contractKind) existingSecret(ctx context.Context, c *storagev1alpha1.Con
 		// The operator's own Secret of another resource, or one another Contract uses.
 		return nil, found.end(secretTaken{secret: name}, engine.WaitingRetry(k.ResyncPeriod), nil), true
 	}
-	if secret.Labels[storagev1alpha1.ContractLabel] == c.Name {
+	// No finalizer can be added to a Secret already being deleted: it is held only if it was.
+	hold := secret.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(secret, Finalizer)
+	if secret.Labels[storagev1alpha1.ContractLabel] == c.Name && !hold {
 		return secret, contractOutcome{}, false
 	}
 	patch := client.MergeFrom(secret.DeepCopy())
 	metav1.SetMetaDataLabel(&secret.ObjectMeta, storagev1alpha1.ContractLabel, c.Name)
+	if hold {
+		controllerutil.AddFinalizer(secret, Finalizer)
+	}
 	if err := k.Patch(ctx, secret, patch); err != nil {
 		return nil, found.end(nil, 0, fmt.Errorf("labelling Secret %q: %w", name, err)), true
 	}
@@ -191,8 +199,8 @@ func (k contractKind) unusable(c *storagev1alpha1.Contract, found contractFound,
 	return found.end(f, engine.WaitingRetry(k.ResyncPeriod), reconcile.TerminalError(errors.New("the account of spec.credentials cannot be used")))
 }
 
-// releaseExisting lets an existing account's Secret go when its Contract is deleted: the label
-// the operator added is removed; the Secret and the account stay the user's.
+// releaseExisting lets an existing account's Secret go when its Contract is deleted; the Secret
+// and the account stay the user's.
 func (k contractKind) releaseExisting(ctx context.Context, c *storagev1alpha1.Contract, p *engine.Pass[*storagev1alpha1.Contract], found contractFound) contractOutcome {
 	k.checked.Delete(c.UID)
 	key := client.ObjectKey{Namespace: c.Namespace, Name: c.SecretNameOrDefault()}
@@ -200,12 +208,14 @@ func (k contractKind) releaseExisting(ctx context.Context, c *storagev1alpha1.Co
 	secret := &corev1.Secret{}
 	err := k.Get(ctx, key, secret)
 	if err == nil && secret.Labels[storagev1alpha1.ContractLabel] == c.Name && metav1.GetControllerOf(secret) == nil {
+		// The label and the finalizer the operator added go; another Contract's are left.
 		patch := client.MergeFrom(secret.DeepCopy())
 		delete(secret.Labels, storagev1alpha1.ContractLabel)
+		controllerutil.RemoveFinalizer(secret, Finalizer)
 		err = k.Patch(ctx, secret, patch)
 	}
 	if client.IgnoreNotFound(err) != nil {
-		return found.end(nil, 0, fmt.Errorf("unlabelling Secret %q: %w", c.SecretNameOrDefault(), err))
+		return found.end(nil, 0, fmt.Errorf("releasing Secret %q: %w", c.SecretNameOrDefault(), err))
 	}
 	return found.end(nil, 0, p.Release(ctx))
 }
