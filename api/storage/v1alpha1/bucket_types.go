@@ -203,8 +203,12 @@ type BucketSpec struct {
 	Deletion *BucketDeletion `json:"deletion,omitempty"`
 }
 
-// DefaultMaxObjectsToEmpty is spec.deletion.maxObjects when emptyOnDelete is set without it.
-const DefaultMaxObjectsToEmpty = 1000
+// DefaultMaxObjectsToEmpty is spec.deletion.maxObjects when emptyOnDelete is set without it, and
+// MaxObjectsToEmpty the most it may be: counting a million versions takes a thousand listings.
+const (
+	DefaultMaxObjectsToEmpty = 1000
+	MaxObjectsToEmpty        = 1000000
+)
 
 // BucketDeletion says what deleting a Bucket may do to the objects in its bucket.
 type BucketDeletion struct {

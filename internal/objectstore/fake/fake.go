@@ -32,7 +32,9 @@ type Bucket struct {
 	Logging           objectstore.Logging
 	Website           objectstore.Website
 	Notifications     []objectstore.Notification
-	// Versions are the bucket's object versions and delete markers, in listing order; a bucket
+	// Versions are the bucket's object versions and delete markers, in listing order: by key,
+	// then by version ID from the highest (the fake's stand-in for newest first); a marker is a
+	// position in that order, found even when its version is gone, as S3 seeks it. A bucket
 	// with any is not empty, whatever Objects says.
 	Versions []objectstore.ObjectVersion
 	// Holds are the versions object lock keeps: DeleteVersions refuses them (AccessDenied).
@@ -495,15 +497,11 @@ func (s *Store) ObjectVersions(_ context.Context, name string, after objectstore
 		}
 		start := 0
 		if after.Key != "" {
-			start = len(b.Versions)
-			for i, v := range b.Versions {
-				if v.Key > after.Key || v.Key == after.Key && v.VersionID == after.VersionID {
-					start = i
-					if v.Key == after.Key {
-						start++
-					}
-					break
-				}
+			start = slices.IndexFunc(b.Versions, func(v objectstore.ObjectVersion) bool {
+				return v.Key > after.Key || v.Key == after.Key && v.VersionID < after.VersionID
+			})
+			if start < 0 {
+				start = len(b.Versions)
 			}
 		}
 		end := min(start+int(limit), len(b.Versions))
