@@ -99,12 +99,13 @@ func (k bucketKind) emptyBatch(ctx context.Context, b *storagev1alpha1.Bucket, p
 	if err != nil {
 		return false, err
 	}
-	refused, err := store.DeleteVersions(ctx, name, deletable(page.Versions, versioned))
+	versions := deletable(page.Versions, versioned)
+	refused, err := store.DeleteVersions(ctx, name, versions)
 	if err != nil {
 		return false, err
 	}
 	next := *e.DeepCopy()
-	if err := k.tally(ctx, store, name, &next, page.Versions, refused); err != nil {
+	if err := k.tally(ctx, store, name, &next, versions, refused); err != nil {
 		return false, err
 	}
 	next.KeyMarker, next.VersionIDMarker = page.Next.Key, page.Next.VersionID
@@ -114,8 +115,8 @@ func (k bucketKind) emptyBatch(ctx context.Context, b *storagev1alpha1.Bucket, p
 	return page.More, nil
 }
 
-// deletable names versions as the bucket deletes them: a bucket never versioned holds only
-// null versions, which a delete by key removes (versitygw refuses versionId null there).
+// deletable names versions as the bucket deletes and reads them: a bucket never versioned holds
+// only null versions, which a call by key reaches (versitygw refuses versionId null there).
 func deletable(versions []objectstore.ObjectVersion, versioned bool) []objectstore.ObjectVersion {
 	if versioned {
 		return versions
