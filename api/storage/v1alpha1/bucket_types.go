@@ -245,8 +245,9 @@ type BucketEmptying struct {
 	// +optional
 	StartedAt metav1.Time `json:"startedAt,omitempty"`
 
-	// counted is how many object versions and delete markers the bucket held when the emptying
-	// began: at most spec.deletion.maxObjects.
+	// counted is how many object versions and delete markers the deletion counted to remove,
+	// those earlier rounds removed included: at most spec.deletion.maxObjects. 0 while a round
+	// (after the bucket was written to) is still to be counted.
 	// +optional
 	Counted int64 `json:"counted,omitempty"`
 
@@ -256,8 +257,8 @@ type BucketEmptying struct {
 	// +optional
 	RemovedDeleteMarkers int64 `json:"removedDeleteMarkers,omitempty"`
 
-	// keyMarker and versionIdMarker are where the listing resumes: everything before them was
-	// dealt with in this round.
+	// keyMarker and versionIdMarker are where the listing resumes: everything up to them was
+	// dealt with in this round (versionIdMarker is empty after a key dealt with whole).
 	// +optional
 	KeyMarker string `json:"keyMarker,omitempty"`
 	// +optional

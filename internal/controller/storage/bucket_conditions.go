@@ -79,7 +79,7 @@ type (
 	// notEmpty: the bucket to delete still holds objects ("3 objects").
 	notEmpty struct{ objects string }
 	// tooManyObjects: the bucket to empty holds more versions than its cap; nothing was removed.
-	tooManyObjects struct{ limit int64 }
+	tooManyObjects struct{ limit, removed int64 }
 	// objectsLocked: object lock keeps versions of the bucket being emptied; held says what
 	// keeps one of them.
 	objectsLocked struct {
@@ -200,10 +200,14 @@ func (f notEmpty) ready(b *storagev1alpha1.Bucket) *engine.Condition {
 }
 
 func (f tooManyObjects) ready(b *storagev1alpha1.Bucket) *engine.Condition {
+	removed := "nothing was removed"
+	if f.removed > 0 {
+		removed = fmt.Sprintf("%d were removed before more were written, and nothing more is", f.removed)
+	}
 	return engine.False(storagev1alpha1.ReasonTooManyObjects, fmt.Sprintf(
 		"Bucket %s holds more than %d object versions and delete markers, the most spec.deletion.maxObjects lets its deletion remove; "+
-			"nothing was removed: delete objects yourself, raise spec.deletion.maxObjects (at most %d), "+
-			"or set spec.bucketReclaimPolicy to Retain to keep the bucket", b.Status.BucketName, f.limit, storagev1alpha1.MaxObjectsToEmpty))
+			"%s: delete objects yourself, raise spec.deletion.maxObjects (at most %d), "+
+			"or set spec.bucketReclaimPolicy to Retain to keep the bucket", b.Status.BucketName, f.limit, removed, storagev1alpha1.MaxObjectsToEmpty))
 }
 
 func (f objectsLocked) ready(b *storagev1alpha1.Bucket) *engine.Condition {

@@ -24,7 +24,7 @@ import (
 func (k bucketKind) empty(ctx context.Context, b *storagev1alpha1.Bucket, p *engine.Pass[*storagev1alpha1.Bucket],
 	store objectstore.Store, found bucketFound) (bucketOutcome, bool) {
 	name := b.Status.BucketName
-	if b.Status.Emptying == nil {
+	if b.Status.Emptying == nil || b.Status.Emptying.Counted == 0 {
 		if out, done := k.startEmptying(ctx, b, p, store, found); done {
 			return out, true
 		}
@@ -52,19 +52,25 @@ func (k bucketKind) emptyBatches() int {
 	return tuning.EmptyBatchesPerPass
 }
 
-// startEmptying counts the bucket's versions and delete markers up to one past the cap and
-// records the count, or refuses the bucket when it holds more, having removed nothing.
+// startEmptying counts the bucket's versions and delete markers up to one past what the cap
+// leaves (less what earlier rounds removed) and records the count, or refuses the bucket when it
+// holds more, removing nothing more.
 func (k bucketKind) startEmptying(ctx context.Context, b *storagev1alpha1.Bucket, p *engine.Pass[*storagev1alpha1.Bucket],
 	store objectstore.Store, found bucketFound) (bucketOutcome, bool) {
-	limit := b.Spec.Deletion.Cap()
-	n, err := countVersions(ctx, store, b.Status.BucketName, limit+1)
+	started := &storagev1alpha1.BucketEmptying{StartedAt: metav1.Now()}
+	if b.Status.Emptying != nil {
+		started = nextRound(*b.Status.Emptying, true)
+	}
+	removed := started.RemovedVersions + started.RemovedDeleteMarkers
+	left := b.Spec.Deletion.Cap() - removed
+	n, err := countVersions(ctx, store, b.Status.BucketName, left+1)
 	switch {
 	case err != nil:
 		return k.s3Failed(b, found, err), true
-	case n > limit:
-		return found.end(tooManyObjects{limit}, engine.WaitingRetry(k.ResyncPeriod), nil), true
+	case n > left:
+		return found.end(tooManyObjects{limit: b.Spec.Deletion.Cap(), removed: removed}, engine.WaitingRetry(k.ResyncPeriod), nil), true
 	}
-	started := &storagev1alpha1.BucketEmptying{StartedAt: metav1.Now(), Counted: n}
+	started.Counted = removed + n
 	if err := p.Record(ctx, func(o *storagev1alpha1.Bucket) { o.Status.Emptying = started.DeepCopy() }); err != nil {
 		return found.end(nil, 0, fmt.Errorf("recording the emptying of bucket %s: %w", b.Status.BucketName, err)), true
 	}
@@ -108,11 +114,32 @@ func (k bucketKind) emptyBatch(ctx context.Context, b *storagev1alpha1.Bucket, p
 	if err := k.tally(ctx, store, name, &next, versions, refused); err != nil {
 		return false, err
 	}
-	next.KeyMarker, next.VersionIDMarker = page.Next.Key, page.Next.VersionID
+	after := resumeAfter(page)
+	next.KeyMarker, next.VersionIDMarker = after.Key, after.VersionID
 	if err := p.Record(ctx, func(o *storagev1alpha1.Bucket) { o.Status.Emptying = next.DeepCopy() }); err != nil {
 		return false, fmt.Errorf("recording the emptying of bucket %s: %w", name, err)
 	}
 	return page.More, nil
+}
+
+// resumeAfter is where the listing goes on after page: after the last key the page holds whole
+// (a key marker alone, which servers read alike), so the next page lists that last key again,
+// less what was deleted of it. Only a page of one key's versions goes on after a version:
+// versitygw lists nothing after a version it no longer has.
+func resumeAfter(page objectstore.VersionPage) objectstore.ObjectVersion {
+	if page.Next.VersionID == "" {
+		return page.Next
+	}
+	var whole string
+	for _, v := range page.Versions {
+		if v.Key < page.Next.Key && v.Key > whole {
+			whole = v.Key
+		}
+	}
+	if whole == "" {
+		return page.Next
+	}
+	return objectstore.ObjectVersion{Key: whole}
 }
 
 // deletable names versions as the bucket deletes and reads them: a bucket never versioned holds
@@ -201,7 +228,7 @@ func (k bucketKind) endRound(ctx context.Context, b *storagev1alpha1.Bucket, p *
 	store objectstore.Store, found bucketFound) (bucketOutcome, bool) {
 	e := *b.Status.Emptying
 	if e.Locked > 0 {
-		if err := p.Record(ctx, func(o *storagev1alpha1.Bucket) { o.Status.Emptying = nextRound(e) }); err != nil {
+		if err := p.Record(ctx, func(o *storagev1alpha1.Bucket) { o.Status.Emptying = nextRound(e, false) }); err != nil {
 			return found.end(nil, 0, fmt.Errorf("recording the emptying of bucket %s: %w", b.Status.BucketName, err)), true
 		}
 		return found.end(objectsLocked{locked: e.Locked, held: e.Held}, engine.WaitingRetry(k.ResyncPeriod), nil), true
@@ -214,17 +241,36 @@ func (k bucketKind) endRound(ctx context.Context, b *storagev1alpha1.Bucket, p *
 		k.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "BucketDeleted", "Delete", "Deleted bucket %s (bucketReclaimPolicy Delete)", b.Status.BucketName)
 		return bucketOutcome{}, false
 	case errors.Is(err, objectstore.ErrBucketNotEmpty):
-		// Written to while it was emptied: counted again, so the cap holds for what is there now.
-		if err := p.Record(ctx, func(o *storagev1alpha1.Bucket) { o.Status.Emptying = nil }); err != nil {
-			return found.end(nil, 0, fmt.Errorf("recording the emptying of bucket %s: %w", b.Status.BucketName, err)), true
-		}
-		return found.end(emptying{}, tuning.EmptyingRetry, nil), true
+		return k.stillHolds(ctx, b, p, store, found, e)
 	}
 	return k.s3Failed(b, found, err), true
 }
 
-// nextRound is the record of a new round: from the beginning, with what was removed kept.
-func nextRound(e storagev1alpha1.BucketEmptying) *storagev1alpha1.BucketEmptying {
+// stillHolds goes on with a bucket that is not empty after a round: written to meanwhile, it is
+// counted again, so the cap holds for all the deletion removes; holding only what no listing
+// shows (incomplete multipart uploads), it waits rather than lists again and again.
+func (k bucketKind) stillHolds(ctx context.Context, b *storagev1alpha1.Bucket, p *engine.Pass[*storagev1alpha1.Bucket],
+	store objectstore.Store, found bucketFound, e storagev1alpha1.BucketEmptying) (bucketOutcome, bool) {
+	n, err := countVersions(ctx, store, b.Status.BucketName, 1)
+	switch {
+	case err != nil:
+		return k.s3Failed(b, found, err), true
+	case n == 0:
+		return found.end(notEmpty{"objects no listing shows (incomplete multipart uploads?)"}, engine.WaitingRetry(k.ResyncPeriod), nil), true
+	}
+	if err := p.Record(ctx, func(o *storagev1alpha1.Bucket) { o.Status.Emptying = nextRound(e, true) }); err != nil {
+		return found.end(nil, 0, fmt.Errorf("recording the emptying of bucket %s: %w", b.Status.BucketName, err)), true
+	}
+	return found.end(emptying{}, tuning.EmptyingRetry, nil), true
+}
+
+// nextRound is the record of a new round: from the beginning, with what was removed kept, and
+// counted again (Counted 0) when recount says so: after the bucket was written to, not after
+// object lock held versions back.
+func nextRound(e storagev1alpha1.BucketEmptying, recount bool) *storagev1alpha1.BucketEmptying {
 	e.KeyMarker, e.VersionIDMarker, e.Locked, e.Held = "", "", 0, ""
+	if recount {
+		e.Counted = 0
+	}
 	return &e
 }
