@@ -30,10 +30,12 @@ var (
 	stk   *stack.Stack
 	k8s   client.Client
 	api   contractapi.ClientWithResponsesInterface
-	// versioned is a second versitygw, with versioning, that tenants may name (spec.credentials).
-	versioned *localenv.VersityGW
 	calls = newS3Calls()
 )
+
+// versioned is a second versitygw, with versioning, that tenants may name (spec.credentials):
+// the suite's own has none.
+var versioned *localenv.VersityGW
 
 // resyncPeriod is short here so that drift and steady-state specs see several resyncs.
 const resyncPeriod = time.Second
