@@ -258,7 +258,7 @@ func bind(ctx context.Context, ns, kind, role, user string) {
 	})).To(Succeed())
 }
 
-// guardCalls counts the admission requests the guard's two webhooks have served, from the
+// guardCalls counts the admission requests the guard's webhooks have served, from the
 // controller-runtime metrics of this process's webhook server.
 func guardCalls() float64 {
 	GinkgoHelper()
@@ -271,7 +271,7 @@ func guardCalls() float64 {
 		}
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "webhook" && (l.GetValue() == abandonPath || l.GetValue() == retainPath) {
+				if l.GetName() == "webhook" && (l.GetValue() == abandonPath || l.GetValue() == retainPath || l.GetValue() == emptyPath) {
 					n += m.GetCounter().GetValue()
 				}
 			}

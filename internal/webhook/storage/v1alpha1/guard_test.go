@@ -34,7 +34,7 @@ func (f *fakeReviewer) Create(_ context.Context, obj client.Object, _ ...client.
 
 const managerUser = "system:serviceaccount:object-storage-manager-system:object-storage-manager-controller-manager"
 
-// Which changes take the verb abandon or retain, who is asked, and what a refusal says. The
+// Which changes take the verb abandon, retain or empty, who is asked, and what a refusal says. The
 // envtest suite checks the same through the API server, with the matchConditions in front.
 func TestCostGuard(t *testing.T) {
 	bucket := func(finalizers []string, annotations map[string]string) runtime.Object {
