@@ -137,6 +137,49 @@ func TestAnEmptyingLeavesWhatObjectLockKeepsAndSaysWhat(t *testing.T) {
 	}
 }
 
+func TestABucketWrittenToWhileEmptiedIsCountedAgainAgainstTheSameCap(t *testing.T) {
+	b := newTestBucket("data", "ns-data", storagev1alpha1.ReclaimPolicyDelete)
+	b.Spec.Deletion = &storagev1alpha1.BucketDeletion{EmptyOnDelete: true, MaxObjects: 2000}
+	cluster := fakeCluster(t, activeContract("acc"), contractSecret("acc"), b)
+	store := &fakes3.Store{Owner: "me"}
+	r := bucketReconciler(cluster, store)
+	r.EmptyBatchesPerPass = 1
+	if err := reconcileOnce(t, r, b); err != nil {
+		t.Fatal(err)
+	}
+	store.Buckets["ns-data"].Versions = versionsOf(600) // 1,350: two batches
+	store.Buckets["ns-data"].Versioning = "Enabled"
+	deleting(t, cluster, b)
+	if err := reconcileOnce(t, r, b); err != nil {
+		t.Fatal(err)
+	}
+
+	// 700 more are written behind the marker while the second batch runs: 1,350 and 700 are
+	// more than the cap of 2,000.
+	var written []objectstore.ObjectVersion
+	for i := range 700 {
+		written = append(written, objectstore.ObjectVersion{Key: fmt.Sprintf("a%04d", i), VersionID: "v1"})
+	}
+	store.Buckets["ns-data"].Versions = append(written, store.Buckets["ns-data"].Versions...)
+	for range 2 {
+		if err := reconcileOnce(t, r, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cluster.Get(context.Background(), client.ObjectKeyFromObject(b), b); err != nil {
+		t.Fatal(err)
+	}
+	blocked := meta.FindStatusCondition(b.Status.Conditions, storagev1alpha1.DeletionBlockedCondition)
+	if blocked == nil || blocked.Reason != storagev1alpha1.ReasonTooManyObjects || !strings.Contains(blocked.Message,
+		"holds more than 2000 object versions and delete markers, the most spec.deletion.maxObjects lets its deletion remove; "+
+			"1350 were removed before more were written, and nothing more is") {
+		t.Errorf("DeletionBlocked = %+v; want TooManyObjects counting the 1350 removed", blocked)
+	}
+	if got := len(store.Bucket("ns-data").Versions); got != 700 {
+		t.Errorf("the bucket holds %d versions; want the 700 written meanwhile, untouched", got)
+	}
+}
+
 // eventsWith are the recorded events of reason.
 func eventsWith(r *BucketReconciler, reason string) []string {
 	rec := r.Recorder.(*events.FakeRecorder)

@@ -156,6 +156,9 @@ var _ = Describe("Powers with a cost", func() {
 		warnings.take()
 
 		kept.Spec.BucketReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
+		kept.Spec.Deletion.MaxObjects = 2000000
+		Expect(admin.Create(ctx, kept)).To(MatchError(ContainSubstring(
+			"spec.deletion.maxObjects: Invalid value: 2000000: spec.deletion.maxObjects in body should be less than or equal to 1000000")))
 		kept.Spec.Deletion.MaxObjects = 5000
 		Expect(admin.Create(ctx, kept)).To(Succeed())
 		Expect(warnings.take()).To(ContainElement("spec.deletion.emptyOnDelete: deleting this Bucket deletes up to 5000 object versions " +
