@@ -34,9 +34,9 @@ func (k bucketKind) empty(ctx context.Context, b *storagev1alpha1.Bucket, p *eng
 		return k.s3Failed(b, found, err), true
 	}
 	for range k.emptyBatches() {
-		more, err := k.emptyBatch(ctx, b, p, store, versioning != "")
-		if err != nil {
-			return k.s3Failed(b, found, err), true
+		more, out, done := k.emptyBatch(ctx, b, p, store, versioning != "", found)
+		if done {
+			return out, true
 		}
 		if !more {
 			return k.endRound(ctx, b, p, store, found)
@@ -97,29 +97,30 @@ func countVersions(ctx context.Context, store objectstore.Store, bucket string, 
 }
 
 // emptyBatch lists one page after the recorded marker, deletes it, and records what it
-// removed, what object lock kept, and where the next page starts. more says the round goes on.
+// removed, what object lock kept, and where the next page starts. more says the round goes on;
+// done says the pass ends with out.
 func (k bucketKind) emptyBatch(ctx context.Context, b *storagev1alpha1.Bucket, p *engine.Pass[*storagev1alpha1.Bucket],
-	store objectstore.Store, versioned bool) (bool, error) {
+	store objectstore.Store, versioned bool, found bucketFound) (more bool, out bucketOutcome, done bool) {
 	name, e := b.Status.BucketName, b.Status.Emptying
 	page, err := store.ObjectVersions(ctx, name, objectstore.ObjectVersion{Key: e.KeyMarker, VersionID: e.VersionIDMarker}, objectstore.MaxDeleteBatch)
 	if err != nil {
-		return false, err
+		return false, k.s3Failed(b, found, err), true
 	}
 	versions := deletable(page.Versions, versioned)
 	refused, err := store.DeleteVersions(ctx, name, versions)
 	if err != nil {
-		return false, err
+		return false, k.s3Failed(b, found, err), true
 	}
 	next := *e.DeepCopy()
 	if err := k.tally(ctx, store, name, &next, versions, refused); err != nil {
-		return false, err
+		return false, k.s3Failed(b, found, err), true
 	}
 	after := resumeAfter(page)
 	next.KeyMarker, next.VersionIDMarker = after.Key, after.VersionID
 	if err := p.Record(ctx, func(o *storagev1alpha1.Bucket) { o.Status.Emptying = next.DeepCopy() }); err != nil {
-		return false, fmt.Errorf("recording the emptying of bucket %s: %w", name, err)
+		return false, found.end(nil, 0, fmt.Errorf("recording the emptying of bucket %s: %w", name, err)), true
 	}
-	return page.More, nil
+	return page.More, bucketOutcome{}, false
 }
 
 // resumeAfter is where the listing goes on after page: after the last key the page holds whole
