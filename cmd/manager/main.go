@@ -65,7 +65,7 @@ func main() {
 	flag.BoolVar(&opts.EnableWebhooks, "enable-webhooks", true,
 		"Serve the admission webhooks (defaults and validation).")
 	flag.StringVar(&opts.CostAdminRole, "cost-admin-role", storagewebhook.DefaultCostAdminRole,
-		"The install's ClusterRole that grants the verbs abandon and retain; the webhooks name it when they refuse a user without them.")
+		"The install's ClusterRole that grants the verbs abandon, retain and empty; the webhooks name it when they refuse a user without them.")
 	flag.StringVar(&opts.WebhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs",
 		"Directory with the webhook server's tls.crt and tls.key (make certs writes .certs/ for local runs).")
 	flag.StringVar(&opts.WebhookHost, "webhook-host", "",

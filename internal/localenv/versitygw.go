@@ -46,6 +46,9 @@ type VersityGWOptions struct {
 	// AccessLog, when set, is a file the gateway writes a line to for every S3 request, with
 	// the operation it served (its --access-log).
 	AccessLog string
+	// Versioning gives the gateway a versioning directory, so buckets can be versioned; without
+	// it versitygw answers PutBucketVersioning with VersioningNotConfigured.
+	Versioning bool
 }
 
 // StartVersityGW starts bin/versitygw and waits until its S3 and admin endpoints answer.
@@ -96,7 +99,15 @@ func StartVersityGW(ctx context.Context, opts VersityGWOptions) (*VersityGW, err
 	if opts.AccessLog != "" {
 		args = append(args, "--access-log", opts.AccessLog)
 	}
-	args = append(args, "posix", data)
+	args = append(args, "posix")
+	if opts.Versioning {
+		versions := filepath.Join(opts.Dir, "versions")
+		if err := os.MkdirAll(versions, 0o700); err != nil {
+			return nil, err
+		}
+		args = append(args, "--versioning-dir", versions)
+	}
+	args = append(args, data)
 	// Root credentials go through the environment so they never show in a process listing.
 	env := []string{"ROOT_ACCESS_KEY=" + opts.RootAccessKey, "ROOT_SECRET_KEY=" + opts.RootSecretKey}
 	proc, err := StartProcess("versitygw", filepath.Join(opts.Dir, "versitygw.log"), bin, args, env)

@@ -106,6 +106,8 @@ type Store interface {
 	CountObjects(ctx context.Context, bucket string, limit int32) (n int, more bool, err error)
 	// DeleteBucket deletes an empty bucket; ErrBucketNotEmpty otherwise.
 	DeleteBucket(ctx context.Context, bucket string) error
+	// Emptier empties a bucket for a deletion that may (spec.deletion.emptyOnDelete).
+	Emptier
 	// CheckAccess finds out what the Store's own key may do in bucket: list, read, write; under
 	// prefix and outside it, when prefix is not "". It changes nothing.
 	CheckAccess(ctx context.Context, bucket, prefix string) (AccessCheck, error)

@@ -133,7 +133,7 @@ type Options struct {
 	// SelfManagedCerts, when set, makes the manager issue and renew its webhook certificate
 	// itself (no cert-manager); nil: WebhookCertDir is filled by someone else.
 	SelfManagedCerts *SelfManagedCerts
-	// CostAdminRole is the install's ClusterRole that grants the verbs abandon and retain, which
+	// CostAdminRole is the install's ClusterRole that grants the verbs abandon, retain and empty, which
 	// the webhooks name when they refuse a user without them; empty: config/default's name.
 	CostAdminRole string
 

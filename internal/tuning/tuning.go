@@ -101,3 +101,12 @@ const MaxContractAPIAnswer = 1 << 20
 // steps of PolicyWait); one S3 call may take --s3-timeout (30 s) per attempt, so a minute lets a
 // slow call retry once and still ends a pass that only a hostile server would make longer.
 const PassBudget = time.Minute
+
+// EmptyBatchesPerPass bounds the DeleteObjects batches (1,000 versions each) one pass of a Bucket
+// that empties its bucket sends, so one tenant's large bucket holds a worker for a bounded time
+// and its progress is recorded in between. Not measured: ten batches against versitygw take well
+// under a second, a tenth of PassBudget's share for a slow server.
+const EmptyBatchesPerPass = 10
+
+// EmptyingRetry is how soon a Bucket whose emptying stopped at EmptyBatchesPerPass goes on.
+const EmptyingRetry = time.Second

@@ -13,11 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// Every install ships the powers with a cost (the verbs abandon and retain, docs/install.md) in
+// Every install ships the powers with a cost (the verbs abandon, retain and empty, docs/install.md) in
 // one ClusterRole, <prefix>-cost-admin, that no binding grants and no aggregation spreads, and
 // that the manager's refusals name (--cost-admin-role); the manager may ask the API server who
 // has them (SubjectAccessReviews) cluster-wide, also when it serves some namespaces only or
-// serves no metrics; and the cost guard's two webhooks are installed, limited to the served
+// serves no metrics; and the cost guard's webhooks are installed, limited to the served
 // namespaces where the others are. Rendering is enough: TestReleaseInstallsAndRuns applies the
 // same objects to a real API server.
 func TestRenderedRBACGrantsThePowersWithACostToNoOne(t *testing.T) {
@@ -60,7 +60,7 @@ func TestRenderedRBACGrantsThePowersWithACostToNoOne(t *testing.T) {
 }
 
 // costVerbs are the powers with a cost.
-var costVerbs = []string{"abandon", "retain"}
+var costVerbs = []string{"abandon", "retain", "empty"}
 
 // checkCostAdmin checks that exactly one ClusterRole grants a costly verb, <prefix>-cost-admin
 // with exactly the shipped rules, not aggregated and bound to no one, and that the manager's
@@ -87,6 +87,7 @@ func checkCostAdmin(t *testing.T, objs []*unstructured.Unstructured, prefix stri
 		wantRules := []rbacv1.PolicyRule{
 			{APIGroups: []string{"storage.osm.dev"}, Resources: []string{"contracts", "buckets", "bucketaccesses"}, Verbs: []string{"abandon"}},
 			{APIGroups: []string{"storage.osm.dev"}, Resources: []string{"contracts"}, Verbs: []string{"retain"}},
+			{APIGroups: []string{"storage.osm.dev"}, Resources: []string{"buckets"}, Verbs: []string{"empty"}},
 		}
 		if diff := cmp.Diff(wantRules, role.Rules); diff != "" {
 			t.Errorf("ClusterRole %s: rules (-want +got):\n%s", want, diff)
@@ -101,7 +102,7 @@ func checkCostAdmin(t *testing.T, objs []*unstructured.Unstructured, prefix stri
 		}
 	}
 	if diff := cmp.Diff([]string{"ClusterRole " + want}, granting); diff != "" {
-		t.Errorf("roles granting abandon, retain or every verb (-want +got):\n%s", diff)
+		t.Errorf("roles granting abandon, retain, empty or every verb (-want +got):\n%s", diff)
 	}
 	for _, o := range objs {
 		if o.GetKind() != "ClusterRoleBinding" && o.GetKind() != "RoleBinding" {
@@ -181,7 +182,7 @@ func checkCostGuardWebhooks(t *testing.T, objs []*unstructured.Unstructured, nam
 			}
 		}
 	}
-	for _, want := range []string{"vabandon-v1alpha1.osm.dev", "vretain-v1alpha1.osm.dev"} {
+	for _, want := range []string{"vabandon-v1alpha1.osm.dev", "vretain-v1alpha1.osm.dev", "vempty-v1alpha1.osm.dev"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("no validating webhook %s (have %v)", want, names)
 		}

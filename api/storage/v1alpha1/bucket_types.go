@@ -65,8 +65,9 @@ type BucketSpec struct {
 	ContractName string `json:"contractName"`
 
 	// bucketReclaimPolicy says whether deleting this resource deletes the bucket (Delete) or
-	// leaves it (Retain, the default). A bucket that still holds objects is never emptied: its
-	// deletion waits, and the DeletionBlocked condition says why.
+	// leaves it (Retain, the default). A bucket that still holds objects is emptied only when
+	// spec.deletion.emptyOnDelete says so; otherwise its deletion waits, and the DeletionBlocked
+	// condition says why.
 	// +optional
 	// +kubebuilder:default=Retain
 	BucketReclaimPolicy ReclaimPolicy `json:"bucketReclaimPolicy,omitempty"`
@@ -196,6 +197,79 @@ type BucketSpec struct {
 	// it, and the QuotaNearlyFull condition warns before. Removing it removes the limit.
 	// +optional
 	Quota *BucketQuota `json:"quota,omitempty"`
+
+	// deletion says what deleting this resource may do to the objects in the bucket.
+	// +optional
+	Deletion *BucketDeletion `json:"deletion,omitempty"`
+}
+
+// DefaultMaxObjectsToEmpty is spec.deletion.maxObjects when emptyOnDelete is set without it, and
+// MaxObjectsToEmpty the most it may be: counting a million versions takes a thousand listings.
+const (
+	DefaultMaxObjectsToEmpty = 1000
+	MaxObjectsToEmpty        = 1000000
+)
+
+// BucketDeletion says what deleting a Bucket may do to the objects in its bucket.
+type BucketDeletion struct {
+	// emptyOnDelete lets the deletion of this resource (with bucketReclaimPolicy Delete) delete
+	// every object version and delete marker in the bucket, then the bucket. Objects under
+	// object-lock retention or legal hold are never removed: they keep the deletion waiting.
+	// Setting it takes the RBAC verb empty on buckets.
+	// +optional
+	EmptyOnDelete bool `json:"emptyOnDelete,omitempty"`
+
+	// maxObjects is the most object versions and delete markers the deletion removes: a bucket
+	// holding more is not touched, and the deletion waits (TooManyObjects). Defaults to 1000.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000
+	MaxObjects int64 `json:"maxObjects,omitempty"`
+}
+
+// Cap is the most object versions the deletion removes.
+func (d *BucketDeletion) Cap() int64 {
+	if d == nil || d.MaxObjects == 0 {
+		return DefaultMaxObjectsToEmpty
+	}
+	return d.MaxObjects
+}
+
+// Empties says whether deleting the Bucket empties its bucket.
+func (d *BucketDeletion) Empties() bool { return d != nil && d.EmptyOnDelete }
+
+// BucketEmptying is the progress of emptying a bucket for its deletion, recorded before and
+// after each batch so a pass that stops is resumed by the next, from where it stopped.
+type BucketEmptying struct {
+	// startedAt is when the emptying began.
+	// +optional
+	StartedAt metav1.Time `json:"startedAt,omitempty"`
+
+	// counted is how many object versions and delete markers the deletion counted to remove,
+	// those earlier rounds removed included: at most spec.deletion.maxObjects. 0 while a round
+	// (after the bucket was written to) is still to be counted.
+	// +optional
+	Counted int64 `json:"counted,omitempty"`
+
+	// removedVersions and removedDeleteMarkers are how many were deleted so far.
+	// +optional
+	RemovedVersions int64 `json:"removedVersions,omitempty"`
+	// +optional
+	RemovedDeleteMarkers int64 `json:"removedDeleteMarkers,omitempty"`
+
+	// keyMarker and versionIdMarker are where the listing resumes: everything up to them was
+	// dealt with in this round (versionIdMarker is empty after a key dealt with whole).
+	// +optional
+	KeyMarker string `json:"keyMarker,omitempty"`
+	// +optional
+	VersionIDMarker string `json:"versionIdMarker,omitempty"`
+
+	// locked is how many versions this round left because object lock holds them, and held
+	// says of one of them what holds it.
+	// +optional
+	Locked int64 `json:"locked,omitempty"`
+	// +optional
+	Held string `json:"held,omitempty"`
 }
 
 // VersioningStatus is a bucket's versioning state.
@@ -408,6 +482,11 @@ type BucketStatus struct {
 	// operator writes: a user cannot make it adopt someone else's untagged bucket.
 	// +optional
 	CreatingBucket string `json:"creatingBucket,omitempty"`
+
+	// emptying is the progress of emptying the bucket for the deletion of this resource
+	// (spec.deletion.emptyOnDelete). It lives in status, which only the operator writes.
+	// +optional
+	Emptying *BucketEmptying `json:"emptying,omitempty"`
 
 	// endpoint is the S3 endpoint URL that serves the bucket.
 	// +optional

@@ -18,7 +18,7 @@ const Finalizer = "storage.osm.dev/finalizer"
 
 // Powers with a cost are RBAC verbs of their own on contracts, buckets and bucketaccesses, as
 // Kubernetes has escalate, bind and approve: no built-in role grants them (cluster-admin's "*"
-// does), and the install's ClusterRole cost-admin, bound to no one, grants both.
+// does), and the install's ClusterRole cost-admin, bound to no one, grants them.
 const (
 	// VerbAbandon lets a user set AbandonAnnotation or remove the Finalizer: a resource let go
 	// that way leaves its contract, bucket or keys at the provider.
@@ -26,6 +26,9 @@ const (
 	// VerbRetain lets a user give a bought Contract reclaimPolicy Retain, which keeps the
 	// contract running, and paid for, after the Contract is deleted.
 	VerbRetain = "retain"
+	// VerbEmpty lets a user set spec.deletion.emptyOnDelete on a Bucket, whose deletion then
+	// destroys the objects in its bucket.
+	VerbEmpty = "empty"
 )
 
 // Condition types shared by Contract and Bucket.
@@ -94,6 +97,14 @@ const (
 	ReasonS3Rejected = "S3Rejected"
 	// ReasonBucketNotEmpty: deletion is blocked because the bucket still holds objects.
 	ReasonBucketNotEmpty = "BucketNotEmpty"
+	// ReasonTooManyObjects: deletion is blocked because the bucket holds more object versions
+	// than spec.deletion.maxObjects lets it remove; nothing was removed.
+	ReasonTooManyObjects = "TooManyObjects"
+	// ReasonObjectsLocked: deletion is blocked because object lock (retention or legal hold)
+	// keeps object versions the emptying may not remove.
+	ReasonObjectsLocked = "ObjectsLocked"
+	// ReasonEmptying: the bucket is being emptied for its deletion.
+	ReasonEmptying = "Emptying"
 	// ReasonCredentialsIncomplete: a Contract of spec.credentials cannot find what it needs: its
 	// Secret, the keys in it, or the endpoint.
 	ReasonCredentialsIncomplete = "CredentialsIncomplete"

@@ -78,6 +78,16 @@ type (
 	s3Failed struct{ err error }
 	// notEmpty: the bucket to delete still holds objects ("3 objects").
 	notEmpty struct{ objects string }
+	// tooManyObjects: the bucket to empty holds more versions than its cap; nothing was removed.
+	tooManyObjects struct{ limit, removed int64 }
+	// objectsLocked: object lock keeps versions of the bucket being emptied; held says what
+	// keeps one of them.
+	objectsLocked struct {
+		locked int64
+		held   string
+	}
+	// emptying: the bucket is being emptied, and the next pass goes on.
+	emptying struct{}
 	// settingsUnsupported: the server does not implement settings the spec asks for; made
 	// says the bucket exists with the rest of the spec applied.
 	settingsUnsupported struct {
@@ -98,6 +108,8 @@ type (
 
 func (deletionDenied) blocksDeletion() {}
 func (notEmpty) blocksDeletion()       {}
+func (tooManyObjects) blocksDeletion() {}
+func (objectsLocked) blocksDeletion()  {}
 
 func (bucketAvailable) ready(b *storagev1alpha1.Bucket) *engine.Condition {
 	return engine.True(storagev1alpha1.ReasonAvailable, fmt.Sprintf("Bucket %s exists with the ACL and policy of its spec", b.Spec.BucketName))
@@ -183,8 +195,36 @@ func (f s3Failed) ready(b *storagev1alpha1.Bucket) *engine.Condition {
 
 func (f notEmpty) ready(b *storagev1alpha1.Bucket) *engine.Condition {
 	return engine.False(storagev1alpha1.ReasonBucketNotEmpty, fmt.Sprintf(
-		"Bucket %s still holds %s and is never emptied automatically: delete its objects, "+
+		"Bucket %s still holds %s and is not emptied without spec.deletion.emptyOnDelete: delete its objects, "+
 			"or set spec.bucketReclaimPolicy to Retain to keep the bucket", b.Status.BucketName, f.objects))
+}
+
+func (f tooManyObjects) ready(b *storagev1alpha1.Bucket) *engine.Condition {
+	removed := "nothing was removed"
+	if f.removed > 0 {
+		removed = fmt.Sprintf("%d were removed before more were written, and nothing more is", f.removed)
+	}
+	return engine.False(storagev1alpha1.ReasonTooManyObjects, fmt.Sprintf(
+		"Bucket %s holds more than %d object versions and delete markers, the most spec.deletion.maxObjects lets its deletion remove; "+
+			"%s: delete objects yourself, raise spec.deletion.maxObjects (at most %d), "+
+			"or set spec.bucketReclaimPolicy to Retain to keep the bucket", b.Status.BucketName, f.limit, removed, storagev1alpha1.MaxObjectsToEmpty))
+}
+
+func (f objectsLocked) ready(b *storagev1alpha1.Bucket) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonObjectsLocked, fmt.Sprintf(
+		"Bucket %s still holds %s that object lock keeps, such as %s; the emptying never bypasses retention or legal hold, "+
+			"and tries again every resync period: wait for the retention to end, remove the legal hold, "+
+			"or set spec.bucketReclaimPolicy to Retain to keep the bucket", b.Status.BucketName, plural(int(f.locked), "object version"), f.held))
+}
+
+func (emptying) ready(b *storagev1alpha1.Bucket) *engine.Condition {
+	e := b.Status.Emptying
+	if e == nil {
+		return engine.False(storagev1alpha1.ReasonEmptying, fmt.Sprintf("Bucket %s is being emptied for its deletion", b.Status.BucketName))
+	}
+	return engine.False(storagev1alpha1.ReasonEmptying, fmt.Sprintf(
+		"Bucket %s is being emptied for its deletion (spec.deletion.emptyOnDelete): %d of the %d object versions and delete markers counted are removed",
+		b.Status.BucketName, e.RemovedVersions+e.RemovedDeleteMarkers, e.Counted))
 }
 
 func (f settingsUnsupported) ready(b *storagev1alpha1.Bucket) *engine.Condition {

@@ -82,7 +82,7 @@ func TestBucketConditionsFollowWhatThePassFound(t *testing.T) {
 		{name: "a non-empty bucket blocks its deletion and says the way out", deleting: true,
 			pass:    bucketFound{ready: notEmpty{"3 objects"}},
 			ready:   &want{metav1.ConditionFalse, storagev1alpha1.ReasonDeleting, "Deletion is blocked (see DeletionBlocked)"},
-			blocked: &want{metav1.ConditionTrue, storagev1alpha1.ReasonBucketNotEmpty, "still holds 3 objects and is never emptied automatically: delete its objects"}},
+			blocked: &want{metav1.ConditionTrue, storagev1alpha1.ReasonBucketNotEmpty, "still holds 3 objects and is not emptied without spec.deletion.emptyOnDelete: delete its objects"}},
 		{name: "a deletion the policy denies is blocked with the way out", deleting: true,
 			pass:    bucketFound{ready: deletionDenied{denied}},
 			ready:   &want{metav1.ConditionFalse, storagev1alpha1.ReasonDeleting, "blocked"},

@@ -71,6 +71,9 @@ type BucketReconciler struct {
 	// Usage is the provider's contract API, for what each bucket holds and its quota; nil:
 	// no provider to ask (usage and quotas are then unsupported).
 	Usage contractclient.Usage
+	// EmptyBatchesPerPass bounds the batches a pass deletes from a bucket it empties;
+	// tuning.EmptyBatchesPerPass when 0.
+	EmptyBatchesPerPass int
 
 	// written is this controller's record of its own last writes (engine.Writes).
 	written engine.Writes

@@ -453,7 +453,7 @@ var _ = Describe("Bucket", func() {
 				HaveField("Type", storagev1alpha1.DeletionBlockedCondition),
 				HaveField("Status", metav1.ConditionTrue),
 				HaveField("Reason", storagev1alpha1.ReasonBucketNotEmpty),
-				HaveField("Message", "Bucket "+b.Spec.BucketName+" still holds 2 objects and is never emptied automatically: "+
+				HaveField("Message", "Bucket "+b.Spec.BucketName+" still holds 2 objects and is not emptied without spec.deletion.emptyOnDelete: "+
 					"delete its objects, or set spec.bucketReclaimPolicy to Retain to keep the bucket"))))
 		}).Should(Succeed())
 		Consistently(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(b), b) }, 2*time.Second).Should(Succeed())

@@ -42,7 +42,7 @@ func (k bucketKind) Delete(ctx context.Context, b *storagev1alpha1.Bucket, p *en
 	switch {
 	case b.Status.BucketName == "":
 	case b.Spec.BucketReclaimPolicy == storagev1alpha1.ReclaimPolicyDelete:
-		if out, done := k.deleteBucket(ctx, b, found); done {
+		if out, done := k.deleteBucket(ctx, b, p, found); done {
 			return out
 		}
 	default:
@@ -163,9 +163,10 @@ func (k bucketKind) forgetCreation(ctx context.Context, b *storagev1alpha1.Bucke
 }
 
 // deleteBucket deletes an empty bucket; done says the pass ends with out, because it is not
-// gone yet. A bucket with objects is never emptied: deletion waits, and DeletionBlocked says why
-// and what to do.
-func (k bucketKind) deleteBucket(ctx context.Context, b *storagev1alpha1.Bucket, found bucketFound) (bucketOutcome, bool) {
+// gone yet. A bucket with objects is emptied only when spec.deletion.emptyOnDelete says so;
+// otherwise deletion waits, and DeletionBlocked says why and what to do.
+func (k bucketKind) deleteBucket(ctx context.Context, b *storagev1alpha1.Bucket, p *engine.Pass[*storagev1alpha1.Bucket],
+	found bucketFound) (bucketOutcome, bool) {
 	name := b.Status.BucketName
 	contract := &storagev1alpha1.Contract{}
 	err := k.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ContractName}, contract)
@@ -198,17 +199,20 @@ func (k bucketKind) deleteBucket(ctx context.Context, b *storagev1alpha1.Bucket,
 		return bucketOutcome{}, false
 	}
 	logf.FromContext(ctx).V(1).Info("Deleting bucket", "bucket", name)
-	return k.deleteTagged(ctx, b, acct.store, found)
+	return k.deleteTagged(ctx, b, p, acct.store, found)
 }
 
 // deleteTagged deletes a bucket known to be this resource's.
-func (k bucketKind) deleteTagged(ctx context.Context, b *storagev1alpha1.Bucket, store objectstore.Store, found bucketFound) (bucketOutcome, bool) {
+func (k bucketKind) deleteTagged(ctx context.Context, b *storagev1alpha1.Bucket, p *engine.Pass[*storagev1alpha1.Bucket],
+	store objectstore.Store, found bucketFound) (bucketOutcome, bool) {
 	name := b.Status.BucketName
 	err := store.DeleteBucket(ctx, name)
 	switch {
 	case err == nil, errors.Is(err, objectstore.ErrNoSuchBucket):
 		k.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "BucketDeleted", "Delete", "Deleted bucket %s (bucketReclaimPolicy Delete)", name)
 		return bucketOutcome{}, false
+	case errors.Is(err, objectstore.ErrBucketNotEmpty) && b.Spec.Deletion.Empties():
+		return k.empty(ctx, b, p, store, found)
 	case errors.Is(err, objectstore.ErrBucketNotEmpty):
 		n, more, countErr := store.CountObjects(ctx, name, 1000)
 		if countErr != nil {

@@ -20,6 +20,7 @@ import (
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv/stack"
 )
 
@@ -31,6 +32,10 @@ var (
 	api   contractapi.ClientWithResponsesInterface
 	calls = newS3Calls()
 )
+
+// versioned is a second versitygw, with versioning, that tenants may name (spec.credentials):
+// the suite's own has none.
+var versioned *localenv.VersityGW
 
 // resyncPeriod is short here so that drift and steady-state specs see several resyncs.
 const resyncPeriod = time.Second
@@ -58,6 +63,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	// The platform of this suite also lists a port nothing listens on: an allowed endpoint
 	// that does not answer.
 	Expect(stk.ManagerOptions.AllowedEndpoints.Set(deadEndpoint)).To(Succeed())
+	versioned, err = localenv.StartVersityGW(ctx, localenv.VersityGWOptions{Dir: GinkgoT().TempDir(), Versioning: true})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(stk.ManagerOptions.AllowedEndpoints.Set(versioned.Endpoint)).To(Succeed())
 	Expect(stk.StartManager()).To(Succeed())
 }, NodeTimeout(3*time.Minute))
 
@@ -94,6 +102,9 @@ func serverWrites(bucket string, skip int) (writes []string, size int) {
 var _ = AfterSuite(func() {
 	if stk != nil {
 		stk.Stop()
+	}
+	if versioned != nil {
+		Expect(versioned.Stop()).To(Succeed())
 	}
 })
 

@@ -28,10 +28,10 @@ const (
 	metricsAuthRoleName = "object-storage-manager-metrics-auth-role"
 	// MetricsReaderRoleName may get /metrics (config/rbac/metrics_reader_role.yaml).
 	MetricsReaderRoleName = "object-storage-manager-metrics-reader"
-	// costGuardRoleName lets the manager's webhooks ask whether a user may abandon or retain
+	// costGuardRoleName lets the manager's webhooks ask whether a user may abandon, retain or empty
 	// (config/rbac/cost_guard_role.yaml).
 	costGuardRoleName = "object-storage-manager-cost-guard-role"
-	// CostAdminRoleName grants the verbs abandon and retain, bound to no one
+	// CostAdminRoleName grants the verbs abandon, retain and empty, bound to no one
 	// (config/rbac/cost_admin_role.yaml).
 	CostAdminRoleName = "object-storage-manager-cost-admin"
 )

@@ -32,6 +32,13 @@ type Bucket struct {
 	Logging           objectstore.Logging
 	Website           objectstore.Website
 	Notifications     []objectstore.Notification
+	// Versions are the bucket's object versions and delete markers, in listing order: by key,
+	// then by version ID from the highest (the fake's stand-in for newest first); a marker is a
+	// position in that order, found even when its version is gone, as S3 seeks it. A bucket
+	// with any is not empty, whatever Objects says.
+	Versions []objectstore.ObjectVersion
+	// Holds are the versions object lock keeps: DeleteVersions refuses them (AccessDenied).
+	Holds map[objectstore.ObjectVersion]objectstore.Hold
 }
 
 // Failure is what the next call of an operation does instead of answering.
@@ -60,6 +67,7 @@ type Store struct {
 	Access   *objectstore.AccessCheck
 	failures map[string][]Failure
 	calls    []string
+	listed   []objectstore.ObjectVersion
 }
 
 var _ objectstore.Store = (*Store)(nil)
@@ -436,7 +444,7 @@ func (s *Store) DeleteBucket(_ context.Context, name string) error {
 		switch {
 		case err != nil:
 			return err
-		case b.Objects > 0:
+		case b.Objects > 0 || len(b.Versions) > 0:
 			return objectstore.ErrBucketNotEmpty
 		}
 		delete(s.Buckets, name)
@@ -470,4 +478,66 @@ func cloneTags(t map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// Listed is every version ObjectVersions returned, in order, across calls.
+func (s *Store) Listed() []objectstore.ObjectVersion {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.listed)
+}
+
+// ObjectVersions implements objectstore.Store: the versions after after, in listing order.
+func (s *Store) ObjectVersions(_ context.Context, name string, after objectstore.ObjectVersion, limit int32) (objectstore.VersionPage, error) {
+	var page objectstore.VersionPage
+	err := s.call("ObjectVersions", func() error {
+		b, err := s.bucket(name)
+		if err != nil {
+			return err
+		}
+		start := 0
+		if after.Key != "" {
+			start = slices.IndexFunc(b.Versions, func(v objectstore.ObjectVersion) bool {
+				return v.Key > after.Key || v.Key == after.Key && v.VersionID < after.VersionID
+			})
+			if start < 0 {
+				start = len(b.Versions)
+			}
+		}
+		end := min(start+int(limit), len(b.Versions))
+		page.Versions = slices.Clone(b.Versions[start:end])
+		if page.More = end < len(b.Versions); page.More {
+			page.Next = b.Versions[end-1]
+		}
+		s.listed = append(s.listed, page.Versions...)
+		return nil
+	})
+	return page, err
+}
+
+// DeleteVersions implements objectstore.Store; versions in Holds are refused.
+func (s *Store) DeleteVersions(_ context.Context, name string, versions []objectstore.ObjectVersion) ([]objectstore.Refusal, error) {
+	var refused []objectstore.Refusal
+	err := s.call("DeleteVersions", func() error {
+		b, err := s.bucket(name)
+		if err != nil {
+			return err
+		}
+		gone := map[objectstore.ObjectVersion]bool{}
+		for _, v := range versions {
+			if _, held := b.Holds[v]; held {
+				refused = append(refused, objectstore.Refusal{Version: v, Code: "AccessDenied", Message: "object protected by object lock"})
+				continue
+			}
+			gone[v] = true
+		}
+		b.Versions = slices.DeleteFunc(b.Versions, func(v objectstore.ObjectVersion) bool { return gone[v] })
+		return nil
+	})
+	return refused, err
+}
+
+// Hold implements objectstore.Store.
+func (s *Store) Hold(_ context.Context, name string, v objectstore.ObjectVersion) (objectstore.Hold, error) {
+	return read(s, "Hold", name, func(b *Bucket) objectstore.Hold { return b.Holds[v] })
 }

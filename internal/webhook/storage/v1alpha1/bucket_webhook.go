@@ -116,6 +116,7 @@ func (v *BucketValidator) ValidateCreate(ctx context.Context, b *storagev1alpha1
 // bucketWarnings warns about what is legal but probably wrong in a new or changed spec.
 func bucketWarnings(spec, old *storagev1alpha1.BucketSpec) admission.Warnings {
 	warnings := append(securityWarnings(spec, old), websiteWarnings(spec, old)...)
+	warnings = append(warnings, deletionWarnings(spec, old)...)
 	if spec.Policy == nil || (old != nil && apiequality.Semantic.DeepEqual(spec.Policy, old.Policy)) {
 		return warnings
 	}
@@ -247,6 +248,7 @@ func validateBucketSpec(spec, old *storagev1alpha1.BucketSpec, resourcePrefix st
 	if spec.ContractName == "" && old == nil {
 		errs = append(errs, field.Required(specPath.Child("contractName"), "name the Contract whose account owns the bucket"))
 	}
+	errs = append(errs, validateDeletion(spec)...)
 	if spec.ContractName != "" && (old == nil || spec.ContractName != old.ContractName) {
 		for _, msg := range validation.IsDNS1123Subdomain(spec.ContractName) {
 			errs = append(errs, field.Invalid(specPath.Child("contractName"), spec.ContractName,

@@ -28,7 +28,9 @@ import (
 // The cost guard: a change that lets something at the provider keep costing after its resource
 // is gone takes an RBAC verb of its own, as Kubernetes' escalate, bind and approve do. Setting
 // the abandon annotation, or removing the storage finalizer, takes "abandon" on the resource;
-// giving a bought Contract reclaimPolicy Retain takes "retain" on contracts. Without this a
+// giving a bought Contract reclaimPolicy Retain takes "retain" on contracts. A change that lets
+// a deletion destroy data takes one too: turning on a Bucket's spec.deletion.emptyOnDelete
+// takes "empty" on buckets. Without this a
 // tenant under a ResourceQuota on count/contracts could buy, delete and buy again, leaving every
 // contract running.
 //
@@ -39,22 +41,24 @@ import (
 // its finalizer in every deletion) and asks the API server, with a SubjectAccessReview, about
 // everyone else: the conditions are a shortcut, the review is the check.
 //
-// The conditions say in CEL what abandonChanges and retainChanges say in Go; the envtest suite
+// The conditions say in CEL what abandonChanges, retainChanges and emptyChanges say in Go; the envtest suite
 // sends each kind of change through both.
 
 // +kubebuilder:webhook:path=/validate-storage-osm-dev-v1alpha1-abandon,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=contracts;buckets;bucketaccesses,verbs=create;update,versions=v1alpha1,name=vabandon-v1alpha1.osm.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"removes-the-finalizer-or-sets-abandon","expression":"(request.operation == 'UPDATE' && has(oldObject.metadata.finalizers) && oldObject.metadata.finalizers.exists(f, f.startsWith('storage.osm.dev/') && !(has(object.metadata.finalizers) && f in object.metadata.finalizers))) || (has(object.metadata.annotations) && 'storage.osm.dev/abandon' in object.metadata.annotations && (request.operation == 'CREATE' || !has(oldObject.metadata.annotations) || !('storage.osm.dev/abandon' in oldObject.metadata.annotations) || oldObject.metadata.annotations['storage.osm.dev/abandon'] != object.metadata.annotations['storage.osm.dev/abandon']))"},{"name":"lacks-verb-abandon","expression":"!authorizer.requestResource.check('abandon').allowed()"}]}`
 // +kubebuilder:webhook:path=/validate-storage-osm-dev-v1alpha1-retain,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=contracts,verbs=create;update,versions=v1alpha1,name=vretain-v1alpha1.osm.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"keeps-a-bought-contract","expression":"has(object.spec) && has(object.spec.plan) && (!has(object.spec.reclaimPolicy) || object.spec.reclaimPolicy == 'Retain') && (request.operation == 'CREATE' || (has(oldObject.spec.reclaimPolicy) && oldObject.spec.reclaimPolicy != 'Retain'))"},{"name":"lacks-verb-retain","expression":"!authorizer.requestResource.check('retain').allowed()"}]}`
+// +kubebuilder:webhook:path=/validate-storage-osm-dev-v1alpha1-empty,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=storage.osm.dev,resources=buckets,verbs=create;update,versions=v1alpha1,name=vempty-v1alpha1.osm.dev,admissionReviewVersions=v1,patch=`{"matchConditions":[{"name":"turns-on-empty-on-delete","expression":"has(object.spec) && has(object.spec.deletion) && has(object.spec.deletion.emptyOnDelete) && object.spec.deletion.emptyOnDelete && (request.operation == 'CREATE' || !has(oldObject.spec.deletion) || !has(oldObject.spec.deletion.emptyOnDelete) || !oldObject.spec.deletion.emptyOnDelete)"},{"name":"lacks-verb-empty","expression":"!authorizer.requestResource.check('empty').allowed()"}]}`
 
 // The paths the guard's webhooks are served at.
 const (
 	abandonPath = "/validate-storage-osm-dev-v1alpha1-abandon"
 	retainPath  = "/validate-storage-osm-dev-v1alpha1-retain"
+	emptyPath   = "/validate-storage-osm-dev-v1alpha1-empty"
 )
 
-// DefaultCostAdminRole is the ClusterRole config/rbac ships that grants both verbs.
+// DefaultCostAdminRole is the ClusterRole config/rbac ships that grants the guard's verbs.
 const DefaultCostAdminRole = "object-storage-manager-cost-admin"
 
-// setupCostGuard registers the guard's two webhooks. It asks the API server once who the
+// setupCostGuard registers the guard's webhooks, one per verb. It asks the API server once who the
 // manager is (a SelfSubjectReview, which every authenticated user may create).
 func setupCostGuard(mgr ctrl.Manager, costAdminRole string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -75,6 +79,8 @@ func setupCostGuard(mgr ctrl.Manager, costAdminRole string) error {
 		verb: storagev1alpha1.VerbAbandon, costly: abandonChanges, self: self, reviews: mgr.GetClient(), role: costAdminRole}})
 	srv.Register(retainPath, &webhook.Admission{Handler: &costGuard{
 		verb: storagev1alpha1.VerbRetain, costly: retainChanges, self: self, reviews: mgr.GetClient(), role: costAdminRole}})
+	srv.Register(emptyPath, &webhook.Admission{Handler: &costGuard{
+		verb: storagev1alpha1.VerbEmpty, costly: emptyChanges, self: self, reviews: mgr.GetClient(), role: costAdminRole}})
 	return nil
 }
 
@@ -82,8 +88,9 @@ func setupCostGuard(mgr ctrl.Manager, costAdminRole string) error {
 type guarded struct {
 	metav1.ObjectMeta `json:"metadata"`
 	Spec              struct {
-		Plan          string                        `json:"plan"`
-		ReclaimPolicy storagev1alpha1.ReclaimPolicy `json:"reclaimPolicy"`
+		Plan          string                          `json:"plan"`
+		ReclaimPolicy storagev1alpha1.ReclaimPolicy   `json:"reclaimPolicy"`
+		Deletion      *storagev1alpha1.BucketDeletion `json:"deletion"`
 	} `json:"spec"`
 }
 
@@ -138,6 +145,17 @@ func retainChanges(_ string, old, obj *guarded) []costlyChange {
 		why = "without reclaimPolicy the contract keeps running, and paid for, after the Contract is deleted, as with Retain; keep Delete"
 	}
 	return []costlyChange{{field.NewPath("spec", "reclaimPolicy"), why}}
+}
+
+// emptyChanges are the changes that take the verb empty: a Bucket whose spec.deletion.emptyOnDelete
+// is turned on, at creation or by an update. Its deletion then destroys the objects in the
+// bucket, which no one can bring back.
+func emptyChanges(_ string, old, obj *guarded) []costlyChange {
+	if !obj.Spec.Deletion.Empties() || old != nil && old.Spec.Deletion.Empties() {
+		return nil
+	}
+	return []costlyChange{{field.NewPath("spec", "deletion", "emptyOnDelete"),
+		"emptyOnDelete lets deleting the Bucket delete every object in its bucket, which cannot be undone"}}
 }
 
 // reviewer creates SubjectAccessReviews: the manager's client.

@@ -114,6 +114,61 @@ var _ = Describe("Powers with a cost", func() {
 		Expect(tenant.Update(ctx, c)).To(Succeed())
 	})
 
+	It("refuses a tenant emptyOnDelete, at creation or later, until the platform binds cost-admin", func(ctx SpecContext) {
+		Expect(tenant.Create(ctx, newContract(ns, "team"))).To(Succeed())
+		emptied := func(name string) *storagev1alpha1.Bucket {
+			b := newBucket(ns, name, ns+"-"+name, "team")
+			b.Spec.BucketReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
+			b.Spec.Deletion = &storagev1alpha1.BucketDeletion{EmptyOnDelete: true}
+			return b
+		}
+		const refusal = `spec.deletion.emptyOnDelete: Forbidden: emptyOnDelete lets deleting the Bucket delete every object in its bucket, ` +
+			`which cannot be undone; it takes verb empty on buckets.storage.osm.dev in namespace "%s", ` +
+			`which the ClusterRole object-storage-manager-cost-admin grants`
+		var err error
+		Eventually(func() error { err = tenant.Create(ctx, emptied("logs")); return err }).Should(MatchError(ContainSubstring("verb empty")))
+		Expect(kubectlMessage(err)).To(Equal(`The Bucket "logs" is invalid: ` + fmt.Sprintf(refusal, ns)))
+
+		b := newBucket(ns, "data", ns+"-data", "team")
+		b.Spec.BucketReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
+		Expect(tenant.Create(ctx, b)).To(Succeed(), "without emptyOnDelete a tenant needs no verb")
+		turnOn := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"deletion":{"emptyOnDelete":true}}}`))
+		err = tenant.Patch(ctx, b, turnOn)
+		Expect(err).To(HaveOccurred())
+		Expect(kubectlMessage(err)).To(Equal(`The Bucket "data" is invalid: ` + fmt.Sprintf(refusal, ns)))
+
+		bindCostAdmin(ctx, ns, "alice")
+		Eventually(func() error { return tenant.Patch(ctx, b, turnOn) }).Should(Succeed())
+		Expect(b.Spec.Deletion.EmptyOnDelete).To(BeTrue())
+		b.Spec.Deletion.MaxObjects = 50
+		Expect(tenant.Update(ctx, b)).To(Succeed(), "once on, changing the cap takes no verb of its own")
+	})
+
+	It("refuses emptyOnDelete on a Bucket that keeps its bucket, and warns what deletion will remove", func(ctx SpecContext) {
+		admin, warnings := warningClient()
+		Expect(admin.Create(ctx, newContract(ns, "team"))).To(Succeed())
+		kept := newBucket(ns, "kept", ns+"-kept", "team")
+		kept.Spec.Deletion = &storagev1alpha1.BucketDeletion{EmptyOnDelete: true}
+		var err error
+		Eventually(func() error { err = admin.Create(ctx, kept); return err }).Should(MatchError(ContainSubstring("emptyOnDelete")))
+		Expect(kubectlMessage(err)).To(Equal(`The Bucket "kept" is invalid: spec.deletion.emptyOnDelete: Invalid value: true: ` +
+			`empties the bucket only when its deletion deletes it: set spec.bucketReclaimPolicy to Delete, or leave emptyOnDelete out`))
+		warnings.take()
+
+		kept.Spec.BucketReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
+		kept.Spec.Deletion.MaxObjects = 2000000
+		Expect(admin.Create(ctx, kept)).To(MatchError(ContainSubstring(
+			"spec.deletion.maxObjects: Invalid value: 2000000: spec.deletion.maxObjects in body should be less than or equal to 1000000")))
+		kept.Spec.Deletion.MaxObjects = 5000
+		Expect(admin.Create(ctx, kept)).To(Succeed())
+		Expect(warnings.take()).To(ContainElement("spec.deletion.emptyOnDelete: deleting this Bucket deletes up to 5000 object versions " +
+			"and delete markers in bucket " + ns + "-kept, which cannot be undone (objects under object lock are left)"))
+
+		kept.Spec.BucketReclaimPolicy = storagev1alpha1.ReclaimPolicyRetain
+		err = admin.Update(ctx, kept)
+		Expect(err).To(MatchError(ContainSubstring("spec.deletion.emptyOnDelete: Invalid value: true")), "nor later")
+	})
+
 	// The matchConditions call the guard only for a change that costs, by a user without the
 	// verb: a tenant's everyday writes and a cluster admin's costly ones cost no call.
 	It("is called only for a costly change by a user without the verb", Serial, func(ctx SpecContext) {
@@ -206,7 +261,7 @@ func bind(ctx context.Context, ns, kind, role, user string) {
 	})).To(Succeed())
 }
 
-// guardCalls counts the admission requests the guard's two webhooks have served, from the
+// guardCalls counts the admission requests the guard's webhooks have served, from the
 // controller-runtime metrics of this process's webhook server.
 func guardCalls() float64 {
 	GinkgoHelper()
@@ -219,7 +274,7 @@ func guardCalls() float64 {
 		}
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "webhook" && (l.GetValue() == abandonPath || l.GetValue() == retainPath) {
+				if l.GetName() == "webhook" && (l.GetValue() == abandonPath || l.GetValue() == retainPath || l.GetValue() == emptyPath) {
 					n += m.GetCounter().GetValue()
 				}
 			}

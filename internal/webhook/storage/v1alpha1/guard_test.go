@@ -34,7 +34,7 @@ func (f *fakeReviewer) Create(_ context.Context, obj client.Object, _ ...client.
 
 const managerUser = "system:serviceaccount:object-storage-manager-system:object-storage-manager-controller-manager"
 
-// Which changes take the verb abandon or retain, who is asked, and what a refusal says. The
+// Which changes take the verb abandon, retain or empty, who is asked, and what a refusal says. The
 // envtest suite checks the same through the API server, with the matchConditions in front.
 func TestCostGuard(t *testing.T) {
 	bucket := func(finalizers []string, annotations map[string]string) runtime.Object {
@@ -48,8 +48,14 @@ func TestCostGuard(t *testing.T) {
 		}
 		return c
 	}
+	emptied := func(empty bool) runtime.Object {
+		return &storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "data"},
+			Spec: storagev1alpha1.BucketSpec{BucketReclaimPolicy: storagev1alpha1.ReclaimPolicyDelete,
+				Deletion: &storagev1alpha1.BucketDeletion{EmptyOnDelete: empty}}}
+	}
 	ours := []string{storagev1alpha1.Finalizer}
 	abandon := map[string]string{storagev1alpha1.AbandonAnnotation: "true"}
+	const emptyRefusal = `spec.deletion.emptyOnDelete: Forbidden: emptyOnDelete lets deleting the Bucket delete every object in its bucket, which cannot be undone; it takes verb empty on buckets.storage.osm.dev in namespace "team-a", which the ClusterRole osm-cost-admin grants`
 	const tenant = "alice"
 	tests := []struct {
 		name     string
@@ -110,14 +116,22 @@ func TestCostGuard(t *testing.T) {
 			old: contract("standard", storagev1alpha1.ReclaimPolicyRetain), obj: contract("standard", storagev1alpha1.ReclaimPolicyRetain)},
 		{name: "Retain to Delete costs nothing", verb: storagev1alpha1.VerbRetain, user: tenant,
 			old: contract("standard", storagev1alpha1.ReclaimPolicyRetain), obj: contract("standard", storagev1alpha1.ReclaimPolicyDelete)},
+		{name: "a tenant creates a Bucket that empties its bucket", verb: storagev1alpha1.VerbEmpty, user: tenant,
+			obj: emptied(true), reviewed: true, refused: []string{emptyRefusal}},
+		{name: "a tenant turns emptyOnDelete on", verb: storagev1alpha1.VerbEmpty, user: tenant,
+			old: emptied(false), obj: emptied(true), reviewed: true, refused: []string{emptyRefusal}},
+		{name: "a platform's emptier turns it on", verb: storagev1alpha1.VerbEmpty, user: tenant,
+			old: emptied(false), obj: emptied(true), allow: true, reviewed: true},
+		{name: "an update that keeps it on is not checked again", verb: storagev1alpha1.VerbEmpty, user: tenant,
+			old: emptied(true), obj: emptied(true)},
+		{name: "turning it off costs nothing", verb: storagev1alpha1.VerbEmpty, user: tenant,
+			old: emptied(true), obj: emptied(false)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			reviews := &fakeReviewer{allow: tt.allow}
-			costly := abandonChanges
-			if tt.verb == storagev1alpha1.VerbRetain {
-				costly = retainChanges
-			}
+			costly := map[string]func(string, *guarded, *guarded) []costlyChange{storagev1alpha1.VerbAbandon: abandonChanges,
+				storagev1alpha1.VerbRetain: retainChanges, storagev1alpha1.VerbEmpty: emptyChanges}[tt.verb]
 			g := &costGuard{verb: tt.verb, costly: costly, self: managerUser, reviews: reviews, role: "osm-cost-admin"}
 			req := guardRequest(t, tt.user, tt.old, tt.obj)
 			resp := g.Handle(context.Background(), req)

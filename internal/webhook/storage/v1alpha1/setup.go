@@ -15,7 +15,7 @@ type Options struct {
 	Endpoints egress.Allowlist
 	// NotificationEndpoints are where a Bucket's notifications may push events.
 	NotificationEndpoints egress.Allowlist
-	// CostAdminRole is the ClusterRole that grants the verbs abandon and retain, which a refusal
+	// CostAdminRole is the ClusterRole that grants the verbs abandon, retain and empty, which a refusal
 	// names; empty means DefaultCostAdminRole, config/default's name.
 	CostAdminRole string
 }
