@@ -51,6 +51,7 @@ func TestLocalConfigurations(t *testing.T) {
 		"vcontract-v1alpha1.osm.dev":     "url=https://127.0.0.1:9443/validate-storage-osm-dev-v1alpha1-contract ca=true service=false",
 		"vabandon-v1alpha1.osm.dev":      "url=https://127.0.0.1:9443/validate-storage-osm-dev-v1alpha1-abandon ca=true service=false",
 		"vretain-v1alpha1.osm.dev":       "url=https://127.0.0.1:9443/validate-storage-osm-dev-v1alpha1-retain ca=true service=false",
+		"vempty-v1alpha1.osm.dev":        "url=https://127.0.0.1:9443/validate-storage-osm-dev-v1alpha1-empty ca=true service=false",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("client configs mismatch (-want +got):\n%s", diff)
