@@ -4,6 +4,7 @@
 package fake
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -29,6 +30,9 @@ type Bucket struct {
 	// Encryption starts as AWS's default, SSE-S3.
 	Encryption        objectstore.Encryption
 	PublicAccessBlock objectstore.PublicAccessBlock
+	// Ownership is the bucket's object ownership; CreateBucket sets what it is asked for, or
+	// ObjectWriter, as the real Store asks.
+	Ownership     string
 	Logging           objectstore.Logging
 	Website           objectstore.Website
 	Notifications     []objectstore.Notification
@@ -151,7 +155,7 @@ func (s *Store) CreateBucket(_ context.Context, name string, opts objectstore.Cr
 		}
 		s.Buckets[name] = &Bucket{ACL: objectstore.ACL{Owner: s.Owner, Grants: []objectstore.Grant{{
 			Grantee: objectstore.Grantee{Type: objectstore.GranteeID, Value: s.Owner}, Permission: objectstore.PermissionFullControl}}},
-			Encryption: awsDefaultEncryption}
+			Encryption: awsDefaultEncryption, Ownership: cmp.Or(opts.ObjectOwnership, "ObjectWriter")}
 		if opts.ObjectLock {
 			// As on S3: object lock comes with versioning.
 			s.Buckets[name].ObjectLock = objectstore.ObjectLock{Enabled: true}
@@ -215,6 +219,9 @@ func (s *Store) PutACL(_ context.Context, name string, acl objectstore.ACL) erro
 		if b.PublicAccessBlock.BlockPublicAcls && objectstore.IsPublicACL(acl) {
 			return errDeniedByBlock
 		}
+		if b.Ownership == "BucketOwnerEnforced" && !acl.Equal(objectstore.DesiredACL(b.ACL.Owner, "private", nil)) {
+			return errACLsDisabled
+		}
 		b.ACL = acl
 		return nil
 	})
@@ -249,6 +256,10 @@ var NotImplemented = &smithy.GenericAPIError{Code: "NotImplemented", Message: "n
 // errDeniedByBlock is AWS's answer to a public ACL or policy under a public access block.
 var errDeniedByBlock = fmt.Errorf("%w: %w", objectstore.ErrAccessDenied,
 	&smithy.GenericAPIError{Code: "AccessDenied", Message: "Access Denied"})
+
+// errACLsDisabled is AWS's answer to an ACL other than private on a bucket with object
+// ownership BucketOwnerEnforced.
+var errACLsDisabled = &smithy.GenericAPIError{Code: "AccessControlListNotSupported", Message: "The bucket does not allow ACLs"}
 
 // Versioning implements objectstore.Store.
 func (s *Store) Versioning(_ context.Context, name string) (string, error) {
@@ -325,6 +336,16 @@ func (s *Store) PublicAccessBlock(_ context.Context, name string) (objectstore.P
 // PutPublicAccessBlock implements objectstore.Store.
 func (s *Store) PutPublicAccessBlock(_ context.Context, name string, block objectstore.PublicAccessBlock) error {
 	return s.write("PutPublicAccessBlock", name, func(b *Bucket) error { b.PublicAccessBlock = block; return nil })
+}
+
+// OwnershipControls implements objectstore.Store.
+func (s *Store) OwnershipControls(_ context.Context, name string) (string, error) {
+	return read(s, "OwnershipControls", name, func(b *Bucket) string { return b.Ownership })
+}
+
+// PutOwnershipControls implements objectstore.Store.
+func (s *Store) PutOwnershipControls(_ context.Context, name, ownership string) error {
+	return s.write("PutOwnershipControls", name, func(b *Bucket) error { b.Ownership = ownership; return nil })
 }
 
 // DeletePublicAccessBlock implements objectstore.Store.
