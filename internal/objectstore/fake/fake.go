@@ -261,6 +261,10 @@ var errDeniedByBlock = fmt.Errorf("%w: %w", objectstore.ErrAccessDenied,
 // ownership BucketOwnerEnforced.
 var errACLsDisabled = &smithy.GenericAPIError{Code: "AccessControlListNotSupported", Message: "The bucket does not allow ACLs"}
 
+// errACLNotPrivate is AWS's answer to BucketOwnerEnforced on a bucket whose ACL grants others.
+var errACLNotPrivate = &smithy.GenericAPIError{Code: "InvalidBucketAclWithObjectOwnership",
+	Message: "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting"}
+
 // Versioning implements objectstore.Store.
 func (s *Store) Versioning(_ context.Context, name string) (string, error) {
 	return read(s, "Versioning", name, func(b *Bucket) string { return b.Versioning })
@@ -343,9 +347,16 @@ func (s *Store) OwnershipControls(_ context.Context, name string) (string, error
 	return read(s, "OwnershipControls", name, func(b *Bucket) string { return b.Ownership })
 }
 
-// PutOwnershipControls implements objectstore.Store.
+// PutOwnershipControls implements objectstore.Store. As on AWS, BucketOwnerEnforced is refused
+// while the bucket's ACL grants anyone but its owner.
 func (s *Store) PutOwnershipControls(_ context.Context, name, ownership string) error {
-	return s.write("PutOwnershipControls", name, func(b *Bucket) error { b.Ownership = ownership; return nil })
+	return s.write("PutOwnershipControls", name, func(b *Bucket) error {
+		if ownership == "BucketOwnerEnforced" && !b.ACL.Equal(objectstore.DesiredACL(b.ACL.Owner, "private", nil)) {
+			return errACLNotPrivate
+		}
+		b.Ownership = ownership
+		return nil
+	})
 }
 
 // DeletePublicAccessBlock implements objectstore.Store.
