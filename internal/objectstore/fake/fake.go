@@ -33,9 +33,9 @@ type Bucket struct {
 	// Ownership is the bucket's object ownership; CreateBucket sets what it is asked for, or
 	// ObjectWriter, as the real Store asks.
 	Ownership     string
-	Logging           objectstore.Logging
-	Website           objectstore.Website
-	Notifications     []objectstore.Notification
+	Logging       objectstore.Logging
+	Website       objectstore.Website
+	Notifications []objectstore.Notification
 }
 
 // Failure is what the next call of an operation does instead of answering.
