@@ -129,7 +129,8 @@ func (s *store) OwnershipControls(ctx context.Context, bucket string) (string, e
 		return "", classify(wrap("reading ownership controls of bucket", bucket, err))
 	}
 	// S3 keeps exactly one rule. Ceph RGW 16.2, which knows no ownership controls, answers
-	// the GET with the bucket's listing, in which the SDK finds no rule: none.
+	// the GET with the bucket's listing (up to 1,000 keys, held to tuning.MaxS3Answer like any
+	// configuration), in which the SDK finds no rule: none.
 	if out.OwnershipControls == nil || len(out.OwnershipControls.Rules) == 0 {
 		return "", nil
 	}

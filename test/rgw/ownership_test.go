@@ -17,7 +17,7 @@ import (
 // DeleteBucketOwnershipControls for a DeleteBucket (which is why the operator never sends it).
 // ACLs always apply, and an object belongs to whoever uploads it, as under ObjectWriter.
 var _ = Describe("Bucket ownership controls on Ceph RGW", func() {
-	It("reports BucketOwnerEnforced unsupported with the rest applied; an upload stays its writer's", func(ctx SpecContext) {
+	It("reports BucketOwnerEnforced unsupported with the rest applied; an upload stays its writer's; DELETE removes the bucket", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
 		owner := boughtAccount(ctx, ns, "team")
 		b := &storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "enforced"},
@@ -72,5 +72,14 @@ var _ = Describe("Bucket ownership controls on Ceph RGW", func() {
 		_, err = owner.GetObjectAcl(ctx, &s3.GetObjectAclInput{Bucket: aws.String(name), Key: aws.String("upload.txt")})
 		Expect(code(err)).To(Equal("AccessDenied"))
 		Expect(getObject(ctx, writer, name, "upload.txt")).To(Succeed())
+
+		By("RGW taking DeleteBucketOwnershipControls for a DeleteBucket, which is why the operator never sends it")
+		empty := "empty-" + ns
+		_, err = owner.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(empty)})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = owner.DeleteBucketOwnershipControls(ctx, &s3.DeleteBucketOwnershipControlsInput{Bucket: aws.String(empty)})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = owner.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(empty)})
+		Expect(code(err)).To(Equal("NotFound"), "the bucket is gone")
 	})
 })
