@@ -14,6 +14,7 @@ import (
 // All are the settings a Bucket's spec manages, in the order their failures are reported.
 var All = []Syncer{
 	Of[objectstore.PublicAccessBlock](PublicAccessBlock{}),
+	Of[string](OwnershipControls{}),
 	Of[objectstore.ACL](ACL{}),
 	Of[string](Policy{}),
 	Of[string](Versioning{}),

@@ -26,6 +26,7 @@ var awsUnset = map[string]struct{ body, code string }{
 		`<BucketKeyEnabled>false</BucketKeyEnabled></Rule></ServerSideEncryptionConfiguration>`},
 	"publicAccessBlock": {code: "NoSuchPublicAccessBlockConfiguration"},
 	"logging":           {body: `<BucketLoggingStatus xmlns="http://s3.amazonaws.com/doc/2006-03-01/"/>`},
+	"ownershipControls": {code: "OwnershipControlsNotFoundError"},
 }
 
 func (a *awsSubresources) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -131,5 +132,37 @@ func TestA405ForASubresourceIsTheServerLackingIt(t *testing.T) {
 	err := st.PutLogging(context.Background(), "b", Logging{TargetBucket: "logs"})
 	if !IsNotImplemented(err) || IsTransient(err) {
 		t.Errorf("IsNotImplemented(%v) = false or IsTransient true", err)
+	}
+}
+
+func TestOwnershipControlsRoundTripAsAWSAnswersThem(t *testing.T) {
+	ctx := context.Background()
+	st := awsFake(t)
+	if o, err := st.OwnershipControls(ctx, "b"); err != nil || o != "" {
+		t.Errorf("ownership of a bucket without controls = %q, %v; want none", o, err)
+	}
+	for _, want := range []string{"BucketOwnerEnforced", "BucketOwnerPreferred", "ObjectWriter"} {
+		if err := st.PutOwnershipControls(ctx, "b", want); err != nil {
+			t.Fatalf("PutOwnershipControls %s: %v", want, err)
+		}
+		if got, err := st.OwnershipControls(ctx, "b"); err != nil || got != want {
+			t.Errorf("ownership = %q, %v; want %q", got, err, want)
+		}
+	}
+}
+
+// Ceph RGW 16.2 knows no ownershipControls sub-resource: it answers the GET with the bucket's
+// listing, which must read as no controls rather than as an error or a value.
+func TestOwnershipControlsOfAServerAnsweringAListingAreNone(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">` +
+			`<Name>b</Name><Prefix></Prefix><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated>` +
+			`<Contents><Key>k</Key><Size>1</Size></Contents></ListBucketResult>`))
+	}))
+	defer srv.Close()
+	st := New(Config{Endpoint: srv.URL, Region: "us-east-1", AccessKeyID: "k", SecretAccessKey: "s", MaxAttempts: 1,
+		HTTPClient: NewHTTPClient(5*time.Second, 1, nil)})
+	if o, err := st.OwnershipControls(context.Background(), "b"); err != nil || o != "" {
+		t.Errorf("OwnershipControls = %q, %v; want none", o, err)
 	}
 }

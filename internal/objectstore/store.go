@@ -29,8 +29,9 @@ type Store interface {
 	// HeadBucket returns nil when the bucket exists and the account may use it,
 	// ErrNoSuchBucket, or ErrAccessDenied when someone else has it.
 	HeadBucket(ctx context.Context, bucket string) error
-	// CreateBucket creates a bucket on which ACLs apply (object ownership ObjectWriter where the
-	// server knows ownership controls), with object lock when opts ask for it. tagged says the
+	// CreateBucket creates a bucket with the object ownership opts ask for (ObjectWriter, on
+	// which ACLs apply, when they ask for none; nothing where the server knows no ownership
+	// controls), with object lock when opts ask for it. tagged says the
 	// bucket was made carrying opts.Tags; otherwise the server does not take tags at creation,
 	// and the caller must tag the bucket itself.
 	CreateBucket(ctx context.Context, bucket string, opts CreateOptions) (tagged bool, err error)
@@ -88,6 +89,12 @@ type Store interface {
 	PutPublicAccessBlock(ctx context.Context, bucket string, block PublicAccessBlock) error
 	// DeletePublicAccessBlock removes it.
 	DeletePublicAccessBlock(ctx context.Context, bucket string) error
+	// OwnershipControls reads the bucket's object ownership (BucketOwnerEnforced,
+	// BucketOwnerPreferred, ObjectWriter); "" when it has none. There is no call to delete
+	// them: Ceph RGW 16.2 takes DELETE ?ownershipControls for a DeleteBucket.
+	OwnershipControls(ctx context.Context, bucket string) (string, error)
+	// PutOwnershipControls sets the bucket's object ownership.
+	PutOwnershipControls(ctx context.Context, bucket, ownership string) error
 	// Logging reads where the bucket's access logs go; the zero value when logging is off.
 	Logging(ctx context.Context, bucket string) (Logging, error)
 	// PutLogging sets where they go; the zero value turns logging off.
@@ -244,6 +251,9 @@ type CreateOptions struct {
 	// Tags are the tags the bucket is made with, where the server takes them at creation: then
 	// the bucket is never seen untagged, and no tagging call follows.
 	Tags map[string]string
+	// ObjectOwnership is the object ownership the bucket is made with; "" is ObjectWriter.
+	// Made with it, a bucket never has a moment with ACLs on that its spec turns off.
+	ObjectOwnership string
 }
 
 func (s *store) CreateBucket(ctx context.Context, bucket string, opts CreateOptions) (bool, error) {
@@ -300,8 +310,11 @@ func (s *store) create(ctx context.Context, bucket string, opts CreateOptions, w
 	in := &s3.CreateBucketInput{
 		Bucket: aws.String(bucket),
 		// AWS and versitygw create buckets with ACLs disabled (BucketOwnerEnforced); the
-		// Bucket API is about ACLs, so ask for ObjectWriter.
+		// Bucket API is about ACLs, so ask for ObjectWriter unless the spec says otherwise.
 		ObjectOwnership: types.ObjectOwnershipObjectWriter,
+	}
+	if opts.ObjectOwnership != "" {
+		in.ObjectOwnership = types.ObjectOwnership(opts.ObjectOwnership)
 	}
 	if opts.ObjectLock {
 		in.ObjectLockEnabledForBucket = aws.Bool(true)

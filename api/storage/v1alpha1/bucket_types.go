@@ -159,6 +159,14 @@ type BucketSpec struct {
 	// +optional
 	PublicAccessBlock *PublicAccessBlock `json:"publicAccessBlock,omitempty"`
 
+	// ownershipControls says who owns the objects others upload, and so whether ACLs apply:
+	// BucketOwnerEnforced (ACLs off, the account owns every object; cannedAcl must then be
+	// private and no grants may be listed), BucketOwnerPreferred or ObjectWriter. Absent, the
+	// operator leaves the bucket's as it is (it creates buckets with ObjectWriter); removing it
+	// keeps the bucket's setting too. See docs/bucket.md.
+	// +optional
+	OwnershipControls ObjectOwnership `json:"ownershipControls,omitempty"`
+
 	// logging sends the bucket's server access logs to another bucket of the same Contract.
 	// Removing it turns logging off.
 	// +optional
@@ -535,6 +543,11 @@ type BucketStatus struct {
 	// publicAccessBlock is the bucket's public access block as observed while the spec sets one.
 	// +optional
 	PublicAccessBlock *PublicAccessBlock `json:"publicAccessBlock,omitempty"`
+
+	// ownershipControls is the bucket's object ownership as observed while the spec sets one;
+	// empty when the bucket has no ownership controls.
+	// +optional
+	OwnershipControls string `json:"ownershipControls,omitempty"`
 
 	// logging is where the bucket's access logs go, as observed while the spec sets it.
 	// +optional

@@ -161,7 +161,8 @@ func (k bucketKind) createBucket(ctx context.Context, b *storagev1alpha1.Bucket,
 	}
 	logf.FromContext(ctx).V(1).Info("Creating bucket", "bucket", name)
 	tags := bucketsettings.WithOwnerTags(b.Spec.Tags, ownerTags(b))
-	tagged, err := store.CreateBucket(ctx, name, objectstore.CreateOptions{ObjectLock: b.Spec.ObjectLock != nil, Tags: tags})
+	tagged, err := store.CreateBucket(ctx, name, objectstore.CreateOptions{ObjectLock: b.Spec.ObjectLock != nil, Tags: tags,
+		ObjectOwnership: string(b.Spec.OwnershipControls)})
 	switch {
 	case b.Spec.ObjectLock != nil && objectstore.IsNotImplemented(err):
 		failed := []bucketsettings.Failure{{Info: bucketsettings.ObjectLock{}.Info(), Err: err}}

@@ -80,6 +80,7 @@ var _ = Describe("Bucket security settings, observing and adopting, on versitygw
 		Expect(b.Status.CORS).NotTo(BeNil(), "every setting is reported, asked for or not")
 		Expect(b.Status.CORS.Rules[0].AllowedOrigins).To(Equal([]string{"https://theirs.example.com"}))
 		Expect(b.Status.ACL).NotTo(BeNil())
+		Expect(b.Status.OwnershipControls).To(Equal("BucketOwnerEnforced"), "versitygw, as AWS, makes a bucket with ACLs off when CreateBucket does not say")
 		Expect(b.Status.BucketName).To(BeEmpty(), "an observed bucket is never recorded as the resource's own")
 		Eventually(func() string { return condition(ctx, b, storagev1alpha1.InSyncCondition).Reason }).Should(Equal(storagev1alpha1.ReasonMatchesSpec))
 

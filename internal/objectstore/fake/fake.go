@@ -4,6 +4,7 @@
 package fake
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -29,9 +30,12 @@ type Bucket struct {
 	// Encryption starts as AWS's default, SSE-S3.
 	Encryption        objectstore.Encryption
 	PublicAccessBlock objectstore.PublicAccessBlock
-	Logging           objectstore.Logging
-	Website           objectstore.Website
-	Notifications     []objectstore.Notification
+	// Ownership is the bucket's object ownership; CreateBucket sets what it is asked for, or
+	// ObjectWriter, as the real Store asks.
+	Ownership     string
+	Logging       objectstore.Logging
+	Website       objectstore.Website
+	Notifications []objectstore.Notification
 	// Versions are the bucket's object versions and delete markers, in listing order: by key,
 	// then by version ID from the highest (the fake's stand-in for newest first); a marker is a
 	// position in that order, found even when its version is gone, as S3 seeks it. A bucket
@@ -159,7 +163,7 @@ func (s *Store) CreateBucket(_ context.Context, name string, opts objectstore.Cr
 		}
 		s.Buckets[name] = &Bucket{ACL: objectstore.ACL{Owner: s.Owner, Grants: []objectstore.Grant{{
 			Grantee: objectstore.Grantee{Type: objectstore.GranteeID, Value: s.Owner}, Permission: objectstore.PermissionFullControl}}},
-			Encryption: awsDefaultEncryption}
+			Encryption: awsDefaultEncryption, Ownership: cmp.Or(opts.ObjectOwnership, "ObjectWriter")}
 		if opts.ObjectLock {
 			// As on S3: object lock comes with versioning.
 			s.Buckets[name].ObjectLock = objectstore.ObjectLock{Enabled: true}
@@ -223,6 +227,9 @@ func (s *Store) PutACL(_ context.Context, name string, acl objectstore.ACL) erro
 		if b.PublicAccessBlock.BlockPublicAcls && objectstore.IsPublicACL(acl) {
 			return errDeniedByBlock
 		}
+		if b.Ownership == "BucketOwnerEnforced" && !acl.Equal(objectstore.DesiredACL(b.ACL.Owner, "private", nil)) {
+			return errACLsDisabled
+		}
 		b.ACL = acl
 		return nil
 	})
@@ -257,6 +264,14 @@ var NotImplemented = &smithy.GenericAPIError{Code: "NotImplemented", Message: "n
 // errDeniedByBlock is AWS's answer to a public ACL or policy under a public access block.
 var errDeniedByBlock = fmt.Errorf("%w: %w", objectstore.ErrAccessDenied,
 	&smithy.GenericAPIError{Code: "AccessDenied", Message: "Access Denied"})
+
+// errACLsDisabled is AWS's answer to an ACL other than private on a bucket with object
+// ownership BucketOwnerEnforced.
+var errACLsDisabled = &smithy.GenericAPIError{Code: "AccessControlListNotSupported", Message: "The bucket does not allow ACLs"}
+
+// errACLNotPrivate is AWS's answer to BucketOwnerEnforced on a bucket whose ACL grants others.
+var errACLNotPrivate = &smithy.GenericAPIError{Code: "InvalidBucketAclWithObjectOwnership",
+	Message: "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting"}
 
 // Versioning implements objectstore.Store.
 func (s *Store) Versioning(_ context.Context, name string) (string, error) {
@@ -333,6 +348,23 @@ func (s *Store) PublicAccessBlock(_ context.Context, name string) (objectstore.P
 // PutPublicAccessBlock implements objectstore.Store.
 func (s *Store) PutPublicAccessBlock(_ context.Context, name string, block objectstore.PublicAccessBlock) error {
 	return s.write("PutPublicAccessBlock", name, func(b *Bucket) error { b.PublicAccessBlock = block; return nil })
+}
+
+// OwnershipControls implements objectstore.Store.
+func (s *Store) OwnershipControls(_ context.Context, name string) (string, error) {
+	return read(s, "OwnershipControls", name, func(b *Bucket) string { return b.Ownership })
+}
+
+// PutOwnershipControls implements objectstore.Store. As on AWS, BucketOwnerEnforced is refused
+// while the bucket's ACL grants anyone but its owner.
+func (s *Store) PutOwnershipControls(_ context.Context, name, ownership string) error {
+	return s.write("PutOwnershipControls", name, func(b *Bucket) error {
+		if ownership == "BucketOwnerEnforced" && !b.ACL.Equal(objectstore.DesiredACL(b.ACL.Owner, "private", nil)) {
+			return errACLNotPrivate
+		}
+		b.Ownership = ownership
+		return nil
+	})
 }
 
 // DeletePublicAccessBlock implements objectstore.Store.

@@ -49,6 +49,53 @@ func validatePublicAccess(spec, old *storagev1alpha1.BucketSpec) field.ErrorList
 	return errs
 }
 
+// validateOwnership refuses ACLs under spec.ownershipControls BucketOwnerEnforced, which turns
+// them off: S3 refuses every ACL but private there (AccessControlListNotSupported), and the
+// Bucket would never be Ready. A canned ACL other than private is refused at spec.cannedAcl,
+// each grant list at its own path. With old set, only a change to one of them is checked.
+func validateOwnership(spec, old *storagev1alpha1.BucketSpec) field.ErrorList {
+	if spec.OwnershipControls != storagev1alpha1.ObjectOwnershipBucketOwnerEnforced {
+		return nil
+	}
+	lists := []struct {
+		name       string
+		value, old []storagev1alpha1.Grantee
+	}{
+		{"grantRead", spec.GrantRead, nil},
+		{"grantWrite", spec.GrantWrite, nil},
+		{"grantReadAcp", spec.GrantReadACP, nil},
+		{"grantWriteAcp", spec.GrantWriteACP, nil},
+		{"fullControl", spec.FullControl, nil},
+	}
+	if old != nil {
+		for i, l := range [][]storagev1alpha1.Grantee{old.GrantRead, old.GrantWrite, old.GrantReadACP, old.GrantWriteACP, old.FullControl} {
+			lists[i].old = l
+		}
+		unchanged := spec.OwnershipControls == old.OwnershipControls && spec.CannedACL == old.CannedACL
+		for _, l := range lists {
+			unchanged = unchanged && apiequality.Semantic.DeepEqual(l.value, l.old)
+		}
+		if unchanged {
+			return nil
+		}
+	}
+	var errs field.ErrorList
+	specPath := field.NewPath("spec")
+	why := fmt.Sprintf("%s BucketOwnerEnforced turns ACLs off, and S3 refuses every ACL but private (AccessControlListNotSupported)",
+		specPath.Child("ownershipControls"))
+	if spec.CannedACL != "" && spec.CannedACL != storagev1alpha1.CannedACLPrivate {
+		errs = append(errs, field.Invalid(specPath.Child("cannedAcl"), spec.CannedACL, fmt.Sprintf(
+			"%s: use private and grant access with the policy, or choose ObjectWriter or BucketOwnerPreferred", why)))
+	}
+	for _, l := range lists {
+		if len(l.value) > 0 {
+			errs = append(errs, field.Forbidden(specPath.Child(l.name), fmt.Sprintf(
+				"%s: grant access with the policy instead, or choose ObjectWriter or BucketOwnerPreferred", why)))
+		}
+	}
+	return errs
+}
+
 // publicGrants are the paths of the spec's grants to everyone (AllUsers, AuthenticatedUsers).
 func publicGrants(spec *storagev1alpha1.BucketSpec) []*field.Path {
 	var paths []*field.Path

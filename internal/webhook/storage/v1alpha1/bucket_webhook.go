@@ -293,6 +293,7 @@ func validateBucketSpec(spec, old *storagev1alpha1.BucketSpec, resourcePrefix st
 		}
 	}
 	errs = append(errs, validatePublicAccess(spec, old)...)
+	errs = append(errs, validateOwnership(spec, old)...)
 	errs = append(errs, validateNotifications(spec, old)...)
 	return append(errs, validateBucketFeatures(spec, old)...)
 }

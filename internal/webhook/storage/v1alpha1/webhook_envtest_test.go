@@ -217,6 +217,24 @@ var _ = Describe("Bucket admission", func() {
 		Expect(kubectlMessage(err)).To(Equal(`The Bucket "data" is invalid: spec.contractName: Invalid value: "team-b": contractName cannot change (was team-a)`))
 	})
 
+	It("refuses ACLs under BucketOwnerEnforced as kubectl prints it, and an ownership S3 does not know in the schema", func(ctx SpecContext) {
+		b := newBucket(ns, "enforced", "team-a-enforced", "team-a")
+		b.Spec.OwnershipControls = storagev1alpha1.ObjectOwnershipBucketOwnerEnforced
+		b.Spec.CannedACL = storagev1alpha1.CannedACLPublicRead
+		err := k8sClient.Create(ctx, b)
+		Expect(kubectlMessage(err)).To(Equal(`The Bucket "enforced" is invalid: spec.cannedAcl: Invalid value: "public-read": ` +
+			`spec.ownershipControls BucketOwnerEnforced turns ACLs off, and S3 refuses every ACL but private (AccessControlListNotSupported): ` +
+			`use private and grant access with the policy, or choose ObjectWriter or BucketOwnerPreferred`))
+
+		b.Spec.CannedACL = storagev1alpha1.CannedACLPrivate
+		Expect(k8sClient.Create(ctx, b)).To(Succeed())
+
+		odd := newBucket(ns, "odd", "team-a-odd", "team-a")
+		odd.Spec.OwnershipControls = "BucketOwnerFullControl"
+		err = k8sClient.Create(ctx, odd)
+		Expect(kubectlMessage(err)).To(ContainSubstring(`spec.ownershipControls: Unsupported value: "BucketOwnerFullControl": supported values: "BucketOwnerEnforced", "BucketOwnerPreferred", "ObjectWriter"`))
+	})
+
 	It("admits object lock at creation only, and never a change to it", func(ctx SpecContext) {
 		plain := newBucket(ns, "plain", "team-a-plain", "team-a")
 		Expect(k8sClient.Create(ctx, plain)).To(Succeed())
