@@ -57,20 +57,8 @@ func validateOwnership(spec, old *storagev1alpha1.BucketSpec) field.ErrorList {
 	if spec.OwnershipControls != storagev1alpha1.ObjectOwnershipBucketOwnerEnforced {
 		return nil
 	}
-	lists := []struct {
-		name       string
-		value, old []storagev1alpha1.Grantee
-	}{
-		{"grantRead", spec.GrantRead, nil},
-		{"grantWrite", spec.GrantWrite, nil},
-		{"grantReadAcp", spec.GrantReadACP, nil},
-		{"grantWriteAcp", spec.GrantWriteACP, nil},
-		{"fullControl", spec.FullControl, nil},
-	}
+	lists := grantListsOf(spec, old)
 	if old != nil {
-		for i, l := range [][]storagev1alpha1.Grantee{old.GrantRead, old.GrantWrite, old.GrantReadACP, old.GrantWriteACP, old.FullControl} {
-			lists[i].old = l
-		}
 		unchanged := spec.OwnershipControls == old.OwnershipControls && spec.CannedACL == old.CannedACL
 		for _, l := range lists {
 			unchanged = unchanged && apiequality.Semantic.DeepEqual(l.value, l.old)

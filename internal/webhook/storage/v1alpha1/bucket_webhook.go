@@ -256,24 +256,8 @@ func validateBucketSpec(spec, old *storagev1alpha1.BucketSpec, resourcePrefix st
 		}
 	}
 
-	grantLists := []struct {
-		name       string
-		value, old []storagev1alpha1.Grantee
-	}{
-		{"grantRead", spec.GrantRead, nil},
-		{"grantWrite", spec.GrantWrite, nil},
-		{"grantReadAcp", spec.GrantReadACP, nil},
-		{"grantWriteAcp", spec.GrantWriteACP, nil},
-		{"fullControl", spec.FullControl, nil},
-	}
-	if old != nil {
-		oldLists := [][]storagev1alpha1.Grantee{old.GrantRead, old.GrantWrite, old.GrantReadACP, old.GrantWriteACP, old.FullControl}
-		for i := range grantLists {
-			grantLists[i].old = oldLists[i]
-		}
-	}
 	total, oldTotal := 0, 0
-	for _, l := range grantLists {
+	for _, l := range grantListsOf(spec, old) {
 		total, oldTotal = total+len(l.value), oldTotal+len(l.old)
 		if old != nil && apiequality.Semantic.DeepEqual(l.value, l.old) {
 			continue
@@ -374,4 +358,27 @@ func invalid(gk schema.GroupKind, name string, errs field.ErrorList) error {
 		return nil
 	}
 	return apierrors.NewInvalid(gk, name, errs)
+}
+
+// grantList is one of the spec's grant lists, by its field name, beside the old spec's.
+type grantList struct {
+	name       string
+	value, old []storagev1alpha1.Grantee
+}
+
+// grantListsOf pairs each grant list of spec with old's (nil old: none).
+func grantListsOf(spec, old *storagev1alpha1.BucketSpec) []grantList {
+	lists := []grantList{
+		{"grantRead", spec.GrantRead, nil},
+		{"grantWrite", spec.GrantWrite, nil},
+		{"grantReadAcp", spec.GrantReadACP, nil},
+		{"grantWriteAcp", spec.GrantWriteACP, nil},
+		{"fullControl", spec.FullControl, nil},
+	}
+	if old != nil {
+		for i, l := range [][]storagev1alpha1.Grantee{old.GrantRead, old.GrantWrite, old.GrantReadACP, old.GrantWriteACP, old.FullControl} {
+			lists[i].old = l
+		}
+	}
+	return lists
 }
