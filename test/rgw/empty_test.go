@@ -175,7 +175,14 @@ var _ = Describe("Force delete (spec.deletion.emptyOnDelete) on Ceph RGW", func(
 		Expect(err).NotTo(HaveOccurred())
 		Expect(kept.VersionId).NotTo(BeNil())
 		// and a newer version of the same key, which nothing keeps
-		Expect(putObject(ctx, owner, name, "kept.tar")).To(Succeed())
+		newer, err := owner.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(name), Key: aws.String("kept.tar"), Body: strings.NewReader("data")})
+		Expect(err).NotTo(HaveOccurred())
+
+		By("RGW answering the hold a version lacks with ObjectLockConfigurationNotFoundError, which the operator reads as none")
+		_, err = owner.GetObjectLegalHold(ctx, &s3.GetObjectLegalHoldInput{Bucket: aws.String(name), Key: aws.String("kept.tar"), VersionId: kept.VersionId})
+		Expect(code(err)).To(Equal("ObjectLockConfigurationNotFoundError"), "AWS says NoSuchObjectLockConfiguration")
+		_, err = owner.GetObjectRetention(ctx, &s3.GetObjectRetentionInput{Bucket: aws.String(name), Key: aws.String("kept.tar"), VersionId: newer.VersionId})
+		Expect(code(err)).To(Equal("ObjectLockConfigurationNotFoundError"))
 		objects, markers := versions(ctx, name)
 		Expect([]int{objects, markers}).To(Equal([]int{27, 5}))
 
