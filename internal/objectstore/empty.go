@@ -137,15 +137,25 @@ func (s *store) Hold(ctx context.Context, bucket string, v ObjectVersion) (Hold,
 	switch {
 	case err == nil && r.Retention != nil:
 		h.Mode, h.RetainUntil = string(r.Retention.Mode), aws.ToTime(r.Retention.RetainUntilDate)
-	case err != nil && ErrorCode(err) != "NoSuchObjectLockConfiguration":
+	case err != nil && !noObjectLock(err):
 		return Hold{}, classify(wrap("reading the retention of an object of bucket", bucket, err))
 	}
 	l, err := s.s3.GetObjectLegalHold(ctx, &s3.GetObjectLegalHoldInput{Bucket: aws.String(bucket), Key: aws.String(v.Key), VersionId: optional(v.VersionID)})
 	switch {
 	case err == nil && l.LegalHold != nil:
 		h.LegalHold = l.LegalHold.Status == types.ObjectLockLegalHoldStatusOn
-	case err != nil && ErrorCode(err) != "NoSuchObjectLockConfiguration":
+	case err != nil && !noObjectLock(err):
 		return Hold{}, classify(wrap("reading the legal hold of an object of bucket", bucket, err))
 	}
 	return h, nil
+}
+
+// noObjectLock says a version has no retention, or no legal hold: AWS answers
+// NoSuchObjectLockConfiguration, Ceph RGW 16.2 404 ObjectLockConfigurationNotFoundError.
+func noObjectLock(err error) bool {
+	switch ErrorCode(err) {
+	case "NoSuchObjectLockConfiguration", "ObjectLockConfigurationNotFoundError":
+		return true
+	}
+	return false
 }

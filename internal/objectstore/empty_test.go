@@ -17,8 +17,12 @@ import (
 // emptyStub answers the calls that empty a bucket with canned bodies, and keeps what it was asked.
 type emptyStub struct {
 	versions func(q url.Values) (int, string)
-	requests []*http.Request
-	bodies   []string
+	// noLock is the code the server answers a version without retention or legal hold with;
+	// NoSuchObjectLockConfiguration when empty. retention says whether the version has one.
+	noLock    string
+	retention bool
+	requests  []*http.Request
+	bodies    []string
 }
 
 func (s *emptyStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -33,10 +37,14 @@ func (s *emptyStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answer = `<ListBucketResult><IsTruncated>true</IsTruncated><Contents><Key>k1</Key></Contents><Contents><Key>k2</Key></Contents></ListBucketResult>`
 	case q.Has("delete"):
 		answer = `<DeleteResult><Error><Key>kept</Key><VersionId>v2</VersionId><Code>AccessDenied</Code><Message>locked</Message></Error></DeleteResult>`
-	case q.Has("retention"):
+	case q.Has("retention") && s.retention:
 		answer = `<Retention><Mode>COMPLIANCE</Mode><RetainUntilDate>2027-01-01T00:00:00Z</RetainUntilDate></Retention>`
-	case q.Has("legal-hold"):
-		status, answer = http.StatusNotFound, `<Error><Code>NoSuchObjectLockConfiguration</Code><Message>none</Message></Error>`
+	case q.Has("retention"), q.Has("legal-hold"):
+		noLock := s.noLock
+		if noLock == "" {
+			noLock = "NoSuchObjectLockConfiguration"
+		}
+		status, answer = http.StatusNotFound, `<Error><Code>`+noLock+`</Code><Message>none</Message></Error>`
 	}
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, answer)
@@ -116,12 +124,32 @@ func TestDeleteVersionsNeverBypassesRetentionAndReturnsWhatWasRefused(t *testing
 }
 
 func TestHoldSaysWhatKeepsAVersion(t *testing.T) {
-	h, err := emptyStore(t, &emptyStub{}).Hold(context.Background(), "data", ObjectVersion{Key: "kept", VersionID: "v2"})
+	h, err := emptyStore(t, &emptyStub{retention: true}).Hold(context.Background(), "data", ObjectVersion{Key: "kept", VersionID: "v2"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Hold{Mode: "COMPLIANCE", RetainUntil: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)}
 	if diff := cmp.Diff(want, h); diff != "" {
 		t.Errorf("hold (-want +got):\n%s", diff)
+	}
+}
+
+// Ceph RGW 16.2 answers the retention or legal hold a version does not have with 404
+// ObjectLockConfigurationNotFoundError, where AWS says NoSuchObjectLockConfiguration: it means
+// no hold of that kind, not a failure (test/rgw's force delete of a locked bucket met it).
+func TestHoldReadsRGWsAnswerForNoLockAsNone(t *testing.T) {
+	for _, retention := range []bool{true, false} {
+		stub := &emptyStub{noLock: "ObjectLockConfigurationNotFoundError", retention: retention}
+		h, err := emptyStore(t, stub).Hold(context.Background(), "data", ObjectVersion{Key: "kept", VersionID: "v2"})
+		if err != nil {
+			t.Fatalf("retention %v: %v", retention, err)
+		}
+		want := Hold{}
+		if retention {
+			want = Hold{Mode: "COMPLIANCE", RetainUntil: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)}
+		}
+		if diff := cmp.Diff(want, h); diff != "" {
+			t.Errorf("retention %v: hold (-want +got):\n%s", retention, diff)
+		}
 	}
 }
