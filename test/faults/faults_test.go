@@ -198,6 +198,9 @@ func TestNothingLeaksDuplicatesOrWedgesUnderFaults(t *testing.T) {
 
 	leaked := sc.checkBuckets()
 	deletedOutside := sc.checkEmptied()
+	if midEmptying.hits == 0 {
+		t.Errorf("no restart cut an emptying: the resumption of one after a crash went untested")
+	}
 	duplicated, left := sc.checkContracts()
 	lost := sc.checkRetainedSecrets()
 	principalsLeft, principalsTwice := sc.checkPrincipals()
