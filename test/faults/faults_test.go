@@ -106,7 +106,7 @@ func TestNothingLeaksDuplicatesOrWedgesUnderFaults(t *testing.T) {
 	apiFaults := &faults.Injector{Rate: sz.rate, Operation: faults.ContractAPIOperation, Seed: 2}
 	// The manager is its own process, killed with SIGKILL at random moments: a crash cuts a pass
 	// wherever it is, between two calls, before its status write, with requests in flight.
-	stk, err := stack.Start(ctx, stack.Options{S3Faults: s3Faults, ManagerProcess: true})
+	stk, err := stack.Start(ctx, stack.Options{S3Faults: s3Faults, ManagerProcess: true, S3Versioning: true})
 	if err != nil {
 		t.Fatalf("starting the stack: %v", err)
 	}
@@ -185,15 +185,22 @@ func TestNothingLeaksDuplicatesOrWedgesUnderFaults(t *testing.T) {
 	sc.waitReady()
 	refusals(true)
 	sc.checkReadyBucketsExist()
-	restarts += sc.restartDuring(func() {
+	// The last deletion empties the force-deleted buckets, with the manager killed mid-way.
+	sc.fillBuckets()
+	midEmptying := sc.emptyingMoment()
+	restarts += sc.restartAt(func() {
 		deleteAll(sc, sc.buckets)
 		deleteAll(sc, sc.contracts)
-	})
+	}, midEmptying)
 	settled := time.Since(start)
 	s3Faults.Enable(false)
 	apiFaults.Enable(false)
 
 	leaked := sc.checkBuckets()
+	deletedOutside := sc.checkEmptied()
+	if midEmptying.hits == 0 {
+		t.Errorf("no restart cut an emptying: the resumption of one after a crash went untested")
+	}
 	duplicated, left := sc.checkContracts()
 	lost := sc.checkRetainedSecrets()
 	principalsLeft, principalsTwice := sc.checkPrincipals()
@@ -209,9 +216,13 @@ func TestNothingLeaksDuplicatesOrWedgesUnderFaults(t *testing.T) {
 	t.Logf("calls: %d S3 requests (%.1f a Bucket), %d contract API requests (%.1f a Contract, bound %d in all)",
 		s3total, float64(s3total)/float64(sz.buckets), apitotal, float64(apitotal)/float64(contracts), apiBound)
 	t.Logf("faults injected: S3 %s; contract API %s", s3Faults.Summary(), apiFaults.Summary())
-	line := fmt.Sprintf("faults: %d buckets, %d bucketaccesses rotated, %d applications backed up and restored, %.0f%% injected (%d faults), %d restarts: "+
-		"%d leaked, %d duplicated, %d lost secrets, %d keys outliving their revocation, %d objects touched outside their application's prefix, all settled in %.0f s",
-		sz.buckets, rotated, len(sc.apps), sz.rate*100, s3n+apin, restarts, leaked+principalsLeft, duplicated+left+principalsTwice, lost, outlived, trespassed, settled.Seconds())
+	em := sc.emptying
+	line := fmt.Sprintf("faults: %d buckets, %d bucketaccesses rotated, %d applications backed up and restored, "+
+		"%d buckets force-deleted with %d object versions (%d restarts mid-emptying), %.0f%% injected (%d faults), %d restarts: "+
+		"%d leaked, %d duplicated, %d lost secrets, %d keys outliving their revocation, %d objects touched outside their application's prefix, "+
+		"%d objects deleted outside the force-deleted buckets, all settled in %.0f s",
+		sz.buckets, rotated, len(sc.apps), len(em.forced), em.versions, midEmptying.hits, sz.rate*100, s3n+apin, restarts,
+		leaked+principalsLeft, duplicated+left+principalsTwice, lost, outlived, trespassed, deletedOutside, settled.Seconds())
 	fmt.Println(line)
 	t.Log(line)
 }
@@ -235,6 +246,8 @@ type scenario struct {
 	// to ETag): those no Application owns, and each Application's snapshot.
 	apps []*paasv1alpha1.Application
 	kept map[string]string
+	// emptying is what the last deletion empties, and what must survive it.
+	emptying *emptying
 }
 
 // deleteEarly picks every fifth Delete-policy Bucket and one Contract of each reclaim policy,
@@ -289,7 +302,8 @@ func (sc *scenario) createContracts() {
 	}
 }
 
-// createBuckets makes the Buckets, mixed: reclaim policies, canned ACLs and grants.
+// createBuckets makes the Buckets, mixed: reclaim policies, canned ACLs and grants, and some
+// that empty their buckets when deleted.
 func (sc *scenario) createBuckets() {
 	sc.buckets = nil
 	for i := range sc.size.buckets {
@@ -304,6 +318,9 @@ func (sc *scenario) createBuckets() {
 		}
 		if retained(contract) && i%4 < 2 {
 			b.Spec.BucketReclaimPolicy = storagev1alpha1.ReclaimPolicyRetain
+		}
+		if forceDeleted(i, b.Spec.BucketReclaimPolicy) {
+			emptyOnDelete(i, b)
 		}
 		switch i % 3 {
 		case 1:
@@ -327,7 +344,19 @@ func (sc *scenario) create(obj client.Object) {
 
 // restartDuring runs work while the manager is killed and started again at random moments, up
 // to the scenario's number of restarts, and returns how many happened.
-func (sc *scenario) restartDuring(work func()) int {
+func (sc *scenario) restartDuring(work func()) int { return sc.restartAt(work, nil) }
+
+// A killMoment narrows when the manager is killed: after the random delay, the kill waits until
+// ready says (up to wait), and landed, asked while the manager is dead, says whether it cut
+// what ready waited for; hits counts those kills.
+type killMoment struct {
+	wait          time.Duration
+	ready, landed func() bool
+	hits          int
+}
+
+// restartAt is restartDuring with the kills at moment, when not nil.
+func (sc *scenario) restartAt(work func(), moment *killMoment) int {
 	done := make(chan struct{})
 	count := make(chan int)
 	go func() {
@@ -340,8 +369,20 @@ func (sc *scenario) restartDuring(work func()) int {
 				return
 			case <-time.After(time.Duration(200+rng.IntN(800)) * time.Millisecond):
 			}
+			if moment != nil {
+				for deadline := time.Now().Add(moment.wait); time.Now().Before(deadline) && !moment.ready(); {
+					select {
+					case <-done:
+						return
+					case <-time.After(50 * time.Millisecond):
+					}
+				}
+			}
 			if err := sc.stk.StopManager(); err != nil && !errors.Is(err, context.Canceled) {
 				sc.t.Errorf("stopping the manager: %v", err)
+			}
+			if moment != nil && moment.landed() {
+				moment.hits++
 			}
 			if err := sc.stk.StartManager(); err != nil {
 				sc.t.Errorf("starting the manager again: %v", err)

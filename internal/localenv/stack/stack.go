@@ -99,6 +99,10 @@ type Options struct {
 	// --access-log): the scale benchmark counts the operator's calls there, at the server,
 	// with no proxy in their way. Ceph RGW writes none.
 	S3AccessLog string
+	// S3Versioning gives versitygw a versioning directory, so Buckets may be versioned
+	// (spec.versioning); without it versitygw refuses PutBucketVersioning. Ceph RGW versions
+	// buckets either way.
+	S3Versioning bool
 	// KubeTap puts a proxy between the manager and the API server (Stack.KubeProxy) whose
 	// writes go to this tap, and which can make the manager's view of the cluster stale or
 	// coalesce its watch events.
@@ -389,7 +393,8 @@ func (s *Stack) startS3(ctx context.Context, opts Options) (contractserver.Backe
 			AdminSecretKey: ceph.AdminSecretKey,
 		})
 	}
-	gw, err := localenv.StartVersityGW(ctx, localenv.VersityGWOptions{Dir: filepath.Join(s.dir, "versitygw"), AccessLog: opts.S3AccessLog})
+	gw, err := localenv.StartVersityGW(ctx, localenv.VersityGWOptions{Dir: filepath.Join(s.dir, "versitygw"), AccessLog: opts.S3AccessLog,
+		Versioning: opts.S3Versioning})
 	if err != nil {
 		return nil, err
 	}
