@@ -144,6 +144,30 @@ var _ = Describe("Powers with a cost", func() {
 		Expect(tenant.Update(ctx, b)).To(Succeed(), "once on, changing the cap takes no verb of its own")
 	})
 
+	// The guard asks for a verb, not for the install's role: a platform that lets a team tear
+	// down its own test buckets grants empty alone, in that namespace, and nothing else follows.
+	It("lets a Role with the verb empty alone turn emptyOnDelete on, and still refuses abandon", func(ctx SpecContext) {
+		Expect(tenant.Create(ctx, newContract(ns, "team"))).To(Succeed())
+		b := newBucket(ns, "scratch", ns+"-scratch", "team")
+		b.Spec.BucketReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
+		Expect(tenant.Create(ctx, b)).To(Succeed())
+		turnOn := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"deletion":{"emptyOnDelete":true}}}`))
+		Eventually(func() error { return tenant.Patch(ctx, b, turnOn) }).Should(MatchError(ContainSubstring("verb empty")))
+
+		Expect(k8sClient.Create(ctx, &rbacv1.Role{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "teardown"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{storagev1alpha1.GroupVersion.Group},
+				Resources: []string{"buckets"}, Verbs: []string{"empty"}}},
+		})).To(Succeed())
+		bind(ctx, ns, "Role", "teardown", "alice")
+		Eventually(func() error { return tenant.Patch(ctx, b, turnOn) }).Should(Succeed())
+		Expect(b.Spec.Deletion.EmptyOnDelete).To(BeTrue())
+
+		abandon := client.RawPatch("application/merge-patch+json",
+			[]byte(`{"metadata":{"annotations":{"`+storagev1alpha1.AbandonAnnotation+`":"true"}}}`))
+		Expect(tenant.Patch(ctx, b, abandon)).To(MatchError(ContainSubstring("verb abandon")), "empty grants nothing else")
+	})
+
 	It("refuses emptyOnDelete on a Bucket that keeps its bucket, and warns what deletion will remove", func(ctx SpecContext) {
 		admin, warnings := warningClient()
 		Expect(admin.Create(ctx, newContract(ns, "team"))).To(Succeed())
