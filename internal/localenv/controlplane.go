@@ -15,10 +15,13 @@ import (
 type ControlPlaneOptions struct {
 	// WebhookPaths are folders of webhook configurations to install; empty installs none.
 	WebhookPaths []string
+	// CRDDir is the folder of CRDs to install; empty is this tree's config/crd/bases. The
+	// upgrade test starts with an older revision's.
+	CRDDir string
 }
 
 // StartControlPlane starts etcd and kube-apiserver from bin/ through envtest, with the CRDs in
-// config/crd/bases installed. Stop it with env.Stop(); if the test process dies first (a panic,
+// config/crd/bases (or opts.CRDDir) installed. Stop it with env.Stop(); if the test process dies first (a panic,
 // a timeout, Ctrl-C), the kernel stops them too.
 func StartControlPlane(opts ControlPlaneOptions) (*envtest.Environment, *rest.Config, error) {
 	root, err := ModuleRoot()
@@ -38,8 +41,12 @@ func StartControlPlane(opts ControlPlaneOptions) (*envtest.Environment, *rest.Co
 	if err != nil {
 		return nil, nil, err
 	}
+	crds := opts.CRDDir
+	if crds == "" {
+		crds = filepath.Join(root, "config", "crd", "bases")
+	}
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
+		CRDDirectoryPaths:     []string{crds},
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: assets,
 	}

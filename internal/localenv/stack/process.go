@@ -18,13 +18,16 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
-// startManagerProcess runs cmd/manager, built once per stack, with flags made from
+// startManagerProcess runs cmd/manager, built once per stack (or s.ManagerBinary), with flags made from
 // s.ManagerOptions and a kubeconfig that acts as the manager's ServiceAccount, and waits until
 // its health server answers. Its log is manager.log in the stack's directory (ManagerLog).
 func (s *Stack) startManagerProcess() error {
-	bin := filepath.Join(s.dir, "manager")
-	if err := buildOnce(bin); err != nil {
-		return err
+	bin := s.ManagerBinary
+	if bin == "" {
+		bin = filepath.Join(s.dir, "manager")
+		if err := buildOnce(bin); err != nil {
+			return err
+		}
 	}
 	kubeconfig := filepath.Join(s.dir, "manager.kubeconfig")
 	if err := writeKubeconfig(kubeconfig, s.managerConfig()); err != nil {
@@ -57,7 +60,14 @@ func (s *Stack) startManagerProcess() error {
 	if len(o.WatchNamespaces) > 0 {
 		args = append(args, "--watch-namespaces="+strings.Join(o.WatchNamespaces, ","))
 	}
-	p, err := localenv.StartProcess("manager", s.ManagerLog(), bin, append(args, s.ManagerArgs...), nil)
+	args = append(args, s.ManagerArgs...)
+	if s.ManagerBinary != "" {
+		// An older manager does without the flags it predates, as it ran before they came.
+		if args, err = knownFlags(bin, args); err != nil {
+			return err
+		}
+	}
+	p, err := localenv.StartProcess("manager", s.ManagerLog(), bin, args, nil)
 	if err != nil {
 		return err
 	}
@@ -65,6 +75,28 @@ func (s *Stack) startManagerProcess() error {
 	s.process = p
 	s.mu.Unlock()
 	return localenv.WaitHTTP(context.Background(), p, "http://127.0.0.1:"+strconv.Itoa(healthPort)+"/healthz", 60*time.Second)
+}
+
+// knownFlags keeps of args ("--name=value") those that bin lists in its -help.
+func knownFlags(bin string, args []string) ([]string, error) {
+	help, _ := exec.Command(bin, "-help").CombinedOutput() // -help exits 2
+	known := map[string]bool{}
+	for _, line := range strings.Split(string(help), "\n") {
+		if f, ok := strings.CutPrefix(line, "  -"); ok {
+			known[strings.Fields(f)[0]] = true
+		}
+	}
+	if len(known) == 0 {
+		return nil, fmt.Errorf("%s -help lists no flags:\n%s", bin, help)
+	}
+	var kept []string
+	for _, a := range args {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if known[name] {
+			kept = append(kept, a)
+		}
+	}
+	return kept, nil
 }
 
 // ManagerLog is where a manager run as its own process writes its log.

@@ -44,6 +44,9 @@ type Stack struct {
 	ManagerOptions operator.Options
 	// ManagerArgs are more flags for a manager run as its own process ("--zap-log-level=debug").
 	ManagerArgs []string
+	// ManagerBinary is the manager a process manager runs (Options.ManagerProcess); empty is
+	// cmd/manager of this tree. The upgrade test runs an older revision's, then this one's.
+	ManagerBinary string
 	// ManagerClient is the running manager's cached client, for what only a cache can answer
 	// (field-indexed lists).
 	ManagerClient client.Client
@@ -107,6 +110,8 @@ type Options struct {
 	// writes go to this tap, and which can make the manager's view of the cluster stale or
 	// coalesce its watch events.
 	KubeTap *faults.Tap
+	// CRDDir is the folder of CRDs the API server starts with; empty is this tree's.
+	CRDDir string
 }
 
 // Start brings up the control plane, versitygw and the contract server. The manager is started
@@ -123,7 +128,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	if s.dir, err = os.MkdirTemp("", "osm-stack-"); err != nil {
 		return nil, err
 	}
-	env, cfg, err := localenv.StartControlPlane(localenv.ControlPlaneOptions{WebhookPaths: opts.WebhookPaths})
+	env, cfg, err := localenv.StartControlPlane(localenv.ControlPlaneOptions{WebhookPaths: opts.WebhookPaths, CRDDir: opts.CRDDir})
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +190,20 @@ func (s *Stack) WebhookFlags() []string {
 	}
 	return []string{"--webhook-host=" + o.LocalServingHost, "--webhook-port=" + strconv.Itoa(o.LocalServingPort),
 		"--webhook-cert-dir=" + o.LocalServingCertDir}
+}
+
+// InstallWebhooks installs the webhook configurations in paths in place of those the stack
+// started with, served on the same port with new certificates: a manager started after it
+// serves them with WebhookFlags. The upgrade test installs this tree's after an older one's.
+func (s *Stack) InstallWebhooks(paths []string) error {
+	o := s.env.WebhookInstallOptions
+	next := envtest.WebhookInstallOptions{Paths: paths, LocalServingHost: o.LocalServingHost, LocalServingPort: o.LocalServingPort}
+	if err := next.Install(s.Config); err != nil {
+		return fmt.Errorf("installing the webhook configurations of %v: %w", paths, err)
+	}
+	_ = o.Cleanup()
+	s.env.WebhookInstallOptions = next
+	return nil
 }
 
 // MetricsURL is where the running manager serves /metrics.
