@@ -4,15 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"reflect"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -212,38 +208,12 @@ func sameVersions(a, b snapshot) bool {
 // holds none of it in its queue.
 func (w *workload) reconciledAll(kind string, n int) (string, bool) {
 	controller := map[string]string{"Contract": "contract", "Bucket": "bucket", "BucketAccess": "bucketaccess", "Application": "application"}[kind]
-	families, err := w.metrics()
+	passes, queued, err := w.stk.ReconcileCounts(w.ctx)
 	if err != nil {
 		return err.Error(), false
 	}
-	sum := func(metric string) float64 {
-		var total float64
-		for _, m := range families[metric].GetMetric() {
-			for _, l := range m.GetLabel() {
-				if (l.GetName() == "controller" || l.GetName() == "name") && l.GetValue() == controller {
-					total += m.GetCounter().GetValue() + m.GetGauge().GetValue()
-				}
-			}
-		}
-		return total
-	}
-	passes, queued := sum("controller_runtime_reconcile_total"), sum("workqueue_depth")
-	return fmt.Sprintf("controller %s: %.0f passes for %d objects, %.0f queued", controller, passes, n, queued), passes >= float64(n) && queued == 0
-}
-
-// metrics scrapes the running manager (--metrics-insecure: plain HTTP on loopback).
-func (w *workload) metrics() (map[string]*dto.MetricFamily, error) {
-	req, err := http.NewRequestWithContext(w.ctx, http.MethodGet, "http://"+w.stk.ManagerOptions.MetricsBindAddress+"/metrics", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	return p.TextToMetricFamilies(resp.Body)
+	return fmt.Sprintf("controller %s: %.0f passes for %d objects, %.0f queued", controller, passes[controller], n, queued[controller]),
+		passes[controller] >= float64(n) && queued[controller] == 0
 }
 
 // watchReady watches the four kinds from now on and counts the objects whose Ready was True in

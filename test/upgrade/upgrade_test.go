@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,9 +32,9 @@ func TestUpgradeKeepsWhatRuns(t *testing.T) {
 func upgradeFrom(t *testing.T, old revision) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	var s3Writes writeCounter
+	var s3Writes stack.S3Writes
 	stk, err := stack.Start(ctx, stack.Options{ManagerProcess: true, S3Versioning: true, CRDDir: old.crds,
-		WebhookPaths: []string{old.webhooks}, S3Middleware: s3Writes.middleware})
+		WebhookPaths: []string{old.webhooks}, S3Middleware: s3Writes.Middleware})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +63,7 @@ func upgradeFrom(t *testing.T, old revision) {
 		t.Fatal(err)
 	}
 	upgradeStarted := time.Now()
-	s3Writes.reset()
+	s3Writes.Reset()
 	watch := w.watchReady(before)
 	root, err := localenv.ModuleRoot()
 	if err != nil {
@@ -94,7 +92,7 @@ func upgradeFrom(t *testing.T, old revision) {
 	for _, c := range apiCalls {
 		t.Logf("contract API write during the upgrade: %s %s: %d", c.Method, c.Path, c.Status)
 	}
-	s3Seen := s3Writes.seen()
+	s3Seen := s3Writes.Seen()
 	for _, w := range s3Seen {
 		t.Logf("S3 write during the upgrade: %s", w)
 	}
@@ -114,53 +112,4 @@ func upgradeFrom(t *testing.T, old revision) {
 			t.Errorf("%d %s by the upgrade from %s", c.n, c.what, old.name)
 		}
 	}
-}
-
-// writeCounter keeps the S3 requests that changed something from when it was last reset: the
-// operator's (the test's own go to the server directly) that may write (anything but GET and
-// HEAD) and that the server carried out (2xx). A refused one changed nothing: the key check's
-// upload is sent with a Content-MD5 its body cannot match, to be refused after the access check.
-type writeCounter struct {
-	mu     sync.Mutex
-	writes []string
-}
-
-func (c *writeCounter) middleware(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet || r.Method == http.MethodHead {
-			next.ServeHTTP(w, r)
-			return
-		}
-		rec := &statusOf{ResponseWriter: w, code: http.StatusOK}
-		next.ServeHTTP(rec, r)
-		if rec.code < 300 {
-			c.mu.Lock()
-			c.writes = append(c.writes, fmt.Sprintf("%s %s: %d", r.Method, r.URL.RequestURI(), rec.code))
-			c.mu.Unlock()
-		}
-	})
-}
-
-// statusOf remembers the status code a handler answered with.
-type statusOf struct {
-	http.ResponseWriter
-	code int
-}
-
-func (s *statusOf) WriteHeader(code int) {
-	s.code = code
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (c *writeCounter) reset() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.writes = nil
-}
-
-// seen is the writes since the last reset, as "METHOD /path?query".
-func (c *writeCounter) seen() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return slices.Clone(c.writes)
 }

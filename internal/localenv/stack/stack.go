@@ -19,6 +19,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -204,6 +206,39 @@ func (s *Stack) InstallWebhooks(paths []string) error {
 	_ = o.Cleanup()
 	s.env.WebhookInstallOptions = next
 	return nil
+}
+
+// ReconcileCounts are the passes each controller of the running manager has made
+// (controller_runtime_reconcile_total) and the requests in its queue (workqueue_depth), by
+// controller name; the manager must serve its metrics over plain HTTP (--metrics-insecure in
+// ManagerArgs). Tests wait with them for the manager to have looked at what they changed.
+func (s *Stack) ReconcileCounts(ctx context.Context) (passes, queued map[string]float64, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.ManagerOptions.MetricsBindAddress+"/metrics", nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, nil, err
+	}
+	byController := func(metric, label string) map[string]float64 {
+		out := map[string]float64{}
+		for _, m := range families[metric].GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label {
+					out[l.GetValue()] += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+				}
+			}
+		}
+		return out
+	}
+	return byController("controller_runtime_reconcile_total", "controller"), byController("workqueue_depth", "name"), nil
 }
 
 // MetricsURL is where the running manager serves /metrics.
