@@ -121,6 +121,10 @@ test-sieve: tools ## Run the sieve at every point: a crash after each write of t
 	cd test/faults && PATH="$(BIN_DIR):$$PATH" OSM_SIEVE="$(or $(SIEVE),all)" OSM_SIEVE_LABS="$(LABS)" \
 		go test -count=1 -timeout 150m -run '^TestSieve$$'
 
+.PHONY: test-transitions
+test-transitions: tools ## Drive every field of Bucket and BucketAccess through every change (Acto's way) and check each against a fresh object; prints one line (ONLY=<regexp of fields>, docs/reliability.md). make test runs a subset.
+	cd test/transitions && PATH="$(BIN_DIR):$$PATH" OSM_TRANSITIONS="$(or $(ONLY),all)" go test -count=1 -timeout 60m -run '^TestTransitions$$'
+
 .PHONY: test-upgrade
 test-upgrade: tools ## Upgrade to this tree from FROM=<revision> (default: each one test/upgrade/from.txt lists, as make test does); prints one line (docs/reliability.md).
 	cd test/upgrade && PATH="$(BIN_DIR):$$PATH" OSM_UPGRADE_FROM="$(FROM)" go test -count=1 -timeout 30m -run '^TestUpgradeKeepsWhatRuns$$'
