@@ -3,7 +3,7 @@ package paas
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
+	"github.com/object-storage-manager/object-storage-manager/internal/engine/status"
 )
 
 // setCondition sets one of the conditions application_status.go computes, with the generation

@@ -37,7 +37,7 @@ import (
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
-	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
+	"github.com/object-storage-manager/object-storage-manager/internal/engine/status"
 	"github.com/object-storage-manager/object-storage-manager/internal/ttlcache"
 	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
 )
