@@ -5,11 +5,7 @@ package paas
 import (
 	"context"
 	"errors"
-	"fmt"
-	"reflect"
 	"slices"
-	"sort"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -22,12 +18,10 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -174,146 +168,6 @@ func (r *ApplicationReconciler) reconcileNormal(ctx context.Context, app *paasv1
 	return ctrl.Result{}, nil
 }
 
-// reconcileBackup keeps the backup CronJob, the restore and the list of backups, and says in
-// BackupScheduled where the backup stands. usable says the linked Buckets can be used (buckets
-// says why not); envRefused, when set, is why the operator may not write the env, and
-// backupRefused why it may not back up under the backup prefix.
-func (r *ApplicationReconciler) reconcileBackup(ctx context.Context, app *paasv1alpha1.Application, links []resolvedLink, accesses appAccesses,
-	usable bool, buckets condition, envRefused, backupRefused *condition) error {
-	var waiting *condition
-	if !usable {
-		waiting = &condition{metav1.ConditionFalse, waitingReason(buckets), "The backup waits for the linked Buckets (see BucketsReady)"}
-	}
-	var cronJob *batchv1.CronJob
-	var blocked *condition
-	var err error
-	if backupRefused != nil {
-		// Nothing is written under a prefix that is not the Application's own, not even by a
-		// CronJob made before.
-		cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: application.BackupCronJobName(app.Name)}}
-		blocked, err = backupRefused, r.deleteOwned(ctx, app, cj, "CronJob", "the operator refuses the backup (see BackupScheduled)")
-	} else {
-		cronJob, blocked, err = r.syncCronJob(ctx, app, links, accesses, waiting, envRefused)
-	}
-	if err != nil {
-		return err
-	}
-	setCondition(&app.Status.Conditions, app.Generation, paasv1alpha1.BackupScheduledCondition,
-		backupCondition(app.Spec.Backup, cronJob, blocked))
-	app.Status.LastBackupTime, app.Status.LastSuccessfulBackupTime = nil, nil
-	if cronJob != nil {
-		app.Status.LastBackupTime = cronJob.Status.LastScheduleTime
-		app.Status.LastSuccessfulBackupTime = cronJob.Status.LastSuccessfulTime
-	}
-	// Restores and the list of backups need the backup bucket's link, its ReadOnly
-	// BucketAccess, and an env the operator may write.
-	target := backupTarget(app, links)
-	if !usable || envRefused != nil || backupRefused != nil {
-		target = nil
-	}
-	if err := r.syncRestore(ctx, app, links, target, accesses.restore, backupRefused); err != nil {
-		return err
-	}
-	r.listBackups(ctx, app, target, accesses.restore)
-	return nil
-}
-
-// linkedBuckets reads the Buckets app links, by name; one that does not exist is left out.
-func (r *ApplicationReconciler) linkedBuckets(ctx context.Context, app *paasv1alpha1.Application) (map[string]*storagev1alpha1.Bucket, error) {
-	buckets := make(map[string]*storagev1alpha1.Bucket, len(app.Spec.Buckets))
-	for _, l := range app.Spec.Buckets {
-		b := &storagev1alpha1.Bucket{}
-		err := r.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: l.Name}, b)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return nil, fmt.Errorf("reading Bucket %q: %w", l.Name, err)
-		default:
-			buckets[l.Name] = b
-		}
-	}
-	return buckets, nil
-}
-
-// resolveLinks puts each link's Bucket with its BucketAccess. It returns the links whose
-// environment can be built, in spec order, and what it saw of every link.
-func resolveLinks(app *paasv1alpha1.Application, buckets map[string]*storagev1alpha1.Bucket, accesses appAccesses) ([]resolvedLink, []linkState) {
-	var links []resolvedLink
-	states := make([]linkState, 0, len(app.Spec.Buckets))
-	for _, l := range app.Spec.Buckets {
-		link, state := resolveLink(app.Namespace, l, buckets[l.Name], accesses.links[l.Name])
-		if state.Usable {
-			links = append(links, link)
-		}
-		states = append(states, state)
-	}
-	return links, states
-}
-
-// resolveLink puts link l with its Bucket b (nil when it does not exist) and its BucketAccess.
-func resolveLink(namespace string, l paasv1alpha1.BucketLink, b *storagev1alpha1.Bucket, access accessState) (resolvedLink, linkState) {
-	state := linkState{Name: l.Name}
-	if b == nil {
-		state.Problem = fmt.Sprintf("Bucket %s does not exist in namespace %s", l.Name, namespace)
-		return resolvedLink{}, state
-	}
-	notReady := fmt.Sprintf("Bucket %s has no status yet", b.Name)
-	ready := meta.FindStatusCondition(b.Status.Conditions, storagev1alpha1.ReadyCondition)
-	if ready != nil {
-		notReady = fmt.Sprintf("Bucket %s is not Ready (%s: %s)", b.Name, ready.Reason, ready.Message)
-	}
-	bucketReady := ready != nil && ready.Status == metav1.ConditionTrue
-	located := b.Status.BucketName != "" && b.Status.Endpoint != ""
-
-	// The Bucket's own problem comes first: its BucketAccess waits for it too.
-	switch {
-	case !located || (!bucketReady && !access.Usable):
-		state.Problem = notReady
-		return resolvedLink{}, state
-	case !access.Usable:
-		state.Problem, state.WaitsForAccess = access.Problem, true
-		return resolvedLink{}, state
-	}
-	state.Usable = true
-	state.Ready = bucketReady && access.Ready
-	switch {
-	case !bucketReady:
-		state.Problem = notReady
-	case !access.Ready:
-		state.Problem, state.WaitsForAccess = access.Problem, true
-	}
-	return resolvedLink{
-		Name:       l.Name,
-		Prefix:     l.EnvPrefixOrDefault(),
-		Mode:       l.AccessOrDefault(),
-		BucketName: b.Status.BucketName,
-		Endpoint:   b.Status.Endpoint,
-		Region:     b.Status.Region,
-		Versioning: b.Status.Versioning,
-		Access:     access,
-	}, state
-}
-
-// prefixConflict says which links share an envPrefix, "" when none do.
-func prefixConflict(links []paasv1alpha1.BucketLink) string {
-	byPrefix := map[string][]string{}
-	for _, l := range links {
-		p := l.EnvPrefixOrDefault()
-		byPrefix[p] = append(byPrefix[p], l.Name)
-	}
-	var problems []string
-	for p, names := range byPrefix {
-		if len(names) > 1 {
-			problems = append(problems, fmt.Sprintf("Buckets %s share the env prefix %s", strings.Join(names, ", "), p))
-		}
-	}
-	if len(problems) == 0 {
-		return ""
-	}
-	sort.Strings(problems)
-	return strings.Join(problems, "; ") + ": set spec.buckets[].envPrefix so that each link has its own"
-}
-
 func (r *ApplicationReconciler) syncService(ctx context.Context, app *paasv1alpha1.Application) error {
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.Name}}
 	return r.apply(ctx, app, svc, "Service", func() { mutateService(svc, app) })
@@ -362,78 +216,6 @@ func (r *ApplicationReconciler) syncDeployment(ctx context.Context, app *paasv1a
 	return deploy, nil
 }
 
-// syncCronJob brings the backup CronJob in line with spec.backup, or deletes it when there is
-// no backup. Its runs get the backup's own WriteOnly key and, for the links, ReadOnly keys only
-// (appAccesses.backupReadKey). waiting, when set, says why the links cannot be used. blocked
-// says why an existing CronJob could not be brought up to date.
-func (r *ApplicationReconciler) syncCronJob(ctx context.Context, app *paasv1alpha1.Application, links []resolvedLink, accesses appAccesses,
-	waiting, envRefused *condition) (*batchv1.CronJob, *condition, error) {
-	creds := accesses.backup
-	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: application.BackupCronJobName(app.Name)}}
-	backup := app.Spec.Backup
-	if backup == nil {
-		return nil, nil, r.deleteOwned(ctx, app, cj, "CronJob", "spec.backup is not set")
-	}
-	if !linksBucket(app.Spec.Buckets, backup.Bucket) || creds == nil || accesses.restore == nil {
-		existing, err := getOwned(ctx, r.Client, app, cj, "CronJob")
-		return existing, &condition{metav1.ConditionFalse, paasv1alpha1.ReasonBucketNotLinked, fmt.Sprintf(
-			"spec.backup.bucket is %s, which spec.buckets does not link", backup.Bucket)}, err
-	}
-	if envRefused != nil {
-		existing, err := getOwned(ctx, r.Client, app, cj, "CronJob")
-		return existing, &condition{metav1.ConditionFalse, paasv1alpha1.ReasonEnvNotAllowed,
-			"The backup waits for spec.env to be fixed (see Ready)"}, err
-	}
-	if waiting != nil {
-		existing, err := getOwned(ctx, r.Client, app, cj, "CronJob")
-		return existing, waiting, err
-	}
-	target := backupTarget(app, links)
-	if target == nil {
-		return nil, nil, fmt.Errorf("backup bucket %q is linked but not resolved", backup.Bucket)
-	}
-	if backup.RequireVersionedBucket && target.Versioning != string(storagev1alpha1.VersioningEnabled) {
-		// A backup overwritten or deleted in an unversioned bucket is gone: none is written
-		// until the bucket keeps old versions. The Bucket's change wakes this Application.
-		existing, err := getOwned(ctx, r.Client, app, cj, "CronJob")
-		return existing, &condition{metav1.ConditionFalse, paasv1alpha1.ReasonBucketNotVersioned, fmt.Sprintf(
-			"spec.backup.requireVersionedBucket: Bucket %s does not have versioning Enabled (it shows %q); set its spec.versioning to Enabled",
-			backup.Bucket, target.Versioning)}, err
-	}
-	if !creds.Usable {
-		existing, err := getOwned(ctx, r.Client, app, cj, "CronJob")
-		return existing, &condition{metav1.ConditionFalse, paasv1alpha1.ReasonBucketAccessNotReady,
-			"The backup waits for its WriteOnly credentials: " + creds.Problem}, err
-	}
-	reads := []accessState{*creds}
-	for _, l := range links {
-		key, ok := accesses.backupReadKey(l)
-		if !ok {
-			return nil, nil, fmt.Errorf("the backup's read key for Bucket %q is not known", l.Name)
-		}
-		if key == nil {
-			continue
-		}
-		if !key.Usable {
-			existing, err := getOwned(ctx, r.Client, app, cj, "CronJob")
-			return existing, &condition{metav1.ConditionFalse, paasv1alpha1.ReasonBucketAccessNotReady, fmt.Sprintf(
-				"The backup waits for its ReadOnly credentials to Bucket %s: %s", l.Name, key.Problem)}, err
-		}
-		reads = append(reads, *key)
-	}
-	env := append(bucketEnv(links, func(l resolvedLink) *accessState {
-		key, _ := accesses.backupReadKey(l)
-		return key
-	}), backupEnv(*target, *creds, application.BackupPrefix(app))...)
-	env = append(env, backupRunEnv()...)
-	env = append(env, userEnv(app.Spec.Env)...)
-	keys := accessKeys(reads...)
-	if err := r.apply(ctx, app, cj, "CronJob", func() { mutateCronJob(cj, app, env, keys) }); err != nil {
-		return nil, nil, err
-	}
-	return cj, nil, nil
-}
-
 // hostRefusal is the condition of an Application whose host the operator refuses to serve, nil
 // when it may: a host outside the allowed domains, or one an Application that came first serves
 // too, in any namespace the manager serves.
@@ -456,140 +238,6 @@ func (r *ApplicationReconciler) hostRefusal(ctx context.Context, app *paasv1alph
 	return nil, nil
 }
 
-// backupRefusal is the condition of an Application whose backup the operator refuses to run
-// (application.BackupProblems), nil when it may run. Of two Applications whose backup prefixes
-// overlap in one Bucket, the one created first keeps its backup: the other's is refused.
-func (r *ApplicationReconciler) backupRefusal(ctx context.Context, app *paasv1alpha1.Application) (*condition, error) {
-	if app.Spec.Backup == nil {
-		return nil, nil
-	}
-	var list paasv1alpha1.ApplicationList
-	if err := r.List(ctx, &list, client.InNamespace(app.Namespace),
-		client.MatchingFields{index.ApplicationBucketField: app.Spec.Backup.Bucket}); err != nil {
-		return nil, fmt.Errorf("listing the Applications that link Bucket %q: %w", app.Spec.Backup.Bucket, err)
-	}
-	problems := application.BackupProblems(app, list.Items, func(other *paasv1alpha1.Application) bool { return application.Precedes(other, app) })
-	if len(problems) == 0 {
-		return nil, nil
-	}
-	return refusal(problems[0].Reason, application.Errors(problems)), nil
-}
-
-// backupTarget is the resolved link of the backup's Bucket, nil without a backup or when that
-// link could not be resolved.
-func backupTarget(app *paasv1alpha1.Application, links []resolvedLink) *resolvedLink {
-	if app.Spec.Backup == nil {
-		return nil
-	}
-	for i := range links {
-		if links[i].Name == app.Spec.Backup.Bucket {
-			return &links[i]
-		}
-	}
-	return nil
-}
-
-func linksBucket(links []paasv1alpha1.BucketLink, name string) bool {
-	for _, l := range links {
-		if l.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// foreignError says that a child's name is taken by an object this Application does not own.
-type foreignError struct{ kind, name string }
-
-func (e *foreignError) Error() string {
-	return fmt.Sprintf("%s %s exists and does not belong to this Application", e.kind, e.name)
-}
-
-// apply creates obj or updates it with mutate, and writes nothing when it already matches. It
-// never takes over an object that belongs to something else.
-func (r *ApplicationReconciler) apply(ctx context.Context, app *paasv1alpha1.Application, obj client.Object, kind string, mutate func()) error {
-	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, obj, func() error {
-		if obj.GetResourceVersion() != "" && !metav1.IsControlledBy(obj, app) {
-			return &foreignError{kind: kind, name: obj.GetName()}
-		}
-		mutate()
-		return controllerutil.SetControllerReference(app, obj, r.Scheme())
-	})
-	if apierrors.IsAlreadyExists(err) {
-		op, err = r.reclaim(ctx, app, obj, kind, mutate)
-	}
-	var foreign *foreignError
-	switch {
-	case errors.As(err, &foreign):
-		return foreign
-	case err != nil:
-		return fmt.Errorf("writing %s %q: %w", kind, obj.GetName(), err)
-	}
-	log := logf.FromContext(ctx)
-	switch op {
-	case controllerutil.OperationResultCreated:
-		log.Info("Created "+kind, "object", klog.KObj(obj))
-		r.Recorder.Eventf(app, obj, corev1.EventTypeNormal, kind+"Created", "Create", "Created %s %s", kind, obj.GetName())
-	case controllerutil.OperationResultUpdated:
-		log.Info("Updated "+kind, "object", klog.KObj(obj))
-		r.Recorder.Eventf(app, obj, corev1.EventTypeNormal, kind+"Updated", "Update",
-			"Updated %s %s to match the Application", kind, obj.GetName())
-	}
-	return nil
-}
-
-// reclaim handles a child the cache does not hold but the API server does: the cache sees only
-// objects labelled as the controller's children, so this is an object of someone else of the
-// same name, or a child whose labels were edited away. The first is reported, the second made
-// whole again.
-func (r *ApplicationReconciler) reclaim(ctx context.Context, app *paasv1alpha1.Application, obj client.Object, kind string, mutate func()) (controllerutil.OperationResult, error) {
-	live := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(client.Object)
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
-		return controllerutil.OperationResultNone, err
-	}
-	if !metav1.IsControlledBy(live, app) {
-		return controllerutil.OperationResultNone, &foreignError{kind: kind, name: obj.GetName()}
-	}
-	// mutate writes into obj: start it from the live object.
-	reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(live).Elem())
-	mutate()
-	if err := r.Update(ctx, obj); err != nil {
-		return controllerutil.OperationResultNone, err
-	}
-	return controllerutil.OperationResultUpdated, nil
-}
-
-// deleteOwned deletes obj when it exists and belongs to app; why says, for the event, why it
-// is no longer wanted.
-func (r *ApplicationReconciler) deleteOwned(ctx context.Context, app *paasv1alpha1.Application, obj client.Object, kind, why string) error {
-	if err := r.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	if !metav1.IsControlledBy(obj, app) {
-		return nil
-	}
-	uid := obj.GetUID()
-	if err := r.Delete(ctx, obj, client.Preconditions{UID: &uid},
-		client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	logf.FromContext(ctx).Info("Deleted "+kind, "object", klog.KObj(obj))
-	r.Recorder.Eventf(app, obj, corev1.EventTypeNormal, kind+"Deleted", "Delete", "Deleted %s %s: %s", kind, obj.GetName(), why)
-	return nil
-}
-
-// getOwned reads obj and returns it when it belongs to app, nil when it does not exist.
-func getOwned[T client.Object](ctx context.Context, c client.Reader, app *paasv1alpha1.Application, obj T, kind string) (T, error) {
-	var none T
-	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-		return none, client.IgnoreNotFound(err)
-	}
-	if !metav1.IsControlledBy(obj, app) {
-		return none, &foreignError{kind: kind, name: obj.GetName()}
-	}
-	return obj, nil
-}
-
 // childFailed records a failed write of a child. An object of the child's name that belongs to
 // someone else is left alone and reported; anything else is retried with backoff.
 func (r *ApplicationReconciler) childFailed(app *paasv1alpha1.Application, err error) (ctrl.Result, error) {
@@ -606,15 +254,6 @@ func (r *ApplicationReconciler) childFailed(app *paasv1alpha1.Application, err e
 	r.setReady(app, condition{metav1.ConditionFalse, paasv1alpha1.ReasonResourceConflict,
 		foreign.Error() + "; delete it or give the Application another name"})
 	return ctrl.Result{RequeueAfter: tuning.ForeignRetry}, nil
-}
-
-// apiMessage is the API server's own account of a refusal, without the wrapping of the call.
-func apiMessage(err error) string {
-	var apiStatus apierrors.APIStatus
-	if errors.As(err, &apiStatus) {
-		return apiStatus.Status().Message
-	}
-	return err.Error()
 }
 
 // setReady sets the Ready condition and, when its reason changes, emits an event that says so:
