@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -35,11 +36,11 @@ func BucketsOfApplication(_ context.Context, obj client.Object) []reconcile.Requ
 }
 
 // linkedBuckets reads the Buckets app links, by name; one that does not exist is left out.
-func (r *ApplicationReconciler) linkedBuckets(ctx context.Context, app *paasv1alpha1.Application) (map[string]*storagev1alpha1.Bucket, error) {
+func (k applicationKind) linkedBuckets(ctx context.Context, app *paasv1alpha1.Application) (map[string]*storagev1alpha1.Bucket, error) {
 	buckets := make(map[string]*storagev1alpha1.Bucket, len(app.Spec.Buckets))
 	for _, l := range app.Spec.Buckets {
 		b := &storagev1alpha1.Bucket{}
-		err := r.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: l.Name}, b)
+		err := k.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: l.Name}, b)
 		switch {
 		case apierrors.IsNotFound(err):
 		case err != nil:
@@ -130,25 +131,17 @@ func prefixConflict(links []paasv1alpha1.BucketLink) string {
 	return strings.Join(problems, "; ") + ": set spec.buckets[].envPrefix so that each link has its own"
 }
 
-// backupTarget is the resolved link of the backup's Bucket, nil without a backup or when that
-// link could not be resolved.
-func backupTarget(app *paasv1alpha1.Application, links []resolvedLink) *resolvedLink {
-	if app.Spec.Backup == nil {
-		return nil
+// linkBuckets gives each link, and the backup, the BucketAccess it gets its key from, and
+// resolves the links with them; BucketsReady says how they stand.
+func (k applicationKind) linkBuckets(ctx context.Context, s *appPass) error {
+	accesses, err := k.syncAccesses(ctx, s.app, s.linked, s.backupRefused == nil)
+	if err != nil {
+		return err
 	}
-	for i := range links {
-		if links[i].Name == app.Spec.Backup.Bucket {
-			return &links[i]
-		}
-	}
+	links, states := resolveLinks(s.app, s.linked, accesses)
+	conflict := prefixConflict(s.app.Spec.Buckets)
+	s.accesses, s.links = accesses, links
+	s.usable = conflict == "" && len(links) == len(s.app.Spec.Buckets)
+	s.found.buckets = ptr.To(bucketsReady(states, conflict))
 	return nil
-}
-
-func linksBucket(links []paasv1alpha1.BucketLink, name string) bool {
-	for _, l := range links {
-		if l.Name == name {
-			return true
-		}
-	}
-	return false
 }
