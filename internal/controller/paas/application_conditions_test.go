@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
@@ -233,6 +234,59 @@ func TestResolveLink(t *testing.T) {
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("resolveLink() link mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Conclude keeps the Application's own Ready events: its first Ready is a normal event, a
+// finding someone has to act on warns, and losing Ready warns unless a rollout is the cause.
+// What a pass did not reach stays as it was.
+func TestConcludeReadyEvents(t *testing.T) {
+	available := deployment(1, 1, 1)
+	progressing := deployment(2, 1, 1)
+	bucketsOK := condition(condTrue, "NoBuckets", "The Application links no Bucket")
+	tests := []struct {
+		name  string
+		was   []readyFinding
+		found applicationFound
+		want  string
+	}{
+		{name: "first Ready", found: applicationFound{ready: running{bucketsOK, available}},
+			want: "Normal Available Deployment web has 1 of 1 replicas available"},
+		{name: "a refusal warns", found: applicationFound{ready: refused{"HostNotAllowed", nil}},
+			want: "Warning HostNotAllowed The operator refuses to write this for the Application: "},
+		{name: "a rollout after Ready", was: []readyFinding{running{bucketsOK, available}},
+			found: applicationFound{ready: running{bucketsOK, progressing}},
+			want:  "Normal DeploymentProgressing Deployment web is rolling out generation 2"},
+		{name: "losing Ready warns", was: []readyFinding{running{bucketsOK, available}},
+			found: applicationFound{ready: running{bucketsOK, nil}},
+			want:  "Warning DeploymentUnavailable The Deployment does not exist yet"},
+		{name: "a pass that stopped early", was: []readyFinding{running{bucketsOK, available}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			app := &paasv1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: 1}}
+			k := applicationKind{&ApplicationReconciler{Recorder: events.NewFakeRecorder(10)}}
+			for _, f := range tt.was {
+				k.Conclude(app, applicationOutcome{Found: applicationFound{ready: f}})
+			}
+			before := app.Status.DeepCopy()
+			rec := events.NewFakeRecorder(10)
+			k.Recorder = rec
+			k.Conclude(app, applicationOutcome{Found: tt.found})
+			var got string
+			select {
+			case got = <-rec.Events:
+			default:
+			}
+			if got != tt.want {
+				t.Errorf("event %q, want %q", got, tt.want)
+			}
+			if tt.found.ready == nil {
+				if diff := cmp.Diff(before.Conditions, app.Status.Conditions); diff != "" {
+					t.Errorf("conditions changed (-before +after):\n%s", diff)
+				}
 			}
 		})
 	}
