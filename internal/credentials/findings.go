@@ -9,7 +9,7 @@ import (
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
-	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
+	"github.com/object-storage-manager/object-storage-manager/internal/engine"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
 

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
-	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
+	"github.com/object-storage-manager/object-storage-manager/internal/engine"
 )
 
 // Settle runs before a resource whose key stays at the provider (a Contract kept by its reclaim

@@ -41,12 +41,6 @@ const (
 	readAccessSuffix    = "-read"
 )
 
-// AccessKeysAnnotation on a pod template names the key each BucketAccess the pods read had when
-// the template was written: "<bucketaccess>=<access key id>", comma-separated. Key ids are not
-// secret. A rotation changes the id, so the template, so the Deployment rolls its pods, which
-// read secretKeyRefs only when they start.
-const AccessKeysAnnotation = "paas.osm.dev/access-key-ids"
-
 // wantedAccess is a BucketAccess an Application needs.
 type wantedAccess struct {
 	// Name is the BucketAccess; Bucket the Bucket it reaches, with Access.
@@ -167,30 +161,6 @@ func observeAccess(ba *storagev1alpha1.BucketAccess) accessState {
 	return st
 }
 
-// accessKeys is the value of AccessKeysAnnotation for pods that read these BucketAccesses'
-// Secrets, "" for none.
-func accessKeys(accesses ...accessState) string {
-	pairs := make([]string, 0, len(accesses))
-	for _, a := range accesses {
-		pairs = append(pairs, a.Name+"="+a.AccessKeyID)
-	}
-	return strings.Join(pairs, ",")
-}
-
-// setAccessKeys sets the annotation on a pod template, or removes it when keys is "". It also
-// removes the checksum annotation that older versions set over the Contract's keys.
-func setAccessKeys(tpl *corev1.PodTemplateSpec, keys string) {
-	delete(tpl.Annotations, legacyChecksumAnnotation)
-	if keys == "" {
-		delete(tpl.Annotations, AccessKeysAnnotation)
-		return
-	}
-	if tpl.Annotations == nil {
-		tpl.Annotations = map[string]string{}
-	}
-	tpl.Annotations[AccessKeysAnnotation] = keys
-}
-
 // appAccesses is what one pass saw of an Application's BucketAccesses.
 type appAccesses struct {
 	// links holds each link's, by Bucket name.
@@ -203,40 +173,17 @@ type appAccesses struct {
 	backupReads map[string]accessState
 }
 
-// backupReadKey is the key a backup run gets for link l: a ReadOnly one to its Bucket when the
-// link may read (the link's own when it is ReadOnly, the backup's own read one otherwise), none
-// for a WriteOnly link. ok is false when the key the link needs is not known yet.
-func (a appAccesses) backupReadKey(l resolvedLink) (key *accessState, ok bool) {
-	switch l.Mode {
-	case storagev1alpha1.AccessWriteOnly:
-		return nil, true
-	case storagev1alpha1.AccessReadOnly:
-		return &l.Access, true
-	}
-	st, found := a.backupReads[l.Name]
-	return &st, found
-}
-
-// restoreWriteKey is the key a restore gets for link l: the link's own when it may write, none
-// for a ReadOnly link.
-func restoreWriteKey(l resolvedLink) *accessState {
-	if l.Mode == storagev1alpha1.AccessReadOnly {
-		return nil
-	}
-	return &l.Access
-}
-
 // syncAccesses makes the BucketAccesses app needs, deletes those it owns and no longer needs,
 // and returns what each wanted one says. buckets are the linked Buckets that exist, by name:
 // admission refuses a BucketAccess for a Bucket that does not exist or is being deleted, so
 // none is made for one until it is there (one made before is kept and kept up to date).
-func (r *ApplicationReconciler) syncAccesses(ctx context.Context, app *paasv1alpha1.Application, buckets map[string]*storagev1alpha1.Bucket, backup bool) (appAccesses, error) {
+func (k applicationKind) syncAccesses(ctx context.Context, app *paasv1alpha1.Application, buckets map[string]*storagev1alpha1.Bucket, backup bool) (appAccesses, error) {
 	wanted := wantedAccesses(app, backup)
 	out := appAccesses{links: make(map[string]accessState, len(app.Spec.Buckets)), backupReads: map[string]accessState{}}
 	states := make(map[string]bool, len(wanted))
 	for _, w := range wanted {
 		b := buckets[w.Bucket]
-		ba, err := r.applyAccess(ctx, app, w, b != nil && b.DeletionTimestamp.IsZero())
+		ba, err := k.applyAccess(ctx, app, w, b != nil && b.DeletionTimestamp.IsZero())
 		if err != nil {
 			return appAccesses{}, err
 		}
@@ -258,7 +205,7 @@ func (r *ApplicationReconciler) syncAccesses(ctx context.Context, app *paasv1alp
 	}
 
 	var owned storagev1alpha1.BucketAccessList
-	if err := r.List(ctx, &owned, client.InNamespace(app.Namespace),
+	if err := k.List(ctx, &owned, client.InNamespace(app.Namespace),
 		client.MatchingLabels{LabelInstance: app.Name, LabelManagedBy: ManagedBy}); err != nil {
 		return appAccesses{}, fmt.Errorf("listing the BucketAccesses of the Application: %w", err)
 	}
@@ -274,7 +221,7 @@ func (r *ApplicationReconciler) syncAccesses(ctx context.Context, app *paasv1alp
 		case ba.Labels[LabelComponent] != ComponentApp:
 			why = fmt.Sprintf("the Application no longer backs up into Bucket %s", ba.Spec.Bucket)
 		}
-		if err := r.deleteOwned(ctx, app, ba, "BucketAccess", why); err != nil {
+		if err := k.deleteOwned(ctx, app, ba, "BucketAccess", why); err != nil {
 			return appAccesses{}, err
 		}
 	}
@@ -285,23 +232,23 @@ func (r *ApplicationReconciler) syncAccesses(ctx context.Context, app *paasv1alp
 // patch, and returns it as it stands, nil when there is none. It never takes over a
 // BucketAccess that belongs to something else. Its spec.secretName (which its webhook
 // defaults) and spec.rotation are left to whoever set them.
-func (r *ApplicationReconciler) applyAccess(ctx context.Context, app *paasv1alpha1.Application, w wantedAccess, create bool) (*storagev1alpha1.BucketAccess, error) {
+func (k applicationKind) applyAccess(ctx context.Context, app *paasv1alpha1.Application, w wantedAccess, create bool) (*storagev1alpha1.BucketAccess, error) {
 	ba := &storagev1alpha1.BucketAccess{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: w.Name}, ba)
+	err := k.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: w.Name}, ba)
 	switch {
 	case apierrors.IsNotFound(err) && !create:
 		return nil, nil
 	case apierrors.IsNotFound(err):
 		ba = &storagev1alpha1.BucketAccess{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: w.Name}}
 		mutateAccess(ba, app, w)
-		if err := controllerutil.SetControllerReference(app, ba, r.Scheme()); err != nil {
+		if err := controllerutil.SetControllerReference(app, ba, k.Scheme()); err != nil {
 			return nil, err
 		}
-		if err := r.Create(ctx, ba); err != nil {
+		if err := k.Create(ctx, ba); err != nil {
 			return nil, fmt.Errorf("creating BucketAccess %q: %w", w.Name, err)
 		}
 		logf.FromContext(ctx).Info("Created BucketAccess", "object", klog.KObj(ba), "bucket", w.Bucket, "access", w.Access)
-		r.Recorder.Eventf(app, ba, corev1.EventTypeNormal, "BucketAccessCreated", "Create",
+		k.Recorder.Eventf(app, ba, corev1.EventTypeNormal, "BucketAccessCreated", "Create",
 			"Created BucketAccess %s: %s access to Bucket %s", ba.Name, w.Access, w.Bucket)
 		return ba, nil
 	case err != nil:
@@ -314,11 +261,11 @@ func (r *ApplicationReconciler) applyAccess(ctx context.Context, app *paasv1alph
 	if apiequality.Semantic.DeepEqual(before, ba) {
 		return ba, nil
 	}
-	if err := r.Patch(ctx, ba, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := k.Patch(ctx, ba, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return nil, fmt.Errorf("updating BucketAccess %q: %w", w.Name, err)
 	}
 	logf.FromContext(ctx).Info("Updated BucketAccess", "object", klog.KObj(ba), "access", w.Access)
-	r.Recorder.Eventf(app, ba, corev1.EventTypeNormal, "BucketAccessUpdated", "Update",
+	k.Recorder.Eventf(app, ba, corev1.EventTypeNormal, "BucketAccessUpdated", "Update",
 		"Updated BucketAccess %s to %s access to Bucket %s", ba.Name, w.Access, w.Bucket)
 	return ba, nil
 }
@@ -330,4 +277,13 @@ func mutateAccess(ba *storagev1alpha1.BucketAccess, app *paasv1alpha1.Applicatio
 	ba.Spec.Bucket = w.Bucket
 	ba.Spec.Access = w.Access
 	ba.Spec.Prefix = w.Prefix
+}
+
+func linksBucket(links []paasv1alpha1.BucketLink, name string) bool {
+	for _, l := range links {
+		if l.Name == name {
+			return true
+		}
+	}
+	return false
 }

@@ -1,13 +1,23 @@
 package paas
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 )
@@ -45,6 +55,161 @@ const (
 	backupBackoffLimit          = 2
 )
 
+// syncService makes the Service that selects the app's pods.
+func (k applicationKind) syncService(ctx context.Context, s *appPass) error {
+	app := s.app
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.Name}}
+	return k.apply(ctx, app, svc, "Service", func() { mutateService(svc, app) })
+}
+
+// syncIngress makes the Ingress when spec.host is set and allowed, and deletes it otherwise
+// (s.hostRefused says why not): an Ingress for a host outside the allowed domains, or one
+// another Application serves, would route someone else's name.
+func (k applicationKind) syncIngress(ctx context.Context, s *appPass) error {
+	app, host := s.app, s.hostRefused
+	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.Name}}
+	if app.Spec.Host == "" {
+		return k.deleteOwned(ctx, app, ing, "Ingress", "spec.host is not set")
+	}
+	if host != nil && host.reason == paasv1alpha1.ReasonHostConflict {
+		return k.deleteOwned(ctx, app, ing, "Ingress", "another Application serves spec.host")
+	}
+	if host != nil {
+		return k.deleteOwned(ctx, app, ing, "Ingress", "spec.host is not under an allowed domain")
+	}
+	return k.apply(ctx, app, ing, "Ingress", func() { mutateIngress(ing, app, k.IngressClass) })
+}
+
+// syncDeployment brings the Deployment in line with the spec and the links. While a link cannot
+// be resolved it leaves an existing Deployment as it is (its pods keep running with what they
+// have) and makes none: pods started without their credentials would only fail; so it does
+// while the operator refuses the env. It keeps the Deployment as it stands in s.deploy.
+func (k applicationKind) syncDeployment(ctx context.Context, s *appPass) (err error) {
+	app := s.app
+	deploy := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.Name}}
+	if !s.usable || s.envRefused != nil {
+		s.deploy, err = getOwned(ctx, k.Client, app, deploy, "Deployment")
+		return err
+	}
+	env := append(bucketEnv(s.links, ownKey), userEnv(app.Spec.Env)...)
+	keys := accessKeys(linkAccesses(s.links)...)
+	var oldKeys string
+	err = k.apply(ctx, app, deploy, "Deployment", func() {
+		oldKeys = deploy.Spec.Template.Annotations[AccessKeysAnnotation]
+		mutateDeployment(deploy, app, env, keys)
+	})
+	if err != nil {
+		return err
+	}
+	if oldKeys != "" && oldKeys != keys {
+		k.Recorder.Eventf(app, deploy, corev1.EventTypeNormal, "CredentialsChanged", "Update",
+			"The key of a linked BucketAccess changed; Deployment %s rolls its pods to pick it up", deploy.Name)
+	}
+	s.deploy = deploy
+	return nil
+}
+
+// foreignError says that a child's name is taken by an object this Application does not own.
+type foreignError struct{ kind, name string }
+
+func (e *foreignError) Error() string {
+	return fmt.Sprintf("%s %s exists and does not belong to this Application", e.kind, e.name)
+}
+
+// apply creates obj or updates it with mutate, and writes nothing when it already matches. It
+// never takes over an object that belongs to something else.
+func (k applicationKind) apply(ctx context.Context, app *paasv1alpha1.Application, obj client.Object, kind string, mutate func()) error {
+	op, err := controllerutil.CreateOrUpdate(ctx, k.Client, obj, func() error {
+		if obj.GetResourceVersion() != "" && !metav1.IsControlledBy(obj, app) {
+			return &foreignError{kind: kind, name: obj.GetName()}
+		}
+		mutate()
+		return controllerutil.SetControllerReference(app, obj, k.Scheme())
+	})
+	if apierrors.IsAlreadyExists(err) {
+		op, err = k.reclaim(ctx, app, obj, kind, mutate)
+	}
+	var foreign *foreignError
+	switch {
+	case errors.As(err, &foreign):
+		return foreign
+	case err != nil:
+		return fmt.Errorf("writing %s %q: %w", kind, obj.GetName(), err)
+	}
+	log := logf.FromContext(ctx)
+	switch op {
+	case controllerutil.OperationResultCreated:
+		log.Info("Created "+kind, "object", klog.KObj(obj))
+		k.Recorder.Eventf(app, obj, corev1.EventTypeNormal, kind+"Created", "Create", "Created %s %s", kind, obj.GetName())
+	case controllerutil.OperationResultUpdated:
+		log.Info("Updated "+kind, "object", klog.KObj(obj))
+		k.Recorder.Eventf(app, obj, corev1.EventTypeNormal, kind+"Updated", "Update",
+			"Updated %s %s to match the Application", kind, obj.GetName())
+	}
+	return nil
+}
+
+// reclaim handles a child the cache does not hold but the API server does: the cache sees only
+// objects labelled as the controller's children, so this is an object of someone else of the
+// same name, or a child whose labels were edited away. The first is reported, the second made
+// whole again.
+func (k applicationKind) reclaim(ctx context.Context, app *paasv1alpha1.Application, obj client.Object, kind string, mutate func()) (controllerutil.OperationResult, error) {
+	live := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(client.Object)
+	if err := k.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+		return controllerutil.OperationResultNone, err
+	}
+	if !metav1.IsControlledBy(live, app) {
+		return controllerutil.OperationResultNone, &foreignError{kind: kind, name: obj.GetName()}
+	}
+	// mutate writes into obj: start it from the live object.
+	reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(live).Elem())
+	mutate()
+	if err := k.Update(ctx, obj); err != nil {
+		return controllerutil.OperationResultNone, err
+	}
+	return controllerutil.OperationResultUpdated, nil
+}
+
+// deleteOwned deletes obj when it exists and belongs to app; why says, for the event, why it
+// is no longer wanted.
+func (k applicationKind) deleteOwned(ctx context.Context, app *paasv1alpha1.Application, obj client.Object, kind, why string) error {
+	if err := k.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !metav1.IsControlledBy(obj, app) {
+		return nil
+	}
+	uid := obj.GetUID()
+	if err := k.Client.Delete(ctx, obj, client.Preconditions{UID: &uid},
+		client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	logf.FromContext(ctx).Info("Deleted "+kind, "object", klog.KObj(obj))
+	k.Recorder.Eventf(app, obj, corev1.EventTypeNormal, kind+"Deleted", "Delete", "Deleted %s %s: %s", kind, obj.GetName(), why)
+	return nil
+}
+
+// getOwned reads obj and returns it when it belongs to app, nil when it does not exist.
+func getOwned[T client.Object](ctx context.Context, c client.Reader, app *paasv1alpha1.Application, obj T, kind string) (T, error) {
+	var none T
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		return none, client.IgnoreNotFound(err)
+	}
+	if !metav1.IsControlledBy(obj, app) {
+		return none, &foreignError{kind: kind, name: obj.GetName()}
+	}
+	return obj, nil
+}
+
+// apiMessage is the API server's own account of a refusal, without the wrapping of the call.
+func apiMessage(err error) string {
+	var apiStatus apierrors.APIStatus
+	if errors.As(err, &apiStatus) {
+		return apiStatus.Status().Message
+	}
+	return err.Error()
+}
+
 func selectorLabels(app *paasv1alpha1.Application, component string) map[string]string {
 	return map[string]string{LabelName: app.Name, LabelInstance: app.Name, LabelComponent: component}
 }
@@ -59,11 +224,6 @@ func setLabels(m *map[string]string, app *paasv1alpha1.Application, component st
 	}
 	(*m)[LabelManagedBy] = ManagedBy
 }
-
-// The mutate functions below set what the controller owns on an object that may come from the
-// API server, field by field, and leave the fields the server defaulted (imagePullPolicy,
-// strategy, clusterIP, ...) as they are. An object that already matches comes out equal, so
-// CreateOrUpdate writes nothing.
 
 // mutateDeployment makes d run the application with the given environment, and the key ids of
 // the BucketAccesses it reads (accessKeys) on the pod template.

@@ -1,6 +1,8 @@
 package paas
 
 import (
+	"strings"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -96,4 +98,57 @@ func userEnv(env []corev1.EnvVar) []corev1.EnvVar {
 		e.DeepCopyInto(&out[i])
 	}
 	return out
+}
+
+// AccessKeysAnnotation on a pod template names the key each BucketAccess the pods read had when
+// the template was written: "<bucketaccess>=<access key id>", comma-separated. Key ids are not
+// secret. A rotation changes the id, so the template, so the Deployment rolls its pods, which
+// read secretKeyRefs only when they start.
+const AccessKeysAnnotation = "paas.osm.dev/access-key-ids"
+
+// accessKeys is the value of AccessKeysAnnotation for pods that read these BucketAccesses'
+// Secrets, "" for none.
+func accessKeys(accesses ...accessState) string {
+	pairs := make([]string, 0, len(accesses))
+	for _, a := range accesses {
+		pairs = append(pairs, a.Name+"="+a.AccessKeyID)
+	}
+	return strings.Join(pairs, ",")
+}
+
+// setAccessKeys sets the annotation on a pod template, or removes it when keys is "". It also
+// removes the checksum annotation that older versions set over the Contract's keys.
+func setAccessKeys(tpl *corev1.PodTemplateSpec, keys string) {
+	delete(tpl.Annotations, legacyChecksumAnnotation)
+	if keys == "" {
+		delete(tpl.Annotations, AccessKeysAnnotation)
+		return
+	}
+	if tpl.Annotations == nil {
+		tpl.Annotations = map[string]string{}
+	}
+	tpl.Annotations[AccessKeysAnnotation] = keys
+}
+
+// backupReadKey is the key a backup run gets for link l: a ReadOnly one to its Bucket when the
+// link may read (the link's own when it is ReadOnly, the backup's own read one otherwise), none
+// for a WriteOnly link. ok is false when the key the link needs is not known yet.
+func (a appAccesses) backupReadKey(l resolvedLink) (key *accessState, ok bool) {
+	switch l.Mode {
+	case storagev1alpha1.AccessWriteOnly:
+		return nil, true
+	case storagev1alpha1.AccessReadOnly:
+		return &l.Access, true
+	}
+	st, found := a.backupReads[l.Name]
+	return &st, found
+}
+
+// restoreWriteKey is the key a restore gets for link l: the link's own when it may write, none
+// for a ReadOnly link.
+func restoreWriteKey(l resolvedLink) *accessState {
+	if l.Mode == storagev1alpha1.AccessReadOnly {
+		return nil
+	}
+	return &l.Access
 }

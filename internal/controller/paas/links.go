@@ -2,12 +2,20 @@ package paas
 
 import (
 	"context"
+	"fmt"
+	"sort"
+	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/index"
 )
 
@@ -25,4 +33,115 @@ func BucketsOfApplication(_ context.Context, obj client.Object) []reconcile.Requ
 		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: app.Namespace, Name: n}})
 	}
 	return reqs
+}
+
+// linkedBuckets reads the Buckets app links, by name; one that does not exist is left out.
+func (k applicationKind) linkedBuckets(ctx context.Context, app *paasv1alpha1.Application) (map[string]*storagev1alpha1.Bucket, error) {
+	buckets := make(map[string]*storagev1alpha1.Bucket, len(app.Spec.Buckets))
+	for _, l := range app.Spec.Buckets {
+		b := &storagev1alpha1.Bucket{}
+		err := k.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: l.Name}, b)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, fmt.Errorf("reading Bucket %q: %w", l.Name, err)
+		default:
+			buckets[l.Name] = b
+		}
+	}
+	return buckets, nil
+}
+
+// resolveLinks puts each link's Bucket with its BucketAccess. It returns the links whose
+// environment can be built, in spec order, and what it saw of every link.
+func resolveLinks(app *paasv1alpha1.Application, buckets map[string]*storagev1alpha1.Bucket, accesses appAccesses) ([]resolvedLink, []linkState) {
+	var links []resolvedLink
+	states := make([]linkState, 0, len(app.Spec.Buckets))
+	for _, l := range app.Spec.Buckets {
+		link, state := resolveLink(app.Namespace, l, buckets[l.Name], accesses.links[l.Name])
+		if state.Usable {
+			links = append(links, link)
+		}
+		states = append(states, state)
+	}
+	return links, states
+}
+
+// resolveLink puts link l with its Bucket b (nil when it does not exist) and its BucketAccess.
+func resolveLink(namespace string, l paasv1alpha1.BucketLink, b *storagev1alpha1.Bucket, access accessState) (resolvedLink, linkState) {
+	state := linkState{Name: l.Name}
+	if b == nil {
+		state.Problem = fmt.Sprintf("Bucket %s does not exist in namespace %s", l.Name, namespace)
+		return resolvedLink{}, state
+	}
+	notReady := fmt.Sprintf("Bucket %s has no status yet", b.Name)
+	ready := meta.FindStatusCondition(b.Status.Conditions, storagev1alpha1.ReadyCondition)
+	if ready != nil {
+		notReady = fmt.Sprintf("Bucket %s is not Ready (%s: %s)", b.Name, ready.Reason, ready.Message)
+	}
+	bucketReady := ready != nil && ready.Status == metav1.ConditionTrue
+	located := b.Status.BucketName != "" && b.Status.Endpoint != ""
+
+	// The Bucket's own problem comes first: its BucketAccess waits for it too.
+	switch {
+	case !located || (!bucketReady && !access.Usable):
+		state.Problem = notReady
+		return resolvedLink{}, state
+	case !access.Usable:
+		state.Problem, state.WaitsForAccess = access.Problem, true
+		return resolvedLink{}, state
+	}
+	state.Usable = true
+	state.Ready = bucketReady && access.Ready
+	switch {
+	case !bucketReady:
+		state.Problem = notReady
+	case !access.Ready:
+		state.Problem, state.WaitsForAccess = access.Problem, true
+	}
+	return resolvedLink{
+		Name:       l.Name,
+		Prefix:     l.EnvPrefixOrDefault(),
+		Mode:       l.AccessOrDefault(),
+		BucketName: b.Status.BucketName,
+		Endpoint:   b.Status.Endpoint,
+		Region:     b.Status.Region,
+		Versioning: b.Status.Versioning,
+		Access:     access,
+	}, state
+}
+
+// prefixConflict says which links share an envPrefix, "" when none do.
+func prefixConflict(links []paasv1alpha1.BucketLink) string {
+	byPrefix := map[string][]string{}
+	for _, l := range links {
+		p := l.EnvPrefixOrDefault()
+		byPrefix[p] = append(byPrefix[p], l.Name)
+	}
+	var problems []string
+	for p, names := range byPrefix {
+		if len(names) > 1 {
+			problems = append(problems, fmt.Sprintf("Buckets %s share the env prefix %s", strings.Join(names, ", "), p))
+		}
+	}
+	if len(problems) == 0 {
+		return ""
+	}
+	sort.Strings(problems)
+	return strings.Join(problems, "; ") + ": set spec.buckets[].envPrefix so that each link has its own"
+}
+
+// linkBuckets gives each link, and the backup, the BucketAccess it gets its key from, and
+// resolves the links with them; BucketsReady says how they stand.
+func (k applicationKind) linkBuckets(ctx context.Context, s *appPass) error {
+	accesses, err := k.syncAccesses(ctx, s.app, s.linked, s.backupRefused == nil)
+	if err != nil {
+		return err
+	}
+	links, states := resolveLinks(s.app, s.linked, accesses)
+	conflict := prefixConflict(s.app.Spec.Buckets)
+	s.accesses, s.links = accesses, links
+	s.usable = conflict == "" && len(links) == len(s.app.Spec.Buckets)
+	s.found.buckets = ptr.To(bucketsReady(states, conflict))
+	return nil
 }

@@ -42,88 +42,108 @@ func restoreJobName(app *paasv1alpha1.Application, snapshot string) string {
 }
 
 // syncRestore starts the restore the annotation paas.osm.dev/restore asks for, once, and
-// reports it in status.restore, with an event when its phase changes. Without the annotation
-// status.restore keeps the outcome of the last restore. The Job gets the links' environment,
-// with the keys of the links that may write (to put the data back; restoreWriteKey), and the
-// backup's with the keys of creds, the restore's ReadOnly BucketAccess: it reads the snapshot
-// with a key that cannot change the backups.
+// finds how it stands, for status.restore (with an event when its phase changes). Without the
+// annotation status.restore keeps the outcome of the last restore.
 //
 // Only the Job of the snapshot the annotation names is kept: a finished restore Job of another
 // snapshot, or of none, is deleted (status.restore keeps its outcome), and a new restore waits
 // while another one still runs, so two never write the data at once.
-func (r *ApplicationReconciler) syncRestore(ctx context.Context, app *paasv1alpha1.Application, links []resolvedLink, target *resolvedLink, creds *accessState,
-	backupRefused *condition) error {
-	snapshot, asked := app.Annotations[paasv1alpha1.RestoreAnnotation]
+func (k applicationKind) syncRestore(ctx context.Context, s *appPass) error {
+	snapshot, asked := s.app.Annotations[paasv1alpha1.RestoreAnnotation]
 	keep := ""
 	if asked {
-		keep = restoreJobName(app, snapshot)
+		keep = restoreJobName(s.app, snapshot)
 	}
-	running, err := r.pruneRestoreJobs(ctx, app, keep)
+	running, err := k.pruneRestoreJobs(ctx, s.app, keep)
 	if err != nil || !asked {
 		return err
 	}
+	st := s.restoreWaits(snapshot)
+	if st == nil {
+		st, err = k.restoreJob(ctx, s, snapshot, running)
+	}
+	s.found.restore = st
+	return err
+}
+
+// restoreWaits is the status of a restore of snapshot that cannot start, or not yet; nil when
+// it may start.
+func (s *appPass) restoreWaits(snapshot string) *paasv1alpha1.RestoreStatus {
 	st := &paasv1alpha1.RestoreStatus{Snapshot: snapshot}
-	defer func() { r.setRestore(app, st) }()
-	if errs := application.RestoreProblems(app); len(errs) > 0 {
+	creds := s.accesses.restore
+	if errs := application.RestoreProblems(s.app); len(errs) > 0 {
 		st.Phase, st.Message = paasv1alpha1.RestoreFailed, "The restore cannot run: "+errs.ToAggregate().Error()
-		return nil
+		return st
 	}
-	if backupRefused != nil {
-		st.Phase, st.Message = paasv1alpha1.RestoreFailed, "The restore cannot run: "+backupRefused.Message
-		return nil
-	}
-	if target == nil || creds == nil {
+	switch {
+	case s.backupRefused != nil:
+		st.Phase, st.Message = paasv1alpha1.RestoreFailed, "The restore cannot run: "+s.backupRefused.condition().Message
+	case s.backupSource() == nil || creds == nil:
 		st.Phase, st.Message = paasv1alpha1.RestorePending, fmt.Sprintf(
-			"The restore waits for Bucket %s (see BucketsReady)", app.Spec.Backup.Bucket)
-		return nil
-	}
-	if !creds.Usable {
+			"The restore waits for Bucket %s (see BucketsReady)", s.app.Spec.Backup.Bucket)
+	case !creds.Usable:
 		st.Phase, st.Message = paasv1alpha1.RestorePending, "The restore waits for its ReadOnly credentials: "+creds.Problem
+	default:
 		return nil
 	}
-	st.Job = restoreJobName(app, snapshot)
+	return st
+}
+
+// restoreJob finds the restore Job of snapshot, or starts it unless running, another restore
+// Job, still runs; it returns the restore as it stands.
+func (k applicationKind) restoreJob(ctx context.Context, s *appPass, snapshot, running string) (*paasv1alpha1.RestoreStatus, error) {
+	st := &paasv1alpha1.RestoreStatus{Snapshot: snapshot, Job: restoreJobName(s.app, snapshot)}
 	job := &batchv1.Job{}
-	err = r.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: st.Job}, job)
+	err := k.Get(ctx, client.ObjectKey{Namespace: s.app.Namespace, Name: st.Job}, job)
 	switch {
 	case apierrors.IsNotFound(err) && running != "":
 		st.Job = ""
 		st.Phase, st.Message = paasv1alpha1.RestorePending, fmt.Sprintf("The restore waits for restore Job %s to finish", running)
-		return nil
+		return st, nil
 	case apierrors.IsNotFound(err):
-		job = &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: st.Job}}
-		env := append(append(bucketEnv(links, restoreWriteKey), backupEnv(*target, *creds, application.BackupPrefix(app))...), userEnv(app.Spec.Env)...)
-		keys := []accessState{*creds}
-		for _, l := range links {
-			if key := restoreWriteKey(l); key != nil {
-				keys = append(keys, *key)
-			}
-		}
-		mutateRestoreJob(job, app, snapshot, env, accessKeys(keys...))
-		if err := controllerutil.SetControllerReference(app, job, r.Scheme()); err != nil {
-			return err
-		}
-		if err := r.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating restore Job %q: %w", st.Job, err)
-		}
-		logf.FromContext(ctx).Info("Started a restore", "snapshot", snapshot, "job", st.Job)
-		st.Phase = paasv1alpha1.RestoreRunning
-		return nil
+		return st, k.startRestore(ctx, s, st)
 	case err != nil:
-		return fmt.Errorf("reading restore Job %q: %w", st.Job, err)
-	case !metav1.IsControlledBy(job, app):
+		return st, fmt.Errorf("reading restore Job %q: %w", st.Job, err)
+	case !metav1.IsControlledBy(job, s.app):
 		st.Phase, st.Message = paasv1alpha1.RestoreFailed, fmt.Sprintf("Job %s exists and does not belong to this Application", st.Job)
-		return nil
+		return st, nil
 	}
 	st.Phase, st.Message = restorePhase(job)
 	st.StartTime, st.CompletionTime = job.Status.StartTime, job.Status.CompletionTime
+	return st, nil
+}
+
+// startRestore creates st's restore Job. It gets the links' environment, with the keys of the
+// links that may write (to put the data back; restoreWriteKey), and the backup's with the key
+// of the restore's ReadOnly BucketAccess: it reads the snapshot with a key that cannot change
+// the backups.
+func (k applicationKind) startRestore(ctx context.Context, s *appPass, st *paasv1alpha1.RestoreStatus) error {
+	app, creds := s.app, *s.accesses.restore
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: st.Job}}
+	env := append(append(bucketEnv(s.links, restoreWriteKey), backupEnv(*s.backupSource(), creds, application.BackupPrefix(app))...), userEnv(app.Spec.Env)...)
+	keys := []accessState{creds}
+	for _, l := range s.links {
+		if key := restoreWriteKey(l); key != nil {
+			keys = append(keys, *key)
+		}
+	}
+	mutateRestoreJob(job, app, st.Snapshot, env, accessKeys(keys...))
+	if err := controllerutil.SetControllerReference(app, job, k.Scheme()); err != nil {
+		return err
+	}
+	if err := k.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating restore Job %q: %w", st.Job, err)
+	}
+	logf.FromContext(ctx).Info("Started a restore", "snapshot", st.Snapshot, "job", st.Job)
+	st.Phase = paasv1alpha1.RestoreRunning
 	return nil
 }
 
 // pruneRestoreJobs deletes app's finished restore Jobs but keep, and returns the name of one
 // that still runs ("" for none).
-func (r *ApplicationReconciler) pruneRestoreJobs(ctx context.Context, app *paasv1alpha1.Application, keep string) (string, error) {
+func (k applicationKind) pruneRestoreJobs(ctx context.Context, app *paasv1alpha1.Application, keep string) (string, error) {
 	var jobs batchv1.JobList
-	if err := r.List(ctx, &jobs, client.InNamespace(app.Namespace), client.MatchingLabels{
+	if err := k.List(ctx, &jobs, client.InNamespace(app.Namespace), client.MatchingLabels{
 		LabelInstance: app.Name, LabelComponent: ComponentRestore, LabelManagedBy: ManagedBy}); err != nil {
 		return "", fmt.Errorf("listing the restore Jobs of the Application: %w", err)
 	}
@@ -137,7 +157,7 @@ func (r *ApplicationReconciler) pruneRestoreJobs(ctx context.Context, app *paasv
 			running = job.Name
 			continue
 		}
-		if err := r.deleteOwned(ctx, app, job, "Job", "the restore it ran is finished, and paas.osm.dev/restore no longer asks for it"); err != nil {
+		if err := k.deleteOwned(ctx, app, job, "Job", "the restore it ran is finished, and paas.osm.dev/restore no longer asks for it"); err != nil {
 			return "", err
 		}
 	}
@@ -161,7 +181,7 @@ func restorePhase(job *batchv1.Job) (paasv1alpha1.RestorePhase, string) {
 }
 
 // setRestore records st, with an event when the restore reaches a new phase.
-func (r *ApplicationReconciler) setRestore(app *paasv1alpha1.Application, st *paasv1alpha1.RestoreStatus) {
+func (k applicationKind) setRestore(app *paasv1alpha1.Application, st *paasv1alpha1.RestoreStatus) {
 	old := app.Status.Restore
 	app.Status.Restore = st
 	if old != nil && old.Snapshot == st.Snapshot && old.Phase == st.Phase {
@@ -169,15 +189,15 @@ func (r *ApplicationReconciler) setRestore(app *paasv1alpha1.Application, st *pa
 	}
 	switch st.Phase {
 	case paasv1alpha1.RestoreRunning:
-		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "RestoreStarted", "Restore",
+		k.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "RestoreStarted", "Restore",
 			"Restoring snapshot %s with Job %s", st.Snapshot, st.Job)
 	case paasv1alpha1.RestoreSucceeded:
-		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "RestoreSucceeded", "Restore",
+		k.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "RestoreSucceeded", "Restore",
 			"Restored snapshot %s (Job %s)", st.Snapshot, st.Job)
 	case paasv1alpha1.RestoreFailed:
-		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, "RestoreFailed", "Restore", "Snapshot %s: %s", st.Snapshot, st.Message)
+		k.Recorder.Eventf(app, nil, corev1.EventTypeWarning, "RestoreFailed", "Restore", "Snapshot %s: %s", st.Snapshot, st.Message)
 	case paasv1alpha1.RestorePending:
-		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "RestorePending", "Restore", "Snapshot %s: %s", st.Snapshot, st.Message)
+		k.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "RestorePending", "Restore", "Snapshot %s: %s", st.Snapshot, st.Message)
 	}
 }
 
@@ -210,49 +230,51 @@ type backupsListing struct {
 // listBackups fills status.backups with the newest snapshots under the backup prefix, when a
 // backup run finished since the last listing or the listing is older than
 // tuning.BackupsListInterval.
-// It lists with creds, the restore's ReadOnly BucketAccess: the backup's own key cannot list.
-func (r *ApplicationReconciler) listBackups(ctx context.Context, app *paasv1alpha1.Application, target *resolvedLink, creds *accessState) {
-	if app.Spec.Backup == nil || target == nil || creds == nil || r.Listers == nil {
-		app.Status.Backups = nil
-		return
+// It lists with the restore's ReadOnly BucketAccess: the backup's own key cannot list. nil
+// leaves status.backups as it shows.
+func (k applicationKind) listBackups(ctx context.Context, s *appPass) *backupsSeen {
+	app, target, creds := s.app, s.backupSource(), s.accesses.restore
+	if app.Spec.Backup == nil || target == nil || creds == nil || k.Listers == nil {
+		return &backupsSeen{}
 	}
 	if !creds.Usable {
-		return // status keeps what it showed until the key is back
+		return nil // status keeps what it showed until the key is back
 	}
 	var lastSuccess time.Time
-	if t := app.Status.LastSuccessfulBackupTime; t != nil {
+	if t := s.found.backup.lastSuccess(); t != nil {
 		lastSuccess = t.Time
 	}
-	if l, _, ok := r.listed.Get(app.UID, tuning.BackupsListInterval); ok && !lastSuccess.After(l.lastSuccess) && app.Status.Backups != nil {
-		return
+	if l, _, ok := k.listed.Get(app.UID, tuning.BackupsListInterval); ok && !lastSuccess.After(l.lastSuccess) && app.Status.Backups != nil {
+		return nil
 	}
 	log := logf.FromContext(ctx)
-	keyID, secretKey, err := r.accessKey(ctx, app.Namespace, *creds)
+	keyID, secretKey, err := k.accessKey(ctx, app.Namespace, *creds)
 	if err != nil {
 		log.Info("Cannot read the key to list the backups with", "bucketAccess", creds.Name, "error", err.Error())
-		return
+		return nil
 	}
-	lister := r.Listers(target.Endpoint, target.Region, keyID, secretKey)
+	lister := k.Listers(target.Endpoint, target.Region, keyID, secretKey)
 	sums, _, err := lister.SummarizePrefixes(ctx, target.BucketName, application.BackupPrefix(app), maxListedObjects)
 	if err != nil {
 		// Status keeps what it showed; the next pass tries again.
 		log.Info("Cannot list the backups", "bucket", target.BucketName, "error", objectstore.Describe(err))
-		return
+		return nil
 	}
-	r.listed.Put(app.UID, backupsListing{lastSuccess: lastSuccess})
-	app.Status.Backups = make([]paasv1alpha1.BackupSnapshot, 0, min(len(sums), maxShownBackups))
-	for _, s := range sums[:min(len(sums), maxShownBackups)] {
-		app.Status.Backups = append(app.Status.Backups, paasv1alpha1.BackupSnapshot{
-			Name: s.Name, Objects: s.Objects, Bytes: s.Bytes, LastModified: ptr.To(metav1.NewTime(s.LastModified.Truncate(time.Second))),
+	k.listed.Put(app.UID, backupsListing{lastSuccess: lastSuccess})
+	seen := &backupsSeen{shown: make([]paasv1alpha1.BackupSnapshot, 0, min(len(sums), maxShownBackups))}
+	for _, sum := range sums[:min(len(sums), maxShownBackups)] {
+		seen.shown = append(seen.shown, paasv1alpha1.BackupSnapshot{
+			Name: sum.Name, Objects: sum.Objects, Bytes: sum.Bytes, LastModified: ptr.To(metav1.NewTime(sum.LastModified.Truncate(time.Second))),
 		})
 	}
+	return seen
 }
 
 // accessKey reads the key pair in a BucketAccess's Secret, only from a Secret that BucketAccess
 // controls. The cache holds it with its data (operator.SecretTransform).
-func (r *ApplicationReconciler) accessKey(ctx context.Context, namespace string, creds accessState) (keyID, secretKey string, err error) {
+func (k applicationKind) accessKey(ctx context.Context, namespace string, creds accessState) (keyID, secretKey string, err error) {
 	secret := &corev1.Secret{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: creds.SecretName}, secret); err != nil {
+	if err := k.Get(ctx, client.ObjectKey{Namespace: namespace, Name: creds.SecretName}, secret); err != nil {
 		return "", "", fmt.Errorf("reading Secret %q: %w", creds.SecretName, err)
 	}
 	if owner := metav1.GetControllerOf(secret); owner == nil || string(owner.UID) != creds.UID {

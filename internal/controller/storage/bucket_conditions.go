@@ -12,9 +12,9 @@ import (
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/bucketsettings"
-	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
-	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
 	"github.com/object-storage-manager/object-storage-manager/internal/egress"
+	"github.com/object-storage-manager/object-storage-manager/internal/engine"
+	"github.com/object-storage-manager/object-storage-manager/internal/engine/status"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/bucketsettings"
-	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
+	"github.com/object-storage-manager/object-storage-manager/internal/engine"
 )
 
 // want is a condition a test expects: its status, reason and a part of its message.

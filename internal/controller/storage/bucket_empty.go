@@ -10,7 +10,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
-	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
+	"github.com/object-storage-manager/object-storage-manager/internal/engine"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
 )

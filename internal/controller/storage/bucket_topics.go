@@ -16,8 +16,8 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/bucketsettings"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
-	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
 	"github.com/object-storage-manager/object-storage-manager/internal/egress"
+	"github.com/object-storage-manager/object-storage-manager/internal/engine"
 )
 
 // A Bucket's notifications publish to topics the operator asks the Contract's provider for,

@@ -9,7 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
-	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
+	"github.com/object-storage-manager/object-storage-manager/internal/engine"
 )
 
 func TestHumanBytes(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
-	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
+	"github.com/object-storage-manager/object-storage-manager/internal/engine/status"
 )
 
 func TestBucketsWakeOnlyForContractChangesTheyRead(t *testing.T) {

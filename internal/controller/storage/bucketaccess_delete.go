@@ -14,8 +14,8 @@ import (
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
-	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
 	"github.com/object-storage-manager/object-storage-manager/internal/credentials"
+	"github.com/object-storage-manager/object-storage-manager/internal/engine"
 )
 
 // Delete deletes the principal with all its keys, then the Secret. Credentials made for

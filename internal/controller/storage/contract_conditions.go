@@ -12,8 +12,8 @@ import (
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
-	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
 	"github.com/object-storage-manager/object-storage-manager/internal/credentials"
+	"github.com/object-storage-manager/object-storage-manager/internal/engine"
 )
 
 // contractFound is what a pass of the Contract reconciler found; conclude derives every

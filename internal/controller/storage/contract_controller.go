@@ -24,9 +24,9 @@ import (
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
-	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
 	"github.com/object-storage-manager/object-storage-manager/internal/credentials"
 	"github.com/object-storage-manager/object-storage-manager/internal/egress"
+	"github.com/object-storage-manager/object-storage-manager/internal/engine"
 	"github.com/object-storage-manager/object-storage-manager/internal/fairqueue"
 	"github.com/object-storage-manager/object-storage-manager/internal/index"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"

@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
-	"github.com/object-storage-manager/object-storage-manager/internal/controller/engine"
 	"github.com/object-storage-manager/object-storage-manager/internal/credentials"
 	"github.com/object-storage-manager/object-storage-manager/internal/egress"
+	"github.com/object-storage-manager/object-storage-manager/internal/engine"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
 

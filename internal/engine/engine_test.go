@@ -99,6 +99,32 @@ func TestAPassPutsTheFinalizerOnFirstAndWritesWhatChangedOnce(t *testing.T) {
 	}
 }
 
+// A kind that makes nothing outside the cluster has no finalizer: its passes write the status
+// alone, and a resource being deleted gets none (the garbage collector removes what it made).
+func TestAKindWithoutAFinalizerWritesTheStatusAloneAndSkipsDeletion(t *testing.T) {
+	c, writes := cluster(t)
+	k := &kind{pass: func(context.Context, *storagev1alpha1.Bucket, *Pass[*storagev1alpha1.Bucket]) Outcome[string] {
+		return Outcome[string]{Found: "found"}
+	}}
+	r := Reconciler[*storagev1alpha1.Bucket, string]{Client: c, Kind: k, Written: &Writes{}}
+	if _, err := reconcileB(t, r); err != nil {
+		t.Fatal(err)
+	}
+	if len(*writes) != 1 || (*writes)[0] != "PATCH status" {
+		t.Errorf("writes %v, want the status alone", *writes)
+	}
+	got := &storagev1alpha1.Bucket{}
+	_ = c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "b"}, got)
+	got.Finalizers = []string{"someone-else"}
+	_ = c.Update(context.Background(), got)
+	_ = c.Delete(context.Background(), got)
+	*writes = nil
+	if _, err := reconcileB(t, r); err != nil || len(*writes) != 0 || k.delete != 0 || k.normal != 1 {
+		t.Errorf("a pass over a resource being deleted wrote %v (%v), ran Delete %d and Normal %d times; want nothing",
+			*writes, err, k.delete, k.normal)
+	}
+}
+
 // Every contract API call a pass makes names its resource's namespace as the tenant, so the
 // provider budgets it with that namespace's calls.
 func TestAPassCallsTheContractAPIForItsNamespace(t *testing.T) {

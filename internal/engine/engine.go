@@ -1,12 +1,13 @@
-// Package engine is the reconcile skeleton every storage controller shares (Contract, Bucket,
-// BucketAccess). A controller gives it a Kind: how to bring the world to what a resource asks
+// Package engine is the reconcile skeleton every controller of the operator shares (Contract,
+// Bucket, BucketAccess, Application). A controller gives it a Kind: how to bring the world to what a resource asks
 // (Normal), how to let it go (Delete), and how to turn what a pass found into conditions
 // (Conclude). The skeleton does the rest, the same way for all:
 //
 //  1. Get the resource; one that is gone ends quietly.
 //  2. Skip a pass whose cached copy is older than this process's own last write of it: acting on
 //     it would redo what that write recorded (see Reconciler.behind).
-//  3. Put the finalizer on before anything outside the cluster is touched.
+//  3. Put the finalizer on before anything outside the cluster is touched. A kind without one
+//     (the Application: the garbage collector removes all it makes) gets no pass while deleted.
 //  4. Snapshot the status, run Normal or Delete, which return what they found (an Outcome),
 //     within the pass budget (tuning.PassBudget): a server that never answers holds a worker
 //     that long at most.
@@ -37,7 +38,7 @@ import (
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
-	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
+	"github.com/object-storage-manager/object-storage-manager/internal/engine/status"
 	"github.com/object-storage-manager/object-storage-manager/internal/ttlcache"
 	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
 )
@@ -71,8 +72,10 @@ type Outcome[F any] struct {
 // Reconciler runs a Kind's passes. It is cheap to build: a controller builds one per pass, and
 // keeps only its Writes from one pass to the next.
 type Reconciler[T client.Object, F any] struct {
-	Client    client.Client
-	Kind      Kind[T, F]
+	Client client.Client
+	Kind   Kind[T, F]
+	// Finalizer holds a resource until Kind.Delete releases it; "" for a kind that makes
+	// nothing outside the cluster, whose Delete then never runs.
 	Finalizer string
 	// ResyncPeriod is how long a refusal waits before it is looked at again.
 	ResyncPeriod time.Duration
@@ -118,7 +121,7 @@ func (r Reconciler[T, F]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if deleting && !controllerutil.ContainsFinalizer(obj, r.Finalizer) {
 		return ctrl.Result{}, nil
 	}
-	if !deleting {
+	if !deleting && r.Finalizer != "" {
 		if err := status.SetFinalizer(ctx, r.Client, obj, r.Finalizer, true); err != nil {
 			return status.IgnoreConflict(ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err))
 		}

@@ -7,7 +7,7 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
-	"github.com/object-storage-manager/object-storage-manager/internal/controller/status"
+	"github.com/object-storage-manager/object-storage-manager/internal/engine/status"
 )
 
 // Condition is a condition's status, reason and message, before it is set with the generation
