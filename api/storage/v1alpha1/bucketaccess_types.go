@@ -268,6 +268,10 @@ const (
 	BucketAccessLabel = "storage.osm.dev/bucket-access"
 	// RotateKeyAnnotation on a BucketAccess: a new value asks for a new key now.
 	RotateKeyAnnotation = "storage.osm.dev/rotate-key"
+	// ReleasedAnnotation on a BucketAccess made for another resource (its controller, an
+	// Application) holds that resource's UID once it no longer needs the key: deleting the
+	// BucketAccess then revokes it at once, instead of waiting for the resource to go.
+	ReleasedAnnotation = "storage.osm.dev/released-by"
 )
 
 // Conditions and reasons of a BucketAccess.

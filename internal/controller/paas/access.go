@@ -221,6 +221,9 @@ func (k applicationKind) syncAccesses(ctx context.Context, app *paasv1alpha1.App
 		case ba.Labels[LabelComponent] != ComponentApp:
 			why = fmt.Sprintf("the Application no longer backs up into Bucket %s", ba.Spec.Bucket)
 		}
+		if err := k.releaseAccess(ctx, app, ba); err != nil {
+			return appAccesses{}, err
+		}
 		if err := k.deleteOwned(ctx, app, ba, "BucketAccess", why); err != nil {
 			return appAccesses{}, err
 		}
@@ -270,9 +273,26 @@ func (k applicationKind) applyAccess(ctx context.Context, app *paasv1alpha1.Appl
 	return ba, nil
 }
 
+// releaseAccess tells a BucketAccess the Application no longer needs before deleting it: made
+// for the Application, its deletion would otherwise wait for the Application to go, and a link
+// added again would wait for it for ever. Marked first, so a pass that stops between the two
+// finds it unwanted and deletes it then.
+func (k applicationKind) releaseAccess(ctx context.Context, app *paasv1alpha1.Application, ba *storagev1alpha1.BucketAccess) error {
+	if ba.Annotations[storagev1alpha1.ReleasedAnnotation] == string(app.UID) {
+		return nil
+	}
+	before := ba.DeepCopy()
+	metav1.SetMetaDataAnnotation(&ba.ObjectMeta, storagev1alpha1.ReleasedAnnotation, string(app.UID))
+	if err := k.Patch(ctx, ba, client.MergeFrom(before)); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	return nil
+}
+
 // mutateAccess sets what the Application owns of a BucketAccess: its labels, Bucket, access
-// and prefix.
+// and prefix. A BucketAccess wanted again is no longer released.
 func mutateAccess(ba *storagev1alpha1.BucketAccess, app *paasv1alpha1.Application, w wantedAccess) {
+	delete(ba.Annotations, storagev1alpha1.ReleasedAnnotation)
 	setLabels(&ba.Labels, app, w.Component)
 	ba.Spec.Bucket = w.Bucket
 	ba.Spec.Access = w.Access

@@ -66,8 +66,8 @@ func (k accessKind) Delete(ctx context.Context, a *storagev1alpha1.BucketAccess,
 	return found.end(accessDeleting{}, 0, p.Release(ctx))
 }
 
-// liveController names the BucketAccess's controlling owner ("Application web") while it exists
-// and is not being deleted, as the API server says; "" when there is none.
+// liveController names the BucketAccess's controlling owner ("Application web") while it exists,
+// is not being deleted and has not released it, as the API server says; "" when there is none.
 func (k accessKind) liveController(ctx context.Context, a *storagev1alpha1.BucketAccess) (string, error) {
 	ref := metav1.GetControllerOf(a)
 	if ref == nil {
@@ -90,6 +90,8 @@ func (k accessKind) liveController(ctx context.Context, a *storagev1alpha1.Bucke
 	case owner.DeletionTimestamp != nil:
 		// Going too; and a foreground deletion of it waits for this BucketAccess to go first.
 		return "", nil
+	case a.Annotations[storagev1alpha1.ReleasedAnnotation] == string(ref.UID):
+		return "", nil // the owner dropped it (an Application's link removed): nothing uses the key
 	}
 	return ref.Kind + " " + ref.Name, nil
 }

@@ -193,3 +193,45 @@ func TestABucketAccessWaitingForItsOwnerIsWokenByItsOwnersWatch(t *testing.T) {
 		t.Errorf("the owner's watch wakes %v, want the deleting BucketAccess it owns alone", reqs)
 	}
 }
+
+// A BucketAccess its owner released (an Application that dropped the link) goes at once, its
+// key revoked, though the owner lives; a release by another resource changes nothing.
+func TestABucketAccessItsOwnerReleasedGoesWhileTheOwnerLives(t *testing.T) {
+	api := &fakeapi.API{Endpoint: "http://s3.test", Region: "us-east-1"}
+	cluster, a, r := accessCluster(t, api)
+	ctx := context.Background()
+	owner := &storagev1alpha1.Bucket{} // any kind will do as the owner, as above
+	if err := cluster.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "data"}, owner); err != nil {
+		t.Fatal(err)
+	}
+	if err := controllerutil.SetControllerReference(owner, a, cluster.Scheme()); err != nil {
+		t.Fatal(err)
+	}
+	metav1.SetMetaDataAnnotation(&a.ObjectMeta, storagev1alpha1.ReleasedAnnotation, "another-uid")
+	if err := cluster.Update(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	_ = reconcileOnce(t, r, a) // issues the principal
+	principal := a.Status.PrincipalID
+	deleting(t, cluster, a)
+	if err := reconcileOnce(t, r, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Get(ctx, client.ObjectKeyFromObject(a), a); err != nil {
+		t.Fatalf("released by a resource that is not its owner, the BucketAccess went: %v", err)
+	}
+
+	metav1.SetMetaDataAnnotation(&a.ObjectMeta, storagev1alpha1.ReleasedAnnotation, string(owner.UID))
+	if err := cluster.Update(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := reconcileOnce(t, r, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Get(ctx, client.ObjectKeyFromObject(a), a); err == nil {
+		t.Errorf("released by its owner, the BucketAccess stays: Ready %+v", meta.FindStatusCondition(a.Status.Conditions, storagev1alpha1.ReadyCondition))
+	}
+	if _, ok := api.Principal("c1", principal); ok {
+		t.Error("the released BucketAccess's key was not revoked")
+	}
+}
