@@ -8,11 +8,14 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	corev1 "k8s.io/api/core/v1"
 
+	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
@@ -25,9 +28,15 @@ func (e *env) object(f field, name string, value any) *unstructured.Unstructured
 		base = map[string]any{"bucketName": ns + "-" + name, "contractName": "team"}
 	case "BucketAccess":
 		base = map[string]any{"bucket": "photos", "access": "ReadOnly"}
+	case "Application":
+		base = map[string]any{"image": "app:1"}
 	}
 	spec := merged(base, f.base)
-	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": storagev1alpha1.GroupVersion.String(), "kind": f.kind,
+	group := storagev1alpha1.GroupVersion.String()
+	if f.kind == "Application" {
+		group = paasv1alpha1.GroupVersion.String()
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": group, "kind": f.kind,
 		"metadata": map[string]any{"namespace": ns, "name": name}, "spec": spec}}
 	if value != nil {
 		spec[f.name] = e.fill(value, u)
@@ -60,8 +69,12 @@ func (e *env) normalize(s string, obj *unstructured.Unstructured) string {
 		r = append(r, bucket, "{{bucket}}")
 	}
 	r = append(r, ns+"-"+obj.GetName(), "{{bucket}}", obj.GetName(), "{{name}}")
-	return strings.NewReplacer(r...).Replace(s)
+	return rolloutGeneration.ReplaceAllString(strings.NewReplacer(r...).Replace(s), "generation N")
 }
+
+// rolloutGeneration is the Deployment generation an Application's Ready names while it rolls
+// out: it counts the changes made, not where they led.
+var rolloutGeneration = regexp.MustCompile(`generation [0-9]+`)
 
 // stateOf is the server's state of obj, as it compares between two objects.
 func (e *env) stateOf(kind string, obj *unstructured.Unstructured) any {
@@ -72,11 +85,14 @@ func (e *env) stateOf(kind string, obj *unstructured.Unstructured) any {
 		state = e.bucketState(obj)
 	case "BucketAccess":
 		state = e.accessState(obj)
+	case "Application":
+		state = e.applicationState(obj)
 	}
+	out := make(map[string]string, len(state))
 	for k, v := range state {
-		state[k] = e.normalize(v, obj)
+		out[e.normalize(k, obj)] = e.normalize(v, obj)
 	}
-	return state
+	return out
 }
 
 // bucketState reads every setting of obj's bucket with the account's keys, straight from the
@@ -179,4 +195,46 @@ func secretKeyIn(sec corev1.Secret) string {
 		}
 	}
 	return ""
+}
+
+// applicationState is the spec of each object an Application owns: its Deployment, Service,
+// Ingress, backup CronJob and the BucketAccesses of its links.
+func (e *env) applicationState(obj *unstructured.Unstructured) map[string]string {
+	e.t.Helper()
+	state := map[string]string{}
+	for _, kind := range []schema.GroupVersionKind{
+		{Group: "apps", Version: "v1", Kind: "Deployment"}, {Version: "v1", Kind: "Service"},
+		{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}, {Group: "batch", Version: "v1", Kind: "CronJob"},
+		storagev1alpha1.GroupVersion.WithKind("BucketAccess"),
+	} {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(kind.GroupVersion().WithKind(kind.Kind + "List"))
+		if err := e.c.List(e.ctx, list, client.InNamespace(ns)); err != nil {
+			e.t.Fatal(err)
+		}
+		for _, child := range list.Items {
+			if !slices.ContainsFunc(child.GetOwnerReferences(), func(o metav1.OwnerReference) bool { return o.UID == obj.GetUID() }) {
+				continue
+			}
+			spec := child.Object["spec"]
+			if kind.Kind == "Service" {
+				// The API server picks a Service's addresses.
+				spec = withoutKeys(spec, "clusterIP", "clusterIPs")
+			}
+			state[kind.Kind+" "+child.GetName()] = jsonOf(spec)
+		}
+	}
+	return state
+}
+
+func withoutKeys(v any, keys ...string) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	out := maps.Clone(m)
+	for _, k := range keys {
+		delete(out, k)
+	}
+	return out
 }

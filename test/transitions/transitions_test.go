@@ -27,25 +27,25 @@ import (
 )
 
 // subset is what make test runs: a setting with three values, one the server echoes in a form
-// of its own, an immutable one, and a BucketAccess's access and prefix. OSM_TRANSITIONS=all
+// of its own, an immutable one, a BucketAccess's access and prefix, and an Application's env. OSM_TRANSITIONS=all
 // (make test-transitions) runs every field; any other value is a regexp of fields to run
 // ("Bucket.spec.tags").
-const subset = `^(Bucket\.spec\.(versioning|tags|objectLock)|BucketAccess\.spec\.(access|prefix))$`
+const subset = `^(Bucket\.spec\.(versioning|tags|objectLock)|BucketAccess\.spec\.(access|prefix)|Application\.spec\.env)$`
 
 // settleBound is how long a transition may take to settle: a pass, and one retry of a
 // setting the server refused for a moment.
 const settleBound = 60 * time.Second
 
-// notReadyHolds is how long a Ready that is not True must stay as it is to count as where an
-// object settled: longer than tuning.PolicyWait, the shortest retry of a pass.
+// notReadyHolds is how long a fresh object's Ready that is not True must stay as it is to count
+// as where it settled: longer than tuning.PolicyWait, the shortest retry of a pass.
 const notReadyHolds = 5 * time.Second
 
 // TestTransitions drives live objects through every change of every field, Acto's way: each
-// field of Bucket and BucketAccess from each of its values to each other one, removal
-// included. After each transition:
+// field of Bucket, BucketAccess and Application from each of its values to each other one,
+// removal included. After each transition:
 //   - differential: the server's state (every bucket setting; a key's rights, checked with the
-//     key; the Secret by format) and the Ready reason equal those of a fresh object created with
-//     the spec the transition ends on;
+//     key; the Secret by format; an Application's children) and the Ready reason equal those of
+//     a fresh object created with the spec the transition ends on;
 //   - liveness: it settles (Ready of its generation) within settleBound;
 //   - admission: it is refused, with the field's path, exactly when the fresh object is
 //     refused or the schema makes the field immutable; a refused one leaves the object as it was;
@@ -60,7 +60,8 @@ func TestTransitions(t *testing.T) {
 	}
 	table := readTable(t)
 	var fields []field
-	for kind, crd := range map[string]string{"Bucket": "storage.osm.dev_buckets.yaml", "BucketAccess": "storage.osm.dev_bucketaccesses.yaml"} {
+	for kind, crd := range map[string]string{"Bucket": "storage.osm.dev_buckets.yaml", "BucketAccess": "storage.osm.dev_bucketaccesses.yaml",
+		"Application": "paas.osm.dev_applications.yaml"} {
 		fields = append(fields, fieldsOf(t, kind, crd, table)...)
 	}
 	if t.Failed() {
@@ -74,7 +75,7 @@ func TestTransitions(t *testing.T) {
 			e.walkField(f, &tally)
 		}
 	}
-	fmt.Fprintf(os.Stderr, "transitions: %d transitions over %d fields of 2 kinds: %d divergences, %d stuck, %d invalid admitted, %d valid refused, %d no-op writes\n",
+	fmt.Fprintf(os.Stderr, "transitions: %d transitions over %d fields of 3 kinds: %d divergences, %d stuck, %d invalid admitted, %d valid refused, %d no-op writes\n",
 		tally.transitions, tally.fields, tally.divergences, tally.stuck, tally.invalidAdmitted, tally.validRefused, tally.noopWrites)
 	if tally.divergences+tally.stuck+tally.invalidAdmitted+tally.validRefused+tally.noopWrites > 0 {
 		t.Errorf("replay one field alone: make test-transitions ONLY='<field>', for example ONLY='Bucket\\.spec\\.tags'")
@@ -205,13 +206,13 @@ func why(f field, ref outcome) string {
 // nothing.
 func (e *env) check(f field, live *unstructured.Unstructured, cur, like int, step string) result {
 	e.t.Helper()
-	got, ok := e.settle(live)
+	want := e.reference(f, like)
+	got, ok := e.settle(live, want.ready)
 	if !ok {
 		e.t.Errorf("%s %s: not settled within %s: %s", f, step, settleBound, got.ready)
 		return result{stuck: true}
 	}
 	got.state = e.stateOf(f.kind, live)
-	want := e.reference(f, like)
 	if want.refused != "" {
 		return result{}
 	}
@@ -273,7 +274,7 @@ func (e *env) reference(f field, i int) outcome {
 	var out outcome
 	if err := e.c.Create(e.ctx, obj); err != nil {
 		out.refused = err.Error()
-	} else if settled, ok := e.settle(obj); !ok {
+	} else if settled, ok := e.settle(obj, ""); !ok {
 		e.t.Errorf("%s: a fresh %s with %s did not settle within %s: %s", f, f.kind, show(f.values[i]), settleBound, settled.ready)
 		out = settled
 	} else {
@@ -284,8 +285,12 @@ func (e *env) reference(f field, i int) outcome {
 	return out
 }
 
-// settle waits until obj's Ready describes its generation and the manager's queues are empty.
-func (e *env) settle(obj *unstructured.Unstructured) (outcome, bool) {
+// settle waits until obj's Ready describes its generation, the manager's queues are empty, and
+// Ready is want (normalized), the fresh object's; with no want, until it is True or has held.
+// A Ready that is not True may be a moment's (a key whose policy is on its way is checked again
+// after tuning.PolicyWait, a link waits for the BucketAccess it replaces to go), so a live
+// object gets the whole bound to reach where a fresh one settled.
+func (e *env) settle(obj *unstructured.Unstructured, want string) (outcome, bool) {
 	e.t.Helper()
 	deadline := time.Now().Add(settleBound)
 	var same string
@@ -299,16 +304,17 @@ func (e *env) settle(obj *unstructured.Unstructured) (outcome, bool) {
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		// A Ready that is not True may be a moment's (a key whose policy is on its way is
-		// checked again after tuning.PolicyWait): it counts once it held for a while.
 		if ready != same {
 			same, since = ready, time.Now()
 		}
-		if current && sum(queued) == 0 && (strings.HasPrefix(ready, "True") || time.Since(since) > notReadyHolds) {
-			return outcome{ready: e.normalize(ready, obj)}, true
+		got := e.normalize(ready, obj)
+		reached := got == want || want == "" && (strings.HasPrefix(ready, "True") || time.Since(since) > notReadyHolds)
+		if current && sum(queued) == 0 && reached {
+			return outcome{ready: got}, true
 		}
 		if time.Now().After(deadline) {
-			return outcome{ready: ready}, false
+			// Where it ended: the differential oracle says how that differs.
+			return outcome{ready: got}, current && want != ""
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -316,7 +322,7 @@ func (e *env) settle(obj *unstructured.Unstructured) (outcome, bool) {
 
 func (e *env) settled(obj *unstructured.Unstructured, what string) *unstructured.Unstructured {
 	e.t.Helper()
-	if _, ok := e.settle(obj); !ok {
+	if _, ok := e.settle(obj, ""); !ok {
 		e.t.Fatalf("%s did not settle", what)
 	}
 	return obj
