@@ -21,13 +21,7 @@ func TestCallsCountAPassOwnCallsAndItsWrites(t *testing.T) {
 		w.WriteHeader(http.StatusNotFound)
 	}))
 	t.Cleanup(server.Close)
-	gen, err := contractapi.NewClientWithResponses(server.URL, contractapi.WithHTTPClient(&http.Client{Transport: CountContractAPI(nil)}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	api := contractclient.New(gen)
-	store := objectstore.New(objectstore.Config{Endpoint: server.URL, Region: "us-east-1", AccessKeyID: "AK", SecretAccessKey: "SK",
-		HTTPClient: objectstore.NewHTTPClient(5*time.Second, 4, nil), MaxAttempts: 1, APIOptions: []func(*middleware.Stack) error{CountS3}})
+	api, store := countedClients(t, server.URL)
 
 	ctx := WithCalls(context.Background())
 	_, _ = store.Policy(ctx, "b")
@@ -43,4 +37,17 @@ func TestCallsCountAPassOwnCallsAndItsWrites(t *testing.T) {
 	if got := CallsOf(context.Background()); got.All() != 0 {
 		t.Errorf("a context without Calls counted %d", got.All())
 	}
+}
+
+// countedClients are a contract API client and an S3 store of url, whose calls are counted as
+// the manager's are.
+func countedClients(t *testing.T, url string) (*contractclient.Client, objectstore.Store) {
+	t.Helper()
+	gen, err := contractapi.NewClientWithResponses(url, contractapi.WithHTTPClient(&http.Client{Transport: CountContractAPI(nil)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return contractclient.New(gen), objectstore.New(objectstore.Config{Endpoint: url, Region: "us-east-1", AccessKeyID: "AK",
+		SecretAccessKey: "SK", HTTPClient: objectstore.NewHTTPClient(5*time.Second, 4, nil), MaxAttempts: 1,
+		APIOptions: []func(*middleware.Stack) error{CountS3}})
 }
