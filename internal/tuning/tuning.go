@@ -30,14 +30,14 @@ const ResyncJitter = 0.1
 // machine of docs/performance.md, Ceph RGW answered the S3 mix of a burst at 328 calls/s at
 // best, versitygw at 2,463/s: 20/s is 6 % of the slower, and drift detection never takes a
 // provider's capacity from its users. At the 2 reads a check costs, it checks 6,000 Buckets every
-// 10 minutes, or 36,000 calm ones every hour (ResyncMaxPeriod); without it the same steady state
-// at N=10,000 peaked at 310 S3 calls in one second.
+// 10 minutes, or 28,800 calm ones every hour (ResyncMaxPeriod; calm ones book ResyncCalmShare
+// of it); without it the steady state at N=10,000 peaked at 310 S3 calls in one second.
 const ResyncBudget = 20.0
 
 // ResyncBudgetPerContract is the default --resync-budget-per-contract: a quarter of
 // ResyncBudget, so one account's thousands of Buckets take at most a quarter of it, and four
 // Contracts must each want more than their share before another Contract's Buckets wait. At 2
-// reads a check: 1,500 Buckets of one Contract every 10 minutes, 9,000 calm ones every hour.
+// reads a check: 1,500 Buckets of one Contract every 10 minutes, 7,200 calm ones every hour.
 const ResyncBudgetPerContract = 5.0
 
 // ResyncMaxPeriod is the default --resync-max-period: the longest a calm Bucket waits between
