@@ -112,6 +112,22 @@ func (s *Scheduler) Next(c Check) time.Duration {
 	defer s.mu.Unlock()
 	now := s.opts.Now()
 	s.tidy(now)
+	o := s.checked(c, now)
+	want := slotOf(now.Add(s.wanted(o.streak)))
+	// The workqueue keeps the soonest wake-up it was given: a booking still ahead and no later
+	// than wanted is when it runs anyway.
+	if o.slot > floorSlot(now) && o.slot <= want && o.share == c.Share {
+		return timeOf(o.slot).Sub(now)
+	}
+	s.release(o, now)
+	o.share = c.Share
+	o.slot = s.book(o, want, float64(max(c.Cost, 1)), c.Calm)
+	budgetDelay.WithLabelValues(s.opts.Kind).Observe(float64(o.slot-want) * binWidth)
+	return max(timeOf(o.slot).Sub(now), 0)
+}
+
+// checked records the check c of now: its interval since the last, and its calm streak.
+func (s *Scheduler) checked(c Check, now time.Time) *object {
 	o := s.objects[c.UID]
 	if o == nil {
 		o = &object{}
@@ -125,17 +141,7 @@ func (s *Scheduler) Next(c Check) time.Duration {
 	} else {
 		o.streak = 0
 	}
-	want := slotOf(now.Add(s.wanted(o.streak)))
-	// The workqueue keeps the soonest wake-up it was given: a booking still ahead and no later
-	// than wanted is when it runs anyway.
-	if o.slot > floorSlot(now) && o.slot <= want && o.share == c.Share {
-		return timeOf(o.slot).Sub(now)
-	}
-	s.release(o, now)
-	o.share = c.Share
-	o.slot = s.book(o, want, float64(max(c.Cost, 1)), c.Calm)
-	budgetDelay.WithLabelValues(s.opts.Kind).Observe(float64(o.slot-want) * binWidth)
-	return max(timeOf(o.slot).Sub(now), 0)
+	return o
 }
 
 // wanted is the period of a resource after streak calm passes: Period, doubled for each, at

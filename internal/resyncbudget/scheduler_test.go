@@ -54,6 +54,8 @@ func newFleet(t *testing.T, opts Options, shares map[string]int) *fleet {
 	return f
 }
 
+func (f *fleet) uid(i int) types.UID { return types.UID(fmt.Sprintf("r-%d", i)) }
+
 // run checks resources as they come due until the clock reaches until.
 func (f *fleet) run(until time.Time) {
 	for f.queue.Len() > 0 && !f.queue[0].at.After(until) {
