@@ -35,7 +35,7 @@ type budgetRun struct {
 }
 
 // measureBudget counts the steady state's calls over budgetWindow, then changes the ACL of
-// the first drifted Buckets with their Contract's keys (another client) and waits for the
+// drifted Buckets, spread over the burst, with their Contract's keys (another client) and waits for the
 // manager's ACLDriftCorrected events.
 func measureBudget(ctx context.Context, s *servers, p *process, o options, ns string, names []string) (*budgetRun, error) {
 	run := &budgetRun{budget: o.budget, perContract: o.budgetPerContract, maxPeriod: o.resyncMax}
@@ -55,7 +55,7 @@ func measureBudget(ctx context.Context, s *servers, p *process, o options, ns st
 		run.oldest = time.Duration(age[0].value * float64(time.Second))
 	}
 	run.bound = o.driftBound()
-	changed, err := driftACLs(ctx, s, ns, names[:min(drifted, len(names))], o.contracts)
+	changed, err := driftACLs(ctx, s, ns, spread(names, drifted), o.contracts)
 	if err != nil {
 		return nil, err
 	}
@@ -76,11 +76,23 @@ func (o options) driftBound() time.Duration {
 	return o.resyncMax*11/10 + max(stretch(o.n, o.budget), stretch(o.n/o.contracts, o.budgetPerContract))
 }
 
-// driftACLs makes the named Buckets' buckets public-read with their Contract's keys, and
-// returns when each was changed.
-func driftACLs(ctx context.Context, s *servers, ns string, names []string, contracts int) (map[string]time.Time, error) {
+// spread picks n of the burst's Buckets, evenly over them: Buckets made one after the other
+// are checked one after the other, so neighbours would all be found at one moment of the
+// period.
+func spread(names []string, n int) map[int]string {
+	picked := map[int]string{}
+	for i := range min(n, len(names)) {
+		j := i * len(names) / n
+		picked[j] = names[j]
+	}
+	return picked
+}
+
+// driftACLs makes the picked Buckets' buckets (b-i, of Contract i%contracts) public-read with
+// their Contract's keys, and returns when each was changed.
+func driftACLs(ctx context.Context, s *servers, ns string, picked map[int]string, contracts int) (map[string]time.Time, error) {
 	changed := map[string]time.Time{}
-	for i, name := range names {
+	for i, name := range picked {
 		ak, sk, err := contractKeys(ctx, s.stk.Client, ns, contractName(i%contracts))
 		if err != nil {
 			return nil, err
