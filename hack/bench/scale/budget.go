@@ -64,8 +64,8 @@ func measureBudget(ctx context.Context, s *servers, p *process, o options, ns st
 }
 
 // driftBound is the latency docs/performance.md states for drift detection: the longest wanted
-// period with its jitter, and the stretch of the budget in all or of one Contract's share,
-// whichever is longer, at 2 calls a check, of which calm Buckets book 0.8 of each second.
+// period with its jitter, and the stretch of the budget in all and of one Contract's share, at
+// 2 calls a check, of which calm Buckets book 0.8 of each second.
 func (o options) driftBound() time.Duration {
 	stretch := func(n int, rate float64) time.Duration {
 		if rate <= 0 {
@@ -73,7 +73,7 @@ func (o options) driftBound() time.Duration {
 		}
 		return time.Duration(float64(n) * 2 / (rate * 0.8) * float64(time.Second))
 	}
-	return o.resyncMax*11/10 + max(stretch(o.n, o.budget), stretch(o.n/o.contracts, o.budgetPerContract))
+	return o.resyncMax*11/10 + stretch(o.n, o.budget) + stretch(o.n/o.contracts, o.budgetPerContract)
 }
 
 // spread picks n of the burst's Buckets, evenly over them: Buckets made one after the other

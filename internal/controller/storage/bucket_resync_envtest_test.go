@@ -14,8 +14,8 @@ import (
 // The resync budget, on a small fleet with a small budget: one Contract's Buckets, calm, cost
 // the provider no more than its share, and drift another client makes is still corrected
 // within the bound docs/performance.md states: the longest wanted period plus N·c/(R·0.8), N
-// Buckets at c calls a check within R calls a second, 0.8 being the part of the budget calm
-// Buckets may book.
+// Buckets at c calls a check within their Contract's R calls a second (no budget in all here),
+// 0.8 being the part of the budget calm Buckets may book.
 var _ = Describe("Drift detection within the resync budget", Ordered, func() {
 	const (
 		buckets   = 8
