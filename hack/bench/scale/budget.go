@@ -39,9 +39,9 @@ type budgetRun struct {
 // manager's ACLDriftCorrected events.
 func measureBudget(ctx context.Context, s *servers, p *process, o options, ns string, names []string) (*budgetRun, error) {
 	run := &budgetRun{budget: o.budget, perContract: o.budgetPerContract, maxPeriod: o.resyncMax}
-	s3Before, providerBefore := s.s3.snapshot(), counts{}
-	var err error
-	if providerBefore, err = providerCalls(ctx, p.metricsURL); err != nil {
+	s3Before := s.s3.snapshot()
+	providerBefore, err := providerCalls(ctx, p.metricsURL)
+	if err != nil {
 		return nil, err
 	}
 	time.Sleep(budgetWindow)
