@@ -8,6 +8,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 )
 
@@ -77,6 +79,16 @@ var _ = Describe("Drift detection within the resync budget", Ordered, func() {
 				"the policy of %s was not restored within %s", b.Name, bound)
 		}
 		GinkgoWriter.Printf("all %d drifted policies restored %s after removal (bound %s)\n", len(drifted), time.Since(removed), bound)
+	})
+
+	It("applies a change of spec at once, whatever the budget", func(ctx SpecContext) {
+		b := bs[len(bs)-1]
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(b), b)).To(Succeed())
+		b.Spec.Policy = policyJSON(a.keyID, b.Spec.BucketName, "s3:GetObject", "s3:PutObject")
+		Expect(k8s.Update(ctx, b)).To(Succeed())
+		// Calm Buckets wait about N·c/(R·0.8) = 15 s between checks here; a change waits for none.
+		Eventually(func() string { return serverPolicy(ctx, a.s3, b.Spec.BucketName) }).
+			WithTimeout(3 * time.Second).Should(ContainSubstring("s3:PutObject"))
 	})
 })
 
