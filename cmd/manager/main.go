@@ -37,7 +37,13 @@ func main() {
 	flag.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", tuning.Workers,
 		"How many resources of one kind are reconciled at once (32 did best of 16, 32 and 64 with 1,000 Buckets: docs/performance.md).")
 	flag.DurationVar(&opts.ResyncPeriod, "resync-period", 10*time.Minute,
-		"How often a Ready resource is checked against the provider even without a change (finds drift).")
+		"How often a Ready resource is checked against the provider even without a change (finds drift); a Bucket's period after a change, a correction or a failure.")
+	flag.DurationVar(&opts.ResyncMaxPeriod, "resync-max-period", tuning.ResyncMaxPeriod,
+		"The longest a calm Ready Bucket waits between checks while --resync-budget has room: each calm check doubles its period from --resync-period. Under --resync-period: every Bucket every --resync-period.")
+	flag.Float64Var(&opts.ResyncBudget, "resync-budget", tuning.ResyncBudget,
+		"Provider calls a second that checking Ready Buckets for drift may make in all; when the Buckets want more, their checks come later (osm_resync_oldest_check_age_seconds says how much). Changes, watches and retries are never held to it. 0: no limit.")
+	flag.Float64Var(&opts.ResyncBudgetPerContract, "resync-budget-per-contract", tuning.ResyncBudgetPerContract,
+		"The same, for the Buckets of one Contract, so one account's Buckets cannot take the whole --resync-budget. 0: no limit.")
 	flag.DurationVar(&opts.S3Timeout, "s3-timeout", 30*time.Second,
 		"Timeout of one S3 request.")
 	flag.IntVar(&opts.S3MaxAttempts, "s3-max-attempts", 3,

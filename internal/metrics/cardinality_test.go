@@ -10,9 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/aws/smithy-go/middleware"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,9 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
-	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractclient"
-	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
 
 // The routes the contract API's requests are counted under are the spec's paths, all of them.
@@ -59,13 +55,7 @@ func TestChurnAddsNoSeries(t *testing.T) {
 	}))
 	t.Cleanup(server.Close)
 
-	gen, err := contractapi.NewClientWithResponses(server.URL, contractapi.WithHTTPClient(&http.Client{Transport: CountContractAPI(nil)}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	api := contractclient.New(gen)
-	store := objectstore.New(objectstore.Config{Endpoint: server.URL, Region: "us-east-1", AccessKeyID: "AK", SecretAccessKey: "SK",
-		HTTPClient: objectstore.NewHTTPClient(5*time.Second, 4, nil), MaxAttempts: 1, APIOptions: []func(*middleware.Stack) error{CountS3}})
+	api, store := countedClients(t, server.URL)
 
 	churn := func(round int) {
 		ctx := context.Background()

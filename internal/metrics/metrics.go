@@ -54,6 +54,7 @@ func CountS3(stack *middleware.Stack) error {
 			start := time.Now()
 			out, md, err := next.HandleInitialize(ctx, in)
 			op := awsmiddleware.GetOperationName(ctx)
+			CallsOf(ctx).add(s3Write(op))
 			s3Requests.WithLabelValues(op, s3Code(md, err)).Inc()
 			s3Duration.WithLabelValues(op).Observe(time.Since(start).Seconds())
 			return out, md, err
@@ -82,6 +83,7 @@ func CountContractAPI(next http.RoundTripper) http.RoundTripper {
 	return roundTripper(func(req *http.Request) (*http.Response, error) {
 		start := time.Now()
 		resp, err := next.RoundTrip(req)
+		CallsOf(req.Context()).add(httpWrite(req.Method))
 		op := ContractOperation(req.Method, req.URL.Path)
 		code := "error"
 		if err == nil {

@@ -44,6 +44,7 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/metrics"
 	"github.com/object-storage-manager/object-storage-manager/internal/metricsauth"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
+	"github.com/object-storage-manager/object-storage-manager/internal/resyncbudget"
 	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
 	osmwebhook "github.com/object-storage-manager/object-storage-manager/internal/webhook"
 	paaswebhook "github.com/object-storage-manager/object-storage-manager/internal/webhook/paas/v1alpha1"
@@ -87,6 +88,14 @@ type Options struct {
 	// ResyncPeriod is how often a Ready resource is compared with the provider again even
 	// without a change, which is what finds drift.
 	ResyncPeriod time.Duration
+	// ResyncMaxPeriod is the longest a calm Ready Bucket waits between such checks while the
+	// budget has room; each calm check doubles its period from ResyncPeriod. Under
+	// ResyncPeriod (0): ResyncPeriod, every Bucket alike.
+	ResyncMaxPeriod time.Duration
+	// ResyncBudget is the provider calls a second those checks may make in all, and
+	// ResyncBudgetPerContract those of one Contract's Buckets; 0: no limit. Changes, watches
+	// and retries are never held to it.
+	ResyncBudget, ResyncBudgetPerContract float64
 
 	// S3Timeout bounds one S3 request; S3MaxAttempts bounds the SDK's retries of one call.
 	S3Timeout     time.Duration
@@ -140,6 +149,16 @@ type Options struct {
 	// SkipNameValidation lets one process build several managers, as tests that restart the
 	// manager do; controller names must otherwise be unique per process.
 	SkipNameValidation bool
+}
+
+// bucketResyncs books the drift checks of Ready Buckets within the budget of opts; nil, when
+// there are none to book.
+func bucketResyncs(opts Options) *resyncbudget.Scheduler {
+	if opts.ResyncPeriod <= 0 {
+		return nil
+	}
+	return resyncbudget.New(resyncbudget.Options{Kind: "bucket", Period: opts.ResyncPeriod, MaxPeriod: opts.ResyncMaxPeriod,
+		Rate: opts.ResyncBudget, ShareRate: opts.ResyncBudgetPerContract, CalmShare: tuning.ResyncCalmShare, Jitter: tuning.ResyncJitter})
 }
 
 // NewManager builds a manager with every controller of the operator registered.
@@ -207,6 +226,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Topics:                  contractclient.New(api),
 		NotificationEndpoints:   opts.AllowedNotificationEndpoints,
 		ResyncPeriod:            opts.ResyncPeriod,
+		Resyncs:                 bucketResyncs(opts),
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		// A Bucket is not deleted while an Application links it.
 		Users: []storagecontroller.BucketUsers{{

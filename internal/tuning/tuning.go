@@ -25,6 +25,33 @@ const GCPercent = 50
 // when, not what.
 const ResyncJitter = 0.1
 
+// ResyncBudget is the manager's default --resync-budget: the provider calls a second that
+// drift detection (checks of Ready Buckets that nothing woke) may make, in all. On the 2-core
+// machine of docs/performance.md, Ceph RGW answered the S3 mix of a burst at 328 calls/s at
+// best, versitygw at 2,463/s: 20/s is 6 % of the slower, and drift detection never takes a
+// provider's capacity from its users. At the 2 reads a check costs, it checks 6,000 Buckets every
+// 10 minutes, or 28,800 calm ones every hour (ResyncMaxPeriod; calm ones book ResyncCalmShare
+// of it); without it the steady state at N=10,000 peaked at 310 S3 calls in one second.
+const ResyncBudget = 20.0
+
+// ResyncBudgetPerContract is the default --resync-budget-per-contract: a quarter of
+// ResyncBudget, so one account's thousands of Buckets take at most a quarter of it, and four
+// Contracts must each want more than their share before another Contract's Buckets wait. At 2
+// reads a check: 1,500 Buckets of one Contract every 10 minutes, 7,200 calm ones every hour.
+const ResyncBudgetPerContract = 5.0
+
+// ResyncMaxPeriod is the default --resync-max-period: the longest a calm Bucket waits between
+// checks while the budget has room. A Bucket checked calm doubles its period (10, 20, 40
+// minutes) and reaches it after three calm checks; drift is then found within the hour, ten
+// times sooner than ACK's 10-hour resync, at a sixth of the calls of checking every 10 minutes.
+const ResyncMaxPeriod = time.Hour
+
+// ResyncCalmShare is the part of each second of the budget that calm Buckets may book: the
+// rest is kept for Buckets that changed, drifted or failed at their last check, which are then
+// checked on time (the resync period) even when calm ones wait longer than theirs.
+// internal/resyncbudget's TestAChangedResourceIsCheckedSooner shows it with the budget full.
+const ResyncCalmShare = 0.8
+
 // BucketChurnSettle is how long a Contract waits, after a Bucket naming it comes, goes or
 // changes, before it looks at its Buckets again; what lands meanwhile is seen in that one pass.
 // Woken at once, 1,000 Buckets over 10 Contracts cost 777 Contract passes (O(N²/Contracts)

@@ -9,7 +9,9 @@
 // load the API server. Scenarios:
 //
 //   - burst: N Buckets over 10 Ready Contracts, created at once; time until all are Ready;
-//   - steady state: every Bucket through two resyncs; what they cost;
+//   - steady state: every Bucket through two resyncs; what they cost; then the provider calls a
+//     second against the resync budget, and how soon drift another client makes in 20 Buckets
+//     is corrected;
 //   - delete: all N deleted; time until all are gone;
 //   - bound: the same S3 calls per Bucket from a plain aws-sdk-go-v2 client, and the same API
 //     writes per Bucket (the operator's, replayed with its bodies) from a plain client, each at
@@ -44,23 +46,28 @@ import (
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
 )
 
 type options struct {
-	n            int
-	contracts    int
-	concurrency  int // the manager's --max-concurrent-reconciles; 0 keeps its default
-	resync       time.Duration
-	steady       bool
-	managerFlags []string
-	ack          []string // "defaults", "same"
-	ackBin       string
-	ackTimeout   time.Duration
-	doc          string
-	s3           string // "versitygw" or "rgw"
-	cores        string // "shared" or "split" (coreSplit)
-	rounds       int    // bursts of ours, each followed by the bound; the median round is reported
-	pprof        string // where the benchmark serves its own profiles; "" for nowhere
+	n           int
+	contracts   int
+	concurrency int // the manager's --max-concurrent-reconciles; 0 keeps its default
+	resync      time.Duration
+	// resyncMax, budget and budgetPerContract are the manager's --resync-max-period,
+	// --resync-budget and --resync-budget-per-contract.
+	resyncMax                 time.Duration
+	budget, budgetPerContract float64
+	steady                    bool
+	managerFlags              []string
+	ack                       []string // "defaults", "same"
+	ackBin                    string
+	ackTimeout                time.Duration
+	doc                       string
+	s3                        string // "versitygw" or "rgw"
+	cores                     string // "shared" or "split" (coreSplit)
+	rounds                    int    // bursts of ours, each followed by the bound; the median round is reported
+	pprof                     string // where the benchmark serves its own profiles; "" for nowhere
 }
 
 // rgw says whether the run is on Ceph RGW rather than versitygw.
@@ -103,6 +110,9 @@ func main() {
 	flag.IntVar(&o.contracts, "contracts", 10, "How many Contracts the Buckets are spread over.")
 	flag.IntVar(&o.concurrency, "max-concurrent-reconciles", 0, "The manager's --max-concurrent-reconciles; 0 keeps its default.")
 	flag.DurationVar(&o.resync, "resync", 0, "The manager's --resync-period; 0 picks one long enough for the burst (30s, plus 30ms a Bucket).")
+	flag.DurationVar(&o.resyncMax, "resync-max", 0, "The manager's --resync-max-period; 0 picks four resync periods.")
+	flag.Float64Var(&o.budget, "budget", tuning.ResyncBudget, "The manager's --resync-budget, calls a second.")
+	flag.Float64Var(&o.budgetPerContract, "budget-per-contract", tuning.ResyncBudgetPerContract, "The manager's --resync-budget-per-contract, calls a second.")
 	flag.BoolVar(&o.steady, "steady", true, "Measure the steady state (two resyncs); off saves their time when only the burst is compared.")
 	flag.Var(&managerFlags, "manager-flag", "An extra flag for the manager (repeatable).")
 	flag.StringVar(&ack, "ack", "defaults,same", `ACK runs: "defaults", "same" (our concurrency), both comma-separated, or "off".`)
@@ -132,6 +142,9 @@ func main() {
 	}
 	if o.resync == 0 {
 		o.resync = 30*time.Second + time.Duration(o.n)*30*time.Millisecond
+	}
+	if o.resyncMax == 0 {
+		o.resyncMax = 4 * o.resync
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -63,12 +63,14 @@ type steady struct {
 	provider counts
 	cpu      time.Duration
 	peak     float64 // S3 calls in the busiest second
+	budget   *budgetRun
 }
 
 // runOurs runs the operator's scenarios in namespace ns, with a manager of its own: Contracts,
 // then the burst, steady state through two resyncs (if steady), and deletion.
 func runOurs(ctx context.Context, s *servers, manager shippedManager, o options, ns string, steady bool) (*result, error) {
-	flags := []string{fmt.Sprintf("--resync-period=%s", o.resync)}
+	flags := []string{fmt.Sprintf("--resync-period=%s", o.resync), fmt.Sprintf("--resync-max-period=%s", o.resyncMax),
+		fmt.Sprintf("--resync-budget=%g", o.budget), fmt.Sprintf("--resync-budget-per-contract=%g", o.budgetPerContract)}
 	if o.concurrency > 0 {
 		flags = append(flags, fmt.Sprintf("--max-concurrent-reconciles=%d", o.concurrency))
 	}
@@ -120,6 +122,10 @@ func runOurs(ctx context.Context, s *servers, manager shippedManager, o options,
 			return nil, err
 		}
 		logf("steady state  %.1f passes per Bucket", res.steady.passes)
+		if res.steady.budget, err = measureBudget(ctx, s, mgr, o, ns, names); err != nil {
+			return nil, err
+		}
+		logf("budget        %s", res.steady.budget.line(drifted))
 		var one []string
 		res.single, one, err = oneAtATime(ctx, t, ns)
 		names = append(names, one...)

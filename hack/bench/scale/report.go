@@ -224,6 +224,9 @@ func (r *report) details() []string {
 	)
 	if st := o.steady; st != nil {
 		lines = append(lines, st.line(r.opts.resync, o.n))
+		if st.budget != nil {
+			lines = append(lines, st.budget.line(drifted))
+		}
 		if st.api.total() > 0 {
 			lines = append(lines, "steady-state API writes: "+totals(st.api))
 		}

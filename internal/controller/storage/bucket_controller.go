@@ -29,7 +29,9 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/fairqueue"
 	"github.com/object-storage-manager/object-storage-manager/internal/index"
 	"github.com/object-storage-manager/object-storage-manager/internal/keylock"
+	"github.com/object-storage-manager/object-storage-manager/internal/metrics"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
+	"github.com/object-storage-manager/object-storage-manager/internal/resyncbudget"
 )
 
 // StoreFactory returns a Store for one account on one S3 endpoint.
@@ -53,6 +55,8 @@ type BucketReconciler struct {
 	// ResyncPeriod is how often a Ready Bucket is compared with the server again, which is
 	// what finds changes made behind the operator's back.
 	ResyncPeriod time.Duration
+	// Resyncs books those checks within the resync budget; nil: every ResyncPeriod.
+	Resyncs *resyncbudget.Scheduler
 	// MaxConcurrentReconciles bounds parallel reconciles; 0 means 1.
 	MaxConcurrentReconciles int
 	// Users are the kinds whose resources keep a Bucket from being deleted.
@@ -93,6 +97,7 @@ type BucketReconciler struct {
 
 // Reconcile makes the bucket at the provider match the Bucket.
 func (r *BucketReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	ctx = metrics.WithCalls(ctx) // what the pass costs the provider, for the resync budget
 	return engine.Reconciler[*storagev1alpha1.Bucket, bucketFound]{Client: r.Client, Kind: bucketKind{r}, Finalizer: Finalizer,
 		ResyncPeriod: r.ResyncPeriod, Written: &r.written, Recorder: r.Recorder}.Reconcile(ctx, req)
 }
@@ -152,13 +157,13 @@ func (k bucketKind) Normal(ctx context.Context, b *storagev1alpha1.Bucket, p *en
 	if out, done := k.settleTopics(ctx, b, contractID, in.Applied, failed, found); done {
 		return out
 	}
-	return k.settled(b, found, failed)
+	return k.settled(ctx, b, found, failed)
 }
 
 // settled ends a pass that brought the settings to the spec, but for failed: a failure the
 // server will not get over (a setting it does not implement, object lock the bucket lacks) is
 // reported and looked at again after the resync period, the rest of the spec applied.
-func (k bucketKind) settled(b *storagev1alpha1.Bucket, found bucketFound, failed []bucketsettings.Failure) bucketOutcome {
+func (k bucketKind) settled(ctx context.Context, b *storagev1alpha1.Bucket, found bucketFound, failed []bucketsettings.Failure) bucketOutcome {
 	var unsupported []bucketsettings.Failure
 	lockMissing := false
 	for _, f := range failed {
@@ -183,7 +188,19 @@ func (k bucketKind) settled(b *storagev1alpha1.Bucket, found bucketFound, failed
 		// Asked again once a resync period: a server may be upgraded.
 		return found.end(settingsUnsupported{unsupported, true}, 0, reconcile.TerminalError(unsupported[0].Err))
 	}
-	return found.end(bucketAvailable{}, engine.ResyncAfter(k.ResyncPeriod), nil)
+	return found.end(bucketAvailable{}, k.nextCheck(ctx, b), nil)
+}
+
+// nextCheck is how soon b, Ready, is compared with the server again: within the resync budget,
+// sooner after a change of spec, a correction or a failure, later while it stays calm
+// (resyncbudget); after the resync period without a budget.
+func (k bucketKind) nextCheck(ctx context.Context, b *storagev1alpha1.Bucket) time.Duration {
+	if k.Resyncs == nil {
+		return engine.ResyncAfter(k.ResyncPeriod)
+	}
+	calls := metrics.CallsOf(ctx)
+	return k.Resyncs.Next(resyncbudget.Check{UID: b.UID, Share: b.Namespace + "/" + b.Spec.ContractName,
+		Cost: calls.All(), Calm: specApplied(b) && calls.Writes() == 0})
 }
 
 func (k bucketKind) settings() []bucketsettings.Syncer {

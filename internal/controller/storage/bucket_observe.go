@@ -55,7 +55,7 @@ func (k bucketKind) observe(ctx context.Context, b *storagev1alpha1.Bucket, acct
 	if len(unsupported) > 0 {
 		return found.end(settingsUnsupported{unsupported, true}, engine.ResyncAfter(k.ResyncPeriod), nil)
 	}
-	return found.end(bucketObserved{}, engine.ResyncAfter(k.ResyncPeriod), nil)
+	return found.end(bucketObserved{}, k.nextCheck(ctx, b), nil)
 }
 
 // inSync is the InSync condition of an Observe Bucket whose settings differ from the spec in

@@ -54,6 +54,10 @@ func (s *Stack) startManagerProcess() error {
 	if o.ResyncPeriod > 0 {
 		args = append(args, "--resync-period="+o.ResyncPeriod.String())
 	}
+	// The resync budget is off unless set, as in the in-process manager: Options' zero values.
+	args = append(args, "--resync-max-period="+o.ResyncMaxPeriod.String(),
+		"--resync-budget="+strconv.FormatFloat(o.ResyncBudget, 'g', -1, 64),
+		"--resync-budget-per-contract="+strconv.FormatFloat(o.ResyncBudgetPerContract, 'g', -1, 64))
 	if o.S3Timeout > 0 {
 		args = append(args, "--s3-timeout="+o.S3Timeout.String())
 	}
