@@ -44,16 +44,7 @@ import (
 )
 
 func TestDriverUnderTheRealSidecar(t *testing.T) {
-	g := NewWithT(t)
-	g.SetDefaultEventuallyTimeout(60 * time.Second)
-	g.SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-
-	stk, err := stack.Start(ctx, stack.Options{})
-	g.Expect(err).NotTo(HaveOccurred())
-	defer stk.Stop()
-	g.Expect(stk.StartManager()).To(Succeed())
+	ctx, g, stk := running(t, 8*time.Minute)
 	crds, err := localenv.COSICRDs()
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(crds).To(HaveLen(5))
@@ -255,6 +246,20 @@ const (
 	sidecarBucketFinalizer = "cosi.objectstorage.k8s.io/bucket-protection"
 	sidecarAccessFinalizer = "cosi.objectstorage.k8s.io/bucketaccess-protection"
 )
+
+// running starts the stack and its manager for one test, stopped when the test ends.
+func running(t *testing.T, timeout time.Duration) (context.Context, Gomega, *stack.Stack) {
+	g := NewWithT(t)
+	g.SetDefaultEventuallyTimeout(60 * time.Second)
+	g.SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	stk, err := stack.Start(ctx, stack.Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(stk.Stop)
+	g.Expect(stk.StartManager()).To(Succeed())
+	return ctx, g, stk
+}
 
 func kubeClient(g Gomega, stk *stack.Stack) client.Client {
 	scheme := runtime.NewScheme()

@@ -2,7 +2,6 @@ package cosi_test
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +20,6 @@ import (
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/cosidriver"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
-	"github.com/object-storage-manager/object-storage-manager/internal/localenv/stack"
 )
 
 // With COSI's CRDs beside ours, `bucket` and `bucketaccess` name two kinds. kubectl resolves a
@@ -30,15 +28,7 @@ import (
 // category name ours whatever the cache holds, and kubectl osm, which asks for our group by
 // kind, never reads COSI's.
 func TestOurNamesBesideCOSI(t *testing.T) {
-	g := NewWithT(t)
-	g.SetDefaultEventuallyTimeout(60 * time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-
-	stk, err := stack.Start(ctx, stack.Options{})
-	g.Expect(err).NotTo(HaveOccurred())
-	defer stk.Stop()
-	g.Expect(stk.StartManager()).To(Succeed())
+	ctx, g, stk := running(t, 4*time.Minute)
 	k8s := kubeClient(g, stk)
 	ns := namespace(ctx, g, k8s, "names-")
 	contract := &storagev1alpha1.Contract{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team"},
