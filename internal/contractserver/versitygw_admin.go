@@ -106,21 +106,17 @@ func (a *vgwAdmin) do(ctx context.Context, op string, query url.Values, body []b
 	return a.signed.do(ctx, "versitygw "+op, http.MethodPatch, u, "", body)
 }
 
-// GatewayUser is one user of the gateway, without its secret.
-type GatewayUser struct {
-	Access, Role string
-}
-
-// Users lists every user of the gateway, for audits: the fault suite checks against it that
-// every user is a contract or a principal key the server records.
-func (b *VersityGWBackend) Users(ctx context.Context) ([]GatewayUser, error) {
+// Keys implements KeyLister: every user of the gateway but its admins, since a user is its key.
+func (b *VersityGWBackend) Keys(ctx context.Context) ([]BackendKey, error) {
 	users, err := b.admin.listUsers(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]GatewayUser, 0, len(users))
+	out := make([]BackendKey, 0, len(users))
 	for _, u := range users {
-		out = append(out, GatewayUser{Access: u.Access, Role: u.Role})
+		if u.Role != "admin" {
+			out = append(out, BackendKey{AccessKeyID: u.Access, Owner: "user of role " + u.Role})
+		}
 	}
 	return out, nil
 }

@@ -23,7 +23,7 @@ import (
 // admin API), which the lab's tap numbers as it numbers the manager's: a crash run kills the
 // server (SIGKILL, its own process) right after one of them, starts it again on its records,
 // and lets the manager's retries finish. Beyond the oracle's checkpoints, every run ends with
-// two checks of the server itself: every user of the S3 server is one its records hold live,
+// two checks of the server itself: every key pair of the S3 server is one its records hold live,
 // and every idempotency key of the run, asked again, is answered as it was the first time.
 
 // TestMain serves the stack's contract server when the test binary was started as it.
@@ -138,33 +138,33 @@ func (a *answers) answeredTwoWays() []string {
 	return out
 }
 
-// atTheServer compares the S3 server's users with the contract server's records: a user that
-// no live record accounts for (an active contract's account, a key in effect of an active
-// principal) is leaked; a live record without its user is lost. It returns those not found by
-// an earlier run of the lab.
+// atTheServer compares the key pairs the S3 server holds for contracts and principals with the
+// contract server's records: a key pair that no live record has in effect (an active contract's,
+// an active principal's of an active contract) is leaked; one in effect in the records but gone
+// from the S3 server is lost. It returns those not found by an earlier run of the lab.
 func (l *lab) atTheServer() (leaked, lost []string, err error) {
-	gw, ok := l.stk.Backend.(*contractserver.VersityGWBackend)
+	lister, ok := l.stk.Backend.(contractserver.KeyLister)
 	if !ok {
-		return nil, nil, fmt.Errorf("the lab's backend is %T, not versitygw", l.stk.Backend)
+		return nil, nil, fmt.Errorf("the lab's backend %T lists no keys", l.stk.Backend)
 	}
-	users, err := gw.Users(l.ctx)
+	keys, err := lister.Keys(l.ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	live, err := l.liveUsers()
+	live, err := l.liveKeys()
 	if err != nil {
 		return nil, nil, err
 	}
 	at := map[string]bool{}
-	for _, u := range users {
-		at[u.Access] = true
-		if live[u.Access] == "" && l.firstSeen("leaked "+u.Access) {
-			leaked = append(leaked, fmt.Sprintf("user %s (role %s): no live record", u.Access, u.Role))
+	for _, k := range keys {
+		at[k.AccessKeyID] = true
+		if live[k.AccessKeyID] == "" && l.firstSeen("leaked "+k.AccessKeyID) {
+			leaked = append(leaked, fmt.Sprintf("key %s of %s: no live record", k.AccessKeyID, k.Owner))
 		}
 	}
-	for access, what := range live {
-		if !at[access] && l.firstSeen("lost "+access) {
-			lost = append(lost, fmt.Sprintf("%s: recorded live, no user %s at the S3 server", what, access))
+	for key, whose := range live {
+		if !at[key] && l.firstSeen("lost "+key) {
+			lost = append(lost, fmt.Sprintf("key %s of %s: in effect in the records, not at the S3 server", key, whose))
 		}
 	}
 	sort.Strings(leaked)
@@ -172,8 +172,8 @@ func (l *lab) atTheServer() (leaked, lost []string, err error) {
 	return leaked, lost, nil
 }
 
-// liveUsers are the users the contract server's records say exist, with whose they are.
-func (l *lab) liveUsers() (map[string]string, error) {
+// liveKeys are the key pairs the contract server's records have in effect, with whose they are.
+func (l *lab) liveKeys() (map[string]string, error) {
 	contracts, err := l.stk.ContractAPI.Contracts()
 	if err != nil {
 		return nil, err
@@ -187,7 +187,9 @@ func (l *lab) liveUsers() (map[string]string, error) {
 	for _, c := range contracts {
 		if c.State == "active" {
 			active[c.ID] = true
-			live[contractserver.FirstAccessKeyID(c.ID)] = "contract " + c.ID
+			for _, k := range c.AccessKeyIDs {
+				live[k] = "contract " + c.ID
+			}
 		}
 	}
 	for _, p := range principals {
@@ -209,13 +211,14 @@ func (l *lab) firstSeen(what string) bool {
 	return true
 }
 
-// checkServer ends a run (the answers were replayed after each step: settle) with the checks of the contract server: a divergence when a key was
-// answered two ways or a live record lost its user, and the users leaked at the S3 server.
+// checkServer ends a run with the checks of the contract server (its answers were asked for
+// again at each checkpoint: settle): a divergence when a creation was answered two ways or a key
+// in effect is gone from the S3 server, and the key pairs leaked there.
 func (r *run) checkServer() (*divergence, []string) {
 	diff := r.lab.answers.answeredTwoWays()
 	leaked, lost, err := r.lab.atTheServer()
 	if err != nil {
-		r.t.Fatalf("comparing the S3 server's users with the contract server's records: %v", err)
+		r.t.Fatalf("comparing the S3 server's keys with the contract server's records: %v", err)
 	}
 	for _, l := range leaked {
 		r.t.Errorf("%s: leaked at the S3 server: %s", r.p, l)

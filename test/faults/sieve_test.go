@@ -206,7 +206,7 @@ type result struct {
 	div     *divergence
 	reached bool
 	slowest time.Duration
-	// leaked counts the users of the S3 server the run left without a live record.
+	// leaked counts the key pairs of the S3 server the run left without a live record.
 	leaked int
 }
 
