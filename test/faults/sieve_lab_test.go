@@ -77,6 +77,8 @@ func startLab(ctx context.Context) (*lab, error) {
 		ManagerProcess:    true,
 		KubeTap:           tap,
 		ContractServerTap: tap,
+		// OSM_SIEVE_S3=rgw runs the labs on Ceph RGW, whose contract server writes differ.
+		RGW: os.Getenv("OSM_SIEVE_S3") == "rgw",
 		S3Middleware: func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tap.Serve(w, r, next, faults.S3Write) })
 		},
@@ -161,7 +163,9 @@ type run struct {
 	written   int
 	lastWrite time.Time
 	perturbed time.Time
-	logFrom   int64
+	// logFrom and serverLogFrom are where the run begins in the manager's and the contract
+	// server's logs.
+	logFrom, serverLogFrom int64
 }
 
 // newRun makes a namespace and starts a manager that watches it alone.
@@ -171,9 +175,7 @@ func (l *lab) newRun(t *testing.T, p perturbation, want []state) *run {
 	r := &run{scenario: sc, lab: l, p: p, want: want, keys: map[string][]string{},
 		crashed: make(chan struct{}, 1), done: make(chan struct{})}
 	r.names = newNamer(r)
-	if fi, err := os.Stat(l.stk.ManagerLog()); err == nil {
-		r.logFrom = fi.Size()
-	}
+	r.logFrom, r.serverLogFrom = fileSize(l.stk.ManagerLog()), fileSize(l.stk.ContractServerLog())
 	l.tap.Reset(r.names.write, r.seen)
 	l.answers.reset()
 	switch {
@@ -201,6 +203,14 @@ func (l *lab) newRun(t *testing.T, p perturbation, want []state) *run {
 	r.restarter.Add(1)
 	go r.restartAfterCrash()
 	return r
+}
+
+// fileSize is how long the file at path is; 0 when it is not there.
+func fileSize(path string) int64 {
+	if fi, err := os.Stat(path); err == nil {
+		return fi.Size()
+	}
+	return 0
 }
 
 // restartAfterCrash starts the manager, or the contract server, again once the tap killed it.

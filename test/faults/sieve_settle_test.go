@@ -140,8 +140,8 @@ func keyStatus(o client.Object) *storagev1alpha1.KeyStatus {
 // collectGarbage plays the garbage collector for the run: its own resources are the owners.
 func (r *run) collectGarbage() { r.scenario.collectGarbage(r.storageObjects()) }
 
-// saveLog copies the manager's log of this run, and the events of its namespace, to a file
-// that outlives the stack.
+// saveLog copies the manager's log of this run, the events of its namespace, and the contract
+// server's log of the run, to a file that outlives the stack.
 func (r *run) saveLog() string {
 	raw, err := os.ReadFile(r.stk.ManagerLog())
 	if err != nil {
@@ -155,6 +155,9 @@ func (r *run) saveLog() string {
 		for _, e := range events.Items {
 			raw = fmt.Appendf(raw, "%s %s/%s %s: %s\n", e.EventTime.Format("15:04:05.000"), e.Regarding.Kind, e.Regarding.Name, e.Reason, e.Note)
 		}
+	}
+	if server, err := os.ReadFile(r.stk.ContractServerLog()); err == nil {
+		raw = append(append(raw, "\ncontract server:\n"...), server[min(int(r.serverLogFrom), len(server)):]...)
 	}
 	path := filepath.Join(os.TempDir(), "sieve-"+r.ns+".log")
 	if err := os.WriteFile(path, raw, 0o600); err != nil {

@@ -191,8 +191,12 @@ func isWrite(method string) bool {
 	return false
 }
 
-// S3Write describes an S3 request as a Write: its operation and bucket.
+// S3Write describes an S3 request as a Write: its operation and bucket. Ceph RGW's admin ops
+// (/admin/...) share its endpoint; they are the contract server's (RGWAdminWrite).
 func S3Write(r *http.Request, _ *httptest.ResponseRecorder) (Write, bool) {
+	if isRGWAdmin(r) {
+		return Write{}, false
+	}
 	bucket, _, _ := strings.Cut(strings.Trim(r.URL.Path, "/"), "/")
 	return Write{Channel: S3, Op: S3Operation(r), Target: bucket}, true
 }
@@ -254,3 +258,21 @@ func adminRole(r *http.Request) string {
 	_ = xml.NewDecoder(body).Decode(&acc)
 	return acc.Role
 }
+
+// RGWAdminWrite describes a call to Ceph RGW's admin ops API as a Write: the method and the
+// resource with its sub-resource ("PUT user?key"), on the user it names.
+func RGWAdminWrite(r *http.Request, _ *httptest.ResponseRecorder) (Write, bool) {
+	if !isRGWAdmin(r) {
+		return Write{}, false
+	}
+	op := "rgw " + r.Method + " " + strings.TrimPrefix(r.URL.Path, "/admin/")
+	q := r.URL.Query()
+	for _, sub := range []string{"key", "quota", "caps"} {
+		if q.Has(sub) {
+			op += "?" + sub
+		}
+	}
+	return Write{Channel: ContractServer, Op: op, Target: q.Get("uid")}, true
+}
+
+func isRGWAdmin(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/admin/") }

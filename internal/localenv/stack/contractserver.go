@@ -35,11 +35,13 @@ const childStart = 30 * time.Second
 // summariesPath is where the child serves its records' summaries to the stack, beside the API.
 const summariesPath = "/_stack/"
 
-// childConfig is what the child serves: a contract server over versitygw.
+// childConfig is what the child serves: a contract server over Ceph RGW when RGW is set, else
+// over versitygw.
 type childConfig struct {
 	Listen, DataDir, Token, WebsiteEndpoint, PushEndpoints string
 	EncryptionKey                                          []byte
 	VersityGW                                              contractserver.VersityGWConfig
+	RGW                                                    *contractserver.RGWConfig
 	// StoreWriteHook is told of every store write, and answers once the tap has numbered it.
 	StoreWriteHook string
 }
@@ -61,7 +63,7 @@ func serveChild(raw string) error {
 	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
 		return err
 	}
-	backend, err := contractserver.NewVersityGWBackend(cfg.VersityGW)
+	backend, err := cfg.backend()
 	if err != nil {
 		return err
 	}
@@ -80,6 +82,13 @@ func serveChild(raw string) error {
 	mux.HandleFunc("GET "+summariesPath+"contracts", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, server.Contracts) })
 	mux.HandleFunc("GET "+summariesPath+"principals", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, server.Principals) })
 	return (&http.Server{Addr: cfg.Listen, Handler: mux, ReadHeaderTimeout: 5 * time.Second}).ListenAndServe()
+}
+
+func (cfg childConfig) backend() (contractserver.Backend, error) {
+	if cfg.RGW != nil {
+		return contractserver.NewRGWBackend(*cfg.RGW)
+	}
+	return contractserver.NewVersityGWBackend(cfg.VersityGW)
 }
 
 // tellStoreWrite posts each store write to hook and waits for the answer: the stack's tap may
@@ -101,8 +110,8 @@ func writeJSON[T any](w http.ResponseWriter, list func() (T, error)) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// serverChild is the contract server running as a child process, with the tap's two doors:
-// a proxy in front of versitygw's admin API, and the hook that hears of store writes.
+// serverChild is the contract server running as a child process, with the tap's doors: the
+// hook that hears of store writes, and a proxy in front of versitygw's admin API (nil on RGW).
 type serverChild struct {
 	cfg     childConfig
 	logPath string
@@ -114,29 +123,32 @@ type serverChild struct {
 	process *localenv.Process
 }
 
-// startServerChild starts the child with cfg, its backend writes and store writes going through
-// tap.
+// startServerChild starts the child with cfg, its store writes and versitygw admin writes going
+// through tap (RGW's admin ops pass the stack's S3 proxy, which taps them: proxyS3).
 func startServerChild(cfg childConfig, tap *faults.Tap, dir string) (*serverChild, error) {
 	port, err := localenv.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	admin, err := faults.NewProxyWith(cfg.VersityGW.AdminEndpoint, func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			rereadable(r)
-			tap.Serve(w, r, next, faults.VersityGWAdminWrite)
+	c := &serverChild{logPath: filepath.Join(dir, "server.log")}
+	if cfg.RGW == nil {
+		c.admin, err = faults.NewProxyWith(cfg.VersityGW.AdminEndpoint, func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				rereadable(r)
+				tap.Serve(w, r, next, faults.VersityGWAdminWrite)
+			})
 		})
-	})
-	if err != nil {
-		return nil, err
+		if err != nil {
+			return nil, err
+		}
+		cfg.VersityGW.AdminEndpoint = c.admin.URL
 	}
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tap.Serve(w, r, ok, faults.StoreWrite) }))
+	c.hookSrv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tap.Serve(w, r, ok, faults.StoreWrite) }))
 	cfg.Listen = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	cfg.VersityGW.AdminEndpoint, cfg.StoreWriteHook = admin.URL, hook.URL
+	cfg.StoreWriteHook = c.hookSrv.URL
 	target := &url.URL{Scheme: "http", Host: cfg.Listen}
-	c := &serverChild{cfg: cfg, logPath: filepath.Join(dir, "server.log"), url: target.String(),
-		proxy: faults.NewReverseProxy(target), admin: admin, hookSrv: hook}
+	c.cfg, c.url, c.proxy = cfg, target.String(), faults.NewReverseProxy(target)
 	return c, c.start()
 }
 
@@ -181,7 +193,9 @@ func (c *serverChild) restart() error {
 
 func (c *serverChild) stop() {
 	c.kill()
-	c.admin.Close()
+	if c.admin != nil {
+		c.admin.Close()
+	}
 	c.hookSrv.Close()
 }
 

@@ -58,12 +58,14 @@ type Stack struct {
 	// KubeProxy, when Options.KubeTap asked for it, is what the manager reaches the API
 	// server through.
 	KubeProxy *faults.KubeProxy
-	// Backend is the contract server's backend over S3, reaching the server directly: for
-	// audits of what the S3 server holds (VersityGWBackend.Users).
+	// Backend is the contract server's backend over S3: for audits of what the S3 server holds
+	// (contractserver.KeyLister).
 	Backend contractserver.Backend
 
-	dir            string
+	dir string
+	// versityGW or rgw configures the contract server's backend.
 	versityGW      contractserver.VersityGWConfig
+	rgw            contractserver.RGWConfig
 	env            *envtest.Environment
 	manager        *runningManager
 	managerProcess bool
@@ -118,10 +120,10 @@ type Options struct {
 	KubeTap *faults.Tap
 	// CRDDir is the folder of CRDs the API server starts with; empty is this tree's.
 	CRDDir string
-	// ContractServerTap runs the contract server (over versitygw) as a child process of the test
-	// binary, which ContractAPI.KillServer kills as a crash would, and makes its writes (to its
-	// records, and to versitygw's admin API) go through this tap. The test binary's TestMain
-	// must call ServeContractServerChild first.
+	// ContractServerTap runs the contract server as a child process of the test binary, which
+	// ContractAPI.KillServer kills as a crash would, and makes its writes (to its records, and to
+	// versitygw's or Ceph RGW's admin API) go through this tap. The test binary's TestMain must
+	// call ServeContractServerChild first.
 	ContractServerTap *faults.Tap
 }
 
@@ -490,12 +492,13 @@ func (s *Stack) startS3(ctx context.Context, opts Options) (contractserver.Backe
 		}
 		// The admin ops go through the proxy too; they happen when a contract is bought or
 		// changed, not while Buckets are reconciled.
-		return contractserver.NewRGWBackend(contractserver.RGWConfig{
+		s.rgw = contractserver.RGWConfig{
 			Endpoint:       s.S3.Endpoint,
 			Region:         ceph.Region,
 			AdminAccessKey: ceph.AdminAccessKey,
 			AdminSecretKey: ceph.AdminSecretKey,
-		})
+		}
+		return contractserver.NewRGWBackend(s.rgw)
 	}
 	gw, err := localenv.StartVersityGW(ctx, localenv.VersityGWOptions{Dir: filepath.Join(s.dir, "versitygw"), AccessLog: opts.S3AccessLog,
 		Versioning: opts.S3Versioning})
@@ -541,15 +544,25 @@ func (s *Stack) managerConfig() *rest.Config {
 	return ManagerConfig(s.Config)
 }
 
-// proxyS3 puts a proxy in front of s.S3 when opts ask for S3Faults or S3Middleware: the
-// endpoint the contracts hand out, and so every call of the operator, goes through it.
+// proxyS3 puts a proxy in front of s.S3 when opts ask for S3Faults or S3Middleware, or for a
+// ContractServerTap on Ceph RGW (whose admin ops share the S3 endpoint): the endpoint the
+// contracts hand out, and so every call of the operator, goes through it.
 func (s *Stack) proxyS3(opts Options) error {
-	if opts.S3Faults == nil && opts.S3Middleware == nil {
+	rgwTap := opts.RGW && opts.ContractServerTap != nil
+	if opts.S3Faults == nil && opts.S3Middleware == nil && !rgwTap {
 		return nil
 	}
 	wrap := func(h http.Handler) http.Handler { return h }
+	if rgwTap {
+		wrap = func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				opts.ContractServerTap.Serve(w, r, h, faults.RGWAdminWrite)
+			})
+		}
+	}
 	if opts.S3Faults != nil {
-		wrap = opts.S3Faults.Wrap
+		inner := wrap
+		wrap = func(h http.Handler) http.Handler { return opts.S3Faults.Wrap(inner(h)) }
 	}
 	if opts.S3Middleware != nil {
 		inner := wrap
@@ -604,18 +617,19 @@ func startContractAPI(backend contractserver.Backend, dir, websiteEndpoint strin
 	return serveContractAPI(&ContractAPI{Token: token, TokenFile: tokenFile, server: server})
 }
 
-// startContractServerChild runs the contract server as a child process, over versitygw, its
-// writes going through tap (Options.ContractServerTap).
+// startContractServerChild runs the contract server as a child process, its writes going
+// through tap (Options.ContractServerTap).
 func (s *Stack) startContractServerChild(dir string, pushEndpoints egress.Allowlist, tap *faults.Tap) (*ContractAPI, error) {
-	if s.versityGW.AdminEndpoint == "" {
-		return nil, errors.New("ContractServerTap: the contract server runs as a child over versitygw only")
-	}
 	tokenFile, key, err := serverFiles(dir)
 	if err != nil {
 		return nil, err
 	}
-	child, err := startServerChild(childConfig{DataDir: dir, Token: serverToken, EncryptionKey: key, WebsiteEndpoint: s.S3.WebsiteEndpoint,
-		PushEndpoints: pushEndpoints.String(), VersityGW: s.versityGW}, tap, dir)
+	cfg := childConfig{DataDir: dir, Token: serverToken, EncryptionKey: key, WebsiteEndpoint: s.S3.WebsiteEndpoint,
+		PushEndpoints: pushEndpoints.String(), VersityGW: s.versityGW}
+	if s.rgw.Endpoint != "" {
+		cfg.RGW = &s.rgw
+	}
+	child, err := startServerChild(cfg, tap, dir)
 	if err != nil {
 		if child != nil {
 			child.stop()
