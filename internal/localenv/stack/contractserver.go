@@ -35,15 +35,19 @@ const childStart = 30 * time.Second
 // summariesPath is where the child serves its records' summaries to the stack, beside the API.
 const summariesPath = "/_stack/"
 
-// childConfig is what the child serves: a contract server over Ceph RGW when RGW is set, else
-// over versitygw.
+// childConfig is what the child serves.
 type childConfig struct {
 	Listen, DataDir, Token, WebsiteEndpoint, PushEndpoints string
 	EncryptionKey                                          []byte
-	VersityGW                                              contractserver.VersityGWConfig
-	RGW                                                    *contractserver.RGWConfig
+	Backend                                                childBackend
 	// StoreWriteHook is told of every store write, and answers once the tap has numbered it.
 	StoreWriteHook string
+}
+
+// childBackend is the child's backend: versitygw (with AdminEndpoint) or Ceph RGW (Kind "rgw",
+// whose admin ops share Endpoint).
+type childBackend struct {
+	Kind, Endpoint, Region, AdminEndpoint, AdminAccessKey, AdminSecretKey string
 }
 
 // ServeContractServerChild serves the contract server and exits when this process was started
@@ -63,7 +67,7 @@ func serveChild(raw string) error {
 	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
 		return err
 	}
-	backend, err := cfg.backend()
+	backend, err := cfg.Backend.build()
 	if err != nil {
 		return err
 	}
@@ -84,11 +88,14 @@ func serveChild(raw string) error {
 	return (&http.Server{Addr: cfg.Listen, Handler: mux, ReadHeaderTimeout: 5 * time.Second}).ListenAndServe()
 }
 
-func (cfg childConfig) backend() (contractserver.Backend, error) {
-	if cfg.RGW != nil {
-		return contractserver.NewRGWBackend(*cfg.RGW)
+// build makes the backend.
+func (b childBackend) build() (contractserver.Backend, error) {
+	if b.Kind == "rgw" {
+		return contractserver.NewRGWBackend(contractserver.RGWConfig{Endpoint: b.Endpoint, Region: b.Region,
+			AdminAccessKey: b.AdminAccessKey, AdminSecretKey: b.AdminSecretKey})
 	}
-	return contractserver.NewVersityGWBackend(cfg.VersityGW)
+	return contractserver.NewVersityGWBackend(contractserver.VersityGWConfig{S3Endpoint: b.Endpoint, Region: b.Region,
+		AdminEndpoint: b.AdminEndpoint, AdminAccessKey: b.AdminAccessKey, AdminSecretKey: b.AdminSecretKey})
 }
 
 // tellStoreWrite posts each store write to hook and waits for the answer: the stack's tap may
@@ -131,8 +138,8 @@ func startServerChild(cfg childConfig, tap *faults.Tap, dir string) (*serverChil
 		return nil, err
 	}
 	c := &serverChild{logPath: filepath.Join(dir, "server.log")}
-	if cfg.RGW == nil {
-		c.admin, err = faults.NewProxyWith(cfg.VersityGW.AdminEndpoint, func(next http.Handler) http.Handler {
+	if cfg.Backend.Kind != "rgw" {
+		c.admin, err = faults.NewProxyWith(cfg.Backend.AdminEndpoint, func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				rereadable(r)
 				tap.Serve(w, r, next, faults.VersityGWAdminWrite)
@@ -141,7 +148,7 @@ func startServerChild(cfg childConfig, tap *faults.Tap, dir string) (*serverChil
 		if err != nil {
 			return nil, err
 		}
-		cfg.VersityGW.AdminEndpoint = c.admin.URL
+		cfg.Backend.AdminEndpoint = c.admin.URL
 	}
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	c.hookSrv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tap.Serve(w, r, ok, faults.StoreWrite) }))

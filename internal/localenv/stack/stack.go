@@ -63,9 +63,8 @@ type Stack struct {
 	Backend contractserver.Backend
 
 	dir string
-	// versityGW or rgw configures the contract server's backend.
-	versityGW      contractserver.VersityGWConfig
-	rgw            contractserver.RGWConfig
+	// backend is the contract server's backend, as the stack made it and a child makes it.
+	backend        childBackend
 	env            *envtest.Environment
 	manager        *runningManager
 	managerProcess bool
@@ -492,13 +491,9 @@ func (s *Stack) startS3(ctx context.Context, opts Options) (contractserver.Backe
 		}
 		// The admin ops go through the proxy too; they happen when a contract is bought or
 		// changed, not while Buckets are reconciled.
-		s.rgw = contractserver.RGWConfig{
-			Endpoint:       s.S3.Endpoint,
-			Region:         ceph.Region,
-			AdminAccessKey: ceph.AdminAccessKey,
-			AdminSecretKey: ceph.AdminSecretKey,
-		}
-		return contractserver.NewRGWBackend(s.rgw)
+		s.backend = childBackend{Kind: "rgw", Endpoint: s.S3.Endpoint, Region: ceph.Region,
+			AdminAccessKey: ceph.AdminAccessKey, AdminSecretKey: ceph.AdminSecretKey}
+		return s.backend.build()
 	}
 	gw, err := localenv.StartVersityGW(ctx, localenv.VersityGWOptions{Dir: filepath.Join(s.dir, "versitygw"), AccessLog: opts.S3AccessLog,
 		Versioning: opts.S3Versioning})
@@ -510,14 +505,9 @@ func (s *Stack) startS3(ctx context.Context, opts Options) (contractserver.Backe
 	if err := s.proxyS3(opts); err != nil {
 		return nil, err
 	}
-	s.versityGW = contractserver.VersityGWConfig{
-		S3Endpoint:     s.S3.Endpoint,
-		Region:         gw.Region,
-		AdminEndpoint:  gw.AdminEndpoint,
-		AdminAccessKey: gw.RootAccessKey,
-		AdminSecretKey: gw.RootSecretKey,
-	}
-	return contractserver.NewVersityGWBackend(s.versityGW)
+	s.backend = childBackend{Kind: "versitygw", Endpoint: s.S3.Endpoint, Region: gw.Region, AdminEndpoint: gw.AdminEndpoint,
+		AdminAccessKey: gw.RootAccessKey, AdminSecretKey: gw.RootSecretKey}
+	return s.backend.build()
 }
 
 // proxyKube starts Stack.KubeProxy in front of the API server, reaching it as the manager's
@@ -624,12 +614,8 @@ func (s *Stack) startContractServerChild(dir string, pushEndpoints egress.Allowl
 	if err != nil {
 		return nil, err
 	}
-	cfg := childConfig{DataDir: dir, Token: serverToken, EncryptionKey: key, WebsiteEndpoint: s.S3.WebsiteEndpoint,
-		PushEndpoints: pushEndpoints.String(), VersityGW: s.versityGW}
-	if s.rgw.Endpoint != "" {
-		cfg.RGW = &s.rgw
-	}
-	child, err := startServerChild(cfg, tap, dir)
+	child, err := startServerChild(childConfig{DataDir: dir, Token: serverToken, EncryptionKey: key, WebsiteEndpoint: s.S3.WebsiteEndpoint,
+		PushEndpoints: pushEndpoints.String(), Backend: s.backend}, tap, dir)
 	if err != nil {
 		if child != nil {
 			child.stop()
