@@ -206,23 +206,28 @@ func (c *serverChild) stop() {
 	c.hookSrv.Close()
 }
 
-// summaries reads the child's list of contracts or principals, waiting for a child that is
-// being started again.
+// summaries reads the child's list of contracts or principals, asking again while the child is
+// killed or being started again (a crash run kills it at any moment, also mid-answer).
 func summaries[T any](c *serverChild, what string) ([]T, error) {
-	var resp *http.Response
-	var err error
-	for deadline := time.Now().Add(childStart); ; time.Sleep(100 * time.Millisecond) {
-		if resp, err = http.Get(c.url + summariesPath + what); err == nil || time.Now().After(deadline) {
-			break
+	deadline := time.Now().Add(childStart)
+	for {
+		out, err := readSummaries[T](c.url + summariesPath + what)
+		if err == nil || time.Now().After(deadline) {
+			return out, err
 		}
+		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+func readSummaries[T any](url string) ([]T, error) {
+	resp, err := http.Get(url)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(resp.Body)
-		return nil, fmt.Errorf("listing the contract server's %s: %s %s", what, resp.Status, body)
+		return nil, fmt.Errorf("GET %s: %s %s", url, resp.Status, body)
 	}
 	var out []T
 	return out, json.NewDecoder(resp.Body).Decode(&out)
