@@ -219,15 +219,15 @@ func summaries[T any](c *serverChild, what string) ([]T, error) {
 	}
 }
 
-func readSummaries[T any](url string) ([]T, error) {
-	resp, err := http.Get(url)
+func readSummaries[T any](from string) ([]T, error) {
+	resp, err := http.Get(from)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(resp.Body)
-		return nil, fmt.Errorf("GET %s: %s %s", url, resp.Status, body)
+		return nil, fmt.Errorf("GET %s: %s %s", from, resp.Status, body)
 	}
 	var out []T
 	return out, json.NewDecoder(resp.Body).Decode(&out)
