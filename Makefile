@@ -117,8 +117,8 @@ test-faults: tools ## Run the fault suite at full size (N buckets, RATE of calls
 		OSM_FAULTS_CONTRACTS=$(CONTRACTS) go test -count=1 -timeout 120m -run TestNothingLeaksDuplicatesOrWedgesUnderFaults
 
 .PHONY: test-sieve
-test-sieve: tools ## Run the sieve at every point: a crash after each write of the manager, stale views, coalesced events (docs/reliability.md); prints one line and a report per divergence (SIEVE=<regexp> narrows it, LABS=3 side by side).
-	cd test/faults && PATH="$(BIN_DIR):$$PATH" OSM_SIEVE="$(or $(SIEVE),all)" OSM_SIEVE_LABS="$(LABS)" \
+test-sieve: tools ## Run the sieve at every point: a crash after each write of the manager and of the contract server, stale views, coalesced events (docs/reliability.md); prints one line and a report per divergence (SIEVE=<regexp> narrows it, LABS=3 side by side, S3=rgw on Ceph RGW).
+	cd test/faults && PATH="$(BIN_DIR):$$PATH" OSM_SIEVE="$(or $(SIEVE),all)" OSM_SIEVE_LABS="$(LABS)" OSM_SIEVE_S3="$(S3)" \
 		go test -count=1 -timeout 150m -run '^TestSieve$$'
 
 .PHONY: test-transitions

@@ -2,6 +2,7 @@ package contractserver
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -10,9 +11,26 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// ContractSummary is one contract record, without its keys.
+// ContractSummary is one contract record, without secrets.
 type ContractSummary struct {
 	ID, IdempotencyKey, State string
+	// AccessKeyIDs are the keys in effect.
+	AccessKeyIDs []string
+}
+
+// BackendKey is a key pair the S3 server holds for a contract's account or a principal, without
+// its secret.
+type BackendKey struct {
+	AccessKeyID string
+	// Owner says whose it is, as the backend names it.
+	Owner string
+}
+
+// KeyLister is implemented by a backend that can list every key pair it holds for contracts
+// and principals, for audits: the fault suite checks against it that each is one the server
+// records in effect.
+type KeyLister interface {
+	Keys(ctx context.Context) ([]BackendKey, error)
 }
 
 // Contracts lists every contract the server has recorded, for audits: the fault suite checks
@@ -21,11 +39,15 @@ func (s *Server) Contracts() ([]ContractSummary, error) {
 	var out []ContractSummary
 	err := s.store.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketContracts).ForEach(func(k, v []byte) error {
-			var rec struct{ ID, IdempotencyKey, State string }
+			var rec record
 			if err := json.Unmarshal(v, &rec); err != nil {
 				return fmt.Errorf("decoding contract %s: %w", k, err)
 			}
-			out = append(out, ContractSummary(rec))
+			c := ContractSummary{ID: rec.ID, IdempotencyKey: rec.IdempotencyKey, State: rec.State, AccessKeyIDs: []string{}}
+			for _, key := range rec.activeKeys() {
+				c.AccessKeyIDs = append(c.AccessKeyIDs, key.AccessKeyID)
+			}
+			out = append(out, c)
 			return nil
 		})
 	})

@@ -1,7 +1,9 @@
 package contractserver
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 
@@ -178,4 +180,37 @@ func TestCancelRemovesUnfinishedPrincipals(t *testing.T) {
 	}
 	cancelContract(t, ts.client, contract.Id, false)
 	wantKeysRejected(t, gw, creds)
+}
+
+// AfterStoreWrite hears of each write to the records once it has committed, and before the
+// request goes on: what the sieve counts on to kill the server right after a write
+// (test/faults).
+func TestAfterStoreWriteHearsOfEachCommittedWrite(t *testing.T) {
+	gw := startGateway(t, localenv.VersityGWOptions{})
+	var (
+		mu    sync.Mutex
+		srv   *Server
+		heard []string
+	)
+	hook := func(op, id string) {
+		mu.Lock()
+		defer mu.Unlock()
+		contracts, _ := srv.Contracts()
+		principals, _ := srv.Principals()
+		recorded := slices.ContainsFunc(contracts, func(c ContractSummary) bool { return c.ID == id }) ||
+			slices.ContainsFunc(principals, func(p PrincipalSummary) bool { return p.ID == id })
+		heard = append(heard, fmt.Sprintf("%s, recorded %t", op, recorded))
+	}
+	ts := startServer(t, Config{Backend: gatewayBackend(t, gw), AfterStoreWrite: hook})
+	mu.Lock()
+	srv = ts.srv
+	mu.Unlock()
+	contract := createContract(t, ts.client, "uid-hook", contractapi.ContractRequest{Plan: "standard"})
+	createPrincipal(t, ts.client, contract.Id, "ba-hook")
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"insert contract, recorded true", "update contract, recorded true", "insert principal, recorded true", "update principal, recorded true"}
+	if !slices.Equal(heard, want) {
+		t.Errorf("AfterStoreWrite heard %q, want %q", heard, want)
+	}
 }

@@ -210,7 +210,7 @@ func principalsOf(tx *bolt.Tx, contractID string) ([]storedPrincipal, error) {
 // until the oldest tombstone expires), so that creating and deleting principals in a loop
 // neither grows the records nor forgets a tombstone before its time.
 func (s *store) insertPrincipal(contractID string, p *storedPrincipal) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.write("insert principal", p.ID, func(tx *bolt.Tx) error {
 		if _, err := compactContract(tx, contractID, s.cutoff()); err != nil {
 			return err
 		}
@@ -241,7 +241,7 @@ func (s *store) insertPrincipal(contractID string, p *storedPrincipal) error {
 // its tombstones trimmed.
 func (s *store) updatePrincipal(contractID, principalID string, fn func(*storedPrincipal) error) (*storedPrincipal, error) {
 	var p *storedPrincipal
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.write("update principal", principalID, func(tx *bolt.Tx) error {
 		var err error
 		if p, err = readPrincipal(tx, contractID, principalID); err != nil {
 			return err
@@ -260,7 +260,7 @@ func (s *store) updatePrincipal(contractID, principalID string, fn func(*storedP
 
 // deletePrincipal turns the contract's live principal into a tombstone: no keys, no secrets.
 func (s *store) deletePrincipal(contractID, principalID string, at time.Time) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.write("delete principal", principalID, func(tx *bolt.Tx) error {
 		p, err := readPrincipal(tx, contractID, principalID)
 		if err != nil || p == nil {
 			return err
@@ -272,7 +272,7 @@ func (s *store) deletePrincipal(contractID, principalID string, at time.Time) er
 // cancel applies fn to the contract and turns every principal it has into a tombstone, in one
 // transaction.
 func (s *store) cancel(contractID string, at time.Time, fn func(*record)) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.write("cancel contract", contractID, func(tx *bolt.Tx) error {
 		rec, err := getRecord(tx, contractID)
 		if err != nil {
 			return err

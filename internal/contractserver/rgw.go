@@ -382,3 +382,30 @@ func redact(err error) error {
 	}
 	return err
 }
+
+// Keys implements KeyLister: the key pairs of every user of a contract or a principal (whose
+// user id begins rgwUserID's way), in every tenant.
+func (b *RGWBackend) Keys(ctx context.Context) ([]BackendKey, error) {
+	uids, err := b.api.GetUsers(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing rgw users: %w", err)
+	}
+	var out []BackendKey
+	for _, uid := range *uids {
+		name := uid
+		if _, u, ok := strings.Cut(uid, "$"); ok {
+			name = u
+		}
+		if !strings.HasPrefix(name, rgwUserID("")) {
+			continue
+		}
+		user, err := b.api.GetUser(ctx, admin.User{ID: uid})
+		if err != nil {
+			return nil, fmt.Errorf("reading rgw user %q: %w", uid, redact(err))
+		}
+		for _, k := range user.Keys {
+			out = append(out, BackendKey{AccessKeyID: k.AccessKey, Owner: "rgw user " + uid})
+		}
+	}
+	return out, nil
+}

@@ -74,6 +74,11 @@ type Config struct {
 	// whatever its clients check. A topic for any other URL is refused 400; the zero value
 	// refuses every one.
 	PushEndpoints egress.Allowlist
+	// AfterStoreWrite, when set, is called after each write to the records has committed, with
+	// what it wrote ("insert principal") and the contract's or principal's id, before the
+	// server does anything else on that request. For tests that stop the server right after a
+	// write (test/faults); nil in production.
+	AfterStoreWrite func(op, id string)
 }
 
 // Server serves the contract API. It is safe for concurrent use.
@@ -144,6 +149,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	st.afterWrite = cfg.AfterStoreWrite
 	if did.sealed > 0 {
 		cfg.Logger.Info("Sealed the secret keys of contracts written before encryption", "contracts", did.sealed)
 	}

@@ -207,6 +207,20 @@ type store struct {
 	// lim bounds the tombstones; now is the clock that ages them (tests move it).
 	lim Limits
 	now func() time.Time
+	// afterWrite is Config.AfterStoreWrite.
+	afterWrite func(op, id string)
+}
+
+// write runs fn in one write transaction and, once it has committed, tells afterWrite what was
+// written: op and the contract or principal id.
+func (s *store) write(op, id string, fn func(tx *bolt.Tx) error) error {
+	if err := s.db.Update(fn); err != nil {
+		return err
+	}
+	if s.afterWrite != nil {
+		s.afterWrite(op, id)
+	}
+	return nil
 }
 
 // schemaVersion is the layout openStore leaves a file in: 2 keeps principals out of the
@@ -415,7 +429,7 @@ func (s *store) byIdempotencyKey(key string) (*record, error) {
 
 // insert stores a new contract and its idempotency key in one transaction.
 func (s *store) insert(rec *record) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.write("insert contract", rec.ID, func(tx *bolt.Tx) error {
 		idx := tx.Bucket(bucketIdempotency)
 		if idx.Get([]byte(rec.IdempotencyKey)) != nil {
 			return fmt.Errorf("idempotency key already indexed")
@@ -431,7 +445,7 @@ func (s *store) insert(rec *record) error {
 // tombstones trimmed.
 func (s *store) update(id string, fn func(*record) error) (*record, error) {
 	var rec *record
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.write("update contract", id, func(tx *bolt.Tx) error {
 		var err error
 		if rec, err = getRecord(tx, id); err != nil {
 			return err

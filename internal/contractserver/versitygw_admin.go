@@ -105,3 +105,18 @@ func (a *vgwAdmin) do(ctx context.Context, op string, query url.Values, body []b
 	}
 	return a.signed.do(ctx, "versitygw "+op, http.MethodPatch, u, "", body)
 }
+
+// Keys implements KeyLister: every user of the gateway but its admins, since a user is its key.
+func (b *VersityGWBackend) Keys(ctx context.Context) ([]BackendKey, error) {
+	users, err := b.admin.listUsers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]BackendKey, 0, len(users))
+	for _, u := range users {
+		if u.Role != "admin" {
+			out = append(out, BackendKey{AccessKeyID: u.Access, Owner: "user of role " + u.Role})
+		}
+	}
+	return out, nil
+}

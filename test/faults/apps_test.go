@@ -286,17 +286,35 @@ func (sc *scenario) list(lists ...client.ObjectList) []client.Object {
 	return out
 }
 
+// adminBucket is how the S3 server's administrator names the bucket of the Bucket named name:
+// on Ceph RGW, in the tenant of its contract's account (tenant:bucket), which is the contract's
+// id (contractserver.RGWBackend.AccountName).
+func (sc *scenario) adminBucket(name string) string {
+	bucket := sc.ns + "-" + name
+	if sc.stk.Backend.Kind() != "rgw" {
+		return bucket
+	}
+	b, c := &storagev1alpha1.Bucket{}, &storagev1alpha1.Contract{}
+	if err := sc.k8s.Get(sc.ctx, client.ObjectKey{Namespace: sc.ns, Name: name}, b); err != nil {
+		sc.t.Fatal(err)
+	}
+	if err := sc.k8s.Get(sc.ctx, client.ObjectKey{Namespace: sc.ns, Name: b.Spec.ContractName}, c); err != nil {
+		sc.t.Fatal(err)
+	}
+	return c.Status.ContractID + ":" + bucket
+}
+
 // emptyBucket deletes every object in the bucket of the Bucket named name, as its user would
 // before deleting it.
 func (sc *scenario) emptyBucket(name string) {
 	sc.t.Helper()
-	admin := sc.admin()
-	out, err := admin.ListObjectsV2(sc.ctx, &s3.ListObjectsV2Input{Bucket: aws.String(sc.ns + "-" + name)})
+	admin, bucket := sc.admin(), sc.adminBucket(name)
+	out, err := admin.ListObjectsV2(sc.ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
 	if err != nil {
 		sc.t.Fatal(err)
 	}
 	for _, o := range out.Contents {
-		if _, err := admin.DeleteObject(sc.ctx, &s3.DeleteObjectInput{Bucket: aws.String(sc.ns + "-" + name), Key: o.Key}); err != nil {
+		if _, err := admin.DeleteObject(sc.ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: o.Key}); err != nil {
 			sc.t.Fatal(err)
 		}
 	}

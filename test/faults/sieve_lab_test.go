@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -35,13 +36,19 @@ const (
 
 // lab is one stack the sieve runs its workloads on, one run at a time, each in a namespace of
 // its own with a manager that watches that namespace alone. Every write of the manager, to
-// the API server, S3 or the contract API, goes through the one tap.
+// the API server, S3 or the contract API, and of the contract server, to its records and to
+// versitygw's admin API, goes through the one tap.
 type lab struct {
 	ctx context.Context
 	stk *stack.Stack
 	tap *faults.Tap
 	// store reads buckets with the S3 server's administrator keys.
 	store objectstore.Store
+	// answers are the contract API's answers to the run's creations, by idempotency key.
+	answers *answers
+	// reported are the users leaked and the records lost at the S3 server that a run of the lab
+	// has reported already: the next runs see them too.
+	reported map[string]bool
 }
 
 // startLabs starts n labs side by side.
@@ -67,8 +74,11 @@ func startLabs(ctx context.Context, t *testing.T, n int) []*lab {
 func startLab(ctx context.Context) (*lab, error) {
 	tap := &faults.Tap{}
 	stk, err := stack.Start(ctx, stack.Options{
-		ManagerProcess: true,
-		KubeTap:        tap,
+		ManagerProcess:    true,
+		KubeTap:           tap,
+		ContractServerTap: tap,
+		// OSM_SIEVE_S3=rgw runs the labs on Ceph RGW, whose contract server writes differ.
+		RGW: os.Getenv("OSM_SIEVE_S3") == "rgw",
 		S3Middleware: func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tap.Serve(w, r, next, faults.S3Write) })
 		},
@@ -76,8 +86,9 @@ func startLab(ctx context.Context) (*lab, error) {
 	if err != nil {
 		return nil, err
 	}
+	answers := &answers{}
 	stk.ContractAPI.SetHook(func(w http.ResponseWriter, r *http.Request, next http.Handler) {
-		tap.Serve(w, r, next, faults.ContractAPIWrite)
+		answers.keep(w, r, func(w http.ResponseWriter) { tap.Serve(w, r, next, faults.ContractAPIWrite) })
 	})
 	stk.ManagerOptions.S3Timeout = 5 * time.Second
 	if os.Getenv("OSM_SIEVE_DEBUG") != "" {
@@ -85,12 +96,14 @@ func startLab(ctx context.Context) (*lab, error) {
 	}
 	store := objectstore.New(objectstore.Config{Endpoint: stk.S3.Direct, Region: stk.S3.Region,
 		AccessKeyID: stk.S3.AdminAccessKey, SecretAccessKey: stk.S3.AdminSecretKey, HTTPClient: objectstore.NewHTTPClient(10*time.Second, 4, nil)})
-	return &lab{ctx: ctx, stk: stk, tap: tap, store: store}, nil
+	return &lab{ctx: ctx, stk: stk, tap: tap, store: store, answers: answers, reported: map[string]bool{}}, nil
 }
 
-// perturbation is what a run does to the manager; the zero value is the learning run.
+// perturbation is what a run does to the manager, or to the contract server; the zero value is
+// the learning run.
 type perturbation struct {
-	// crash kills the manager right after this write.
+	// crash kills the manager right after this write, or the contract server right after this
+	// write of its own (serverCrash).
 	crash *faults.Point
 	// staleStep, from 1, restarts the manager after that step with a view of the cluster as it
 	// was right after the staleAfter-th write of the manager to the API server in that step (0:
@@ -103,6 +116,8 @@ type perturbation struct {
 
 func (p perturbation) String() string {
 	switch {
+	case p.serverCrash():
+		return "contract server killed after " + p.crash.String()
 	case p.crash != nil:
 		return "crash after " + p.crash.String()
 	case p.staleStep > 0 && p.staleAfter > 0:
@@ -113,6 +128,11 @@ func (p perturbation) String() string {
 		return fmt.Sprintf("watch events coalesced per %s", coalesceWindow)
 	}
 	return "none (learning run)"
+}
+
+// serverCrash reports whether p kills the contract server: after one of its own writes.
+func (p perturbation) serverCrash() bool {
+	return p.crash != nil && strings.HasPrefix(p.crash.Signature, string(faults.ContractServer)+" ")
 }
 
 // run is one pass of the workload on a lab.
@@ -143,7 +163,9 @@ type run struct {
 	written   int
 	lastWrite time.Time
 	perturbed time.Time
-	logFrom   int64
+	// logFrom and serverLogFrom are where the run begins in the manager's and the contract
+	// server's logs.
+	logFrom, serverLogFrom int64
 }
 
 // newRun makes a namespace and starts a manager that watches it alone.
@@ -153,11 +175,18 @@ func (l *lab) newRun(t *testing.T, p perturbation, want []state) *run {
 	r := &run{scenario: sc, lab: l, p: p, want: want, keys: map[string][]string{},
 		crashed: make(chan struct{}, 1), done: make(chan struct{})}
 	r.names = newNamer(r)
-	if fi, err := os.Stat(l.stk.ManagerLog()); err == nil {
-		r.logFrom = fi.Size()
-	}
+	r.logFrom, r.serverLogFrom = fileSize(l.stk.ManagerLog()), fileSize(l.stk.ContractServerLog())
 	l.tap.Reset(r.names.write, r.seen)
-	if p.crash != nil {
+	l.answers.reset()
+	switch {
+	case p.serverCrash():
+		l.tap.Arm(*p.crash, func(faults.Point, faults.Write) {
+			l.stk.ContractAPI.KillServer()
+			// Only the contract server dies: the manager's calls held meanwhile go on.
+			l.tap.Thaw()
+			r.crashed <- struct{}{}
+		})
+	case p.crash != nil:
 		l.tap.Arm(*p.crash, func(faults.Point, faults.Write) {
 			l.stk.KillManager()
 			r.crashed <- struct{}{}
@@ -176,7 +205,15 @@ func (l *lab) newRun(t *testing.T, p perturbation, want []state) *run {
 	return r
 }
 
-// restartAfterCrash starts the manager again once the tap killed it.
+// fileSize is how long the file at path is; 0 when it is not there.
+func fileSize(path string) int64 {
+	if fi, err := os.Stat(path); err == nil {
+		return fi.Size()
+	}
+	return 0
+}
+
+// restartAfterCrash starts the manager, or the contract server, again once the tap killed it.
 func (r *run) restartAfterCrash() {
 	defer r.restarter.Done()
 	select {
@@ -184,7 +221,14 @@ func (r *run) restartAfterCrash() {
 		return
 	case <-r.crashed:
 	}
-	r.restartManager(func() { r.lab.tap.Thaw() })
+	if !r.p.serverCrash() {
+		r.restartManager(func() { r.lab.tap.Thaw() })
+		return
+	}
+	if err := r.stk.ContractAPI.RestartServer(); err != nil {
+		r.t.Errorf("starting the contract server again: %v", err)
+	}
+	r.noteRestart()
 }
 
 // restartManager stops the manager, runs before, and starts it again.
@@ -196,10 +240,16 @@ func (r *run) restartManager(before func()) {
 	if err := r.stk.StartManager(); err != nil {
 		r.t.Errorf("starting the manager again: %v", err)
 	}
+	r.noteRestart()
+}
+
+// noteRestart counts a restart, of the manager or the contract server, and takes it as the
+// end of the perturbation.
+func (r *run) noteRestart() {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.restarted++
 	r.perturbed = time.Now()
-	r.mu.Unlock()
 }
 
 // seen notes when the manager last wrote, and takes the stale view's resource version right

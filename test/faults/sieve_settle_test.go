@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,6 +21,8 @@ import (
 type divergence struct {
 	p    perturbation
 	step string
+	// why is what went wrong after step; empty, it did not settle within settleBound.
+	why  string
 	diff []string
 	// log is a copy of the manager's log of the run.
 	log string
@@ -35,14 +38,16 @@ func (d *divergence) String() string {
 	for _, l := range shown {
 		lines += "\n    " + l
 	}
-	return fmt.Sprintf("divergence: %s; after step %q, not settled within %s:%s%s\n    manager log: %s",
-		d.p, d.step, settleBound, lines, more, d.log)
+	why := cmp.Or(d.why, fmt.Sprintf("not settled within %s", settleBound))
+	return fmt.Sprintf("divergence: %s; after step %q, %s:%s%s\n    manager log: %s",
+		d.p, d.step, why, lines, more, d.log)
 }
 
 // settle waits, after step i, until the run reaches its checkpoint. The learning run waits
 // until every resource is done (settledLearning) and the manager has written nothing for
 // quietFor, and records the state; a perturbed run waits until its state is the learning
-// run's. Past settleBound it returns the difference.
+// run's. Past settleBound it returns the difference. At each checkpoint the run's creations are
+// asked for again (answers.replay).
 func (r *run) settle(i int) *divergence {
 	began := time.Now()
 	deadline := began.Add(settleBound)
@@ -53,6 +58,7 @@ func (r *run) settle(i int) *divergence {
 			why, done := r.settledLearning()
 			if done && r.quiet() {
 				r.got = append(r.got, r.state())
+				r.lab.answers.replay(r.stk.ContractAPI)
 				return nil
 			}
 			if time.Now().After(deadline) {
@@ -61,6 +67,7 @@ func (r *run) settle(i int) *divergence {
 		} else {
 			diff := r.want[i].diff(r.state())
 			if len(diff) == 0 && r.quietSincePerturbed() {
+				r.lab.answers.replay(r.stk.ContractAPI)
 				return nil
 			}
 			if time.Now().After(deadline) {
@@ -133,8 +140,8 @@ func keyStatus(o client.Object) *storagev1alpha1.KeyStatus {
 // collectGarbage plays the garbage collector for the run: its own resources are the owners.
 func (r *run) collectGarbage() { r.scenario.collectGarbage(r.storageObjects()) }
 
-// saveLog copies the manager's log of this run, and the events of its namespace, to a file
-// that outlives the stack.
+// saveLog copies the manager's log of this run, the events of its namespace, and the contract
+// server's log of the run, to a file that outlives the stack.
 func (r *run) saveLog() string {
 	raw, err := os.ReadFile(r.stk.ManagerLog())
 	if err != nil {
@@ -148,6 +155,9 @@ func (r *run) saveLog() string {
 		for _, e := range events.Items {
 			raw = fmt.Appendf(raw, "%s %s/%s %s: %s\n", e.EventTime.Format("15:04:05.000"), e.Regarding.Kind, e.Regarding.Name, e.Reason, e.Note)
 		}
+	}
+	if server, err := os.ReadFile(r.stk.ContractServerLog()); err == nil {
+		raw = append(append(raw, "\ncontract server:\n"...), server[min(int(r.serverLogFrom), len(server)):]...)
 	}
 	path := filepath.Join(os.TempDir(), "sieve-"+r.ns+".log")
 	if err := os.WriteFile(path, raw, 0o600); err != nil {

@@ -19,6 +19,7 @@ import (
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/bucketpolicy"
+	"github.com/object-storage-manager/object-storage-manager/internal/contractserver"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv/faults"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
@@ -42,7 +43,7 @@ func newNamer(r *run) *namer {
 // write is the tap's Name: a write's target as a label.
 func (n *namer) write(w faults.Write) faults.Write {
 	w.Target = strings.TrimPrefix(w.Target, n.r.ns+"-")
-	if w.Channel == faults.ContractAPI {
+	if w.Channel == faults.ContractAPI || w.Channel == faults.ContractServer {
 		n.refresh()
 		w.Target = n.normalize(w.Target)
 	}
@@ -88,6 +89,9 @@ func (n *namer) refresh() {
 	for _, c := range contracts {
 		if l, ok := n.labels[c.IdempotencyKey]; ok {
 			n.labels[c.ID] = "contract of " + l
+			if k := contractserver.FirstAccessKeyID(c.ID); n.labels[k] == "" {
+				n.labels[k] = "key of contract of " + l
+			}
 		}
 	}
 	for _, p := range principals {

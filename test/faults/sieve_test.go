@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"regexp"
@@ -22,9 +23,11 @@ import (
 // workload where it matters, and compares the end of every step with the unperturbed run at the
 // servers themselves:
 //
-//   - a learning run records every write the manager makes (API server, S3, contract API) and
-//     the state after each step;
-//   - intermediate states: for each write, a run that kills the manager right after it;
+//   - a learning run records every write the manager makes (API server, S3, contract API), and
+//     every write the contract server makes (its records, versitygw's admin API), and the state
+//     after each step;
+//   - intermediate states: for each write, a run that kills the manager (or, after one of its
+//     own, the contract server) right after it;
 //   - stale states: after each deletion, recreation and rotation, a run that restarts the manager
 //     with a view of the cluster from before (or from the middle of) that step, which catches up
 //     after staleHold;
@@ -79,9 +82,9 @@ func TestSieve(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	line := fmt.Sprintf("sieve: %d crash points, %d stale-view runs, %d coalesced run: %d divergences "+
-		"(%d writes learned, %d not reached; slowest settle %s, bound %s; %d labs, %s)",
-		tally.crashes, tally.stales, tally.coalesced, len(tally.divergences), len(learn.points), tally.unreached,
+	line := fmt.Sprintf("sieve: %d crash points, %d contract-server crash points, %d stale-view runs, %d coalesced run: "+
+		"%d divergences, %d leaked at the server (%d writes learned, %d not reached; slowest settle %s, bound %s; %d labs, %s)",
+		tally.crashes, tally.serverCrashes, tally.stales, tally.coalesced, len(tally.divergences), tally.leaked, len(learn.points), tally.unreached,
 		tally.slowest.Round(100*time.Millisecond), settleBound, len(labs), time.Since(start).Round(time.Second))
 	fmt.Println(line)
 	t.Log(line)
@@ -110,10 +113,11 @@ func labCount(t *testing.T, mode string) int {
 // tally counts the perturbed runs by class, and keeps their divergences and the longest a
 // run took to settle.
 type tally struct {
-	mu                                    sync.Mutex
-	crashes, stales, coalesced, unreached int
-	divergences                           []*divergence
-	slowest                               time.Duration
+	mu                                                   sync.Mutex
+	crashes, serverCrashes, stales, coalesced, unreached int
+	leaked                                               int
+	divergences                                          []*divergence
+	slowest                                              time.Duration
 }
 
 func (c *tally) add(t *testing.T, res result) {
@@ -121,11 +125,14 @@ func (c *tally) add(t *testing.T, res result) {
 	defer c.mu.Unlock()
 	p, d := res.p, res.div
 	c.slowest = max(c.slowest, res.slowest)
+	c.leaked += res.leaked
 	switch {
 	case !res.reached:
 		c.unreached++
 		t.Logf("not reached: %s", p)
 		return
+	case p.serverCrash():
+		c.serverCrashes++
 	case p.crash != nil:
 		c.crashes++
 	case p.staleStep > 0:
@@ -171,6 +178,9 @@ func (l *lab) learn(t *testing.T) learned {
 		}
 	}
 	out.states, out.points = r.got, l.tap.Points()
+	if d, leaked := r.checkServer(); d != nil || len(leaked) > 0 {
+		t.Fatalf("the learning run: %v; leaked at the S3 server: %v", d, leaked)
+	}
 	return out
 }
 
@@ -181,8 +191,11 @@ func (l *lab) runWorkload(t *testing.T, p perturbation, want []state) result {
 	r := l.newRun(t, p, want)
 	defer r.finish()
 	div, reached := r.play()
+	// Checked after a divergence too, so that what it leaked is not laid at the next run's door.
+	atServer, leaked := r.checkServer()
+	div = cmp.Or(div, atServer)
 	t.Logf("%s: %s, slowest step %s", p, time.Since(began).Round(100*time.Millisecond), r.slowest.Round(100*time.Millisecond))
-	return result{p: p, div: div, reached: reached, slowest: r.slowest}
+	return result{p: p, div: div, reached: reached, slowest: r.slowest, leaked: len(leaked)}
 }
 
 // result is how a perturbed run went: how it diverged from the learning run, if it did,
@@ -193,6 +206,8 @@ type result struct {
 	div     *divergence
 	reached bool
 	slowest time.Duration
+	// leaked counts the key pairs of the S3 server the run left without a live record.
+	leaked int
 }
 
 // play runs the workload under the run's perturbation.
@@ -260,6 +275,8 @@ func (ln learned) plan(mode string) []perturbation {
 // issued before its Secret was written), and a stale view after a deletion.
 var smoke = []string{`s3 CreateBucket scratch #1$`, `contract POST /v1/contracts/\{id\}/principals BucketAccess/writer #1$`,
 	`after step "delete scratch", as of its start`,
+	// The contract server killed between a user made or deleted at versitygw and its record.
+	`versitygw create-user userplus #1$`, `versitygw create-user user #1$`, `versitygw delete-user key of Contract/owner #1$`,
 	// Found a key replaced for lost when the cache did not show its Secret yet (credentials.Keys.confirmSecret).
 	`watch events coalesced`}
 

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"encoding/xml"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -18,9 +19,13 @@ const (
 	S3 Channel = "s3"
 	// ContractAPI is the contract API.
 	ContractAPI Channel = "contract"
+	// ContractServer is the contract server's own writes: to its records, and to the S3
+	// server's admin API.
+	ContractServer Channel = "contract-server"
 )
 
-// Write is one write the manager made that a server accepted, as a tap saw it.
+// Write is one write the manager (or the contract server) made that a server accepted, as a tap
+// saw it.
 type Write struct {
 	Channel Channel
 	// Op names the call: "patch buckets/status", "PutBucketPolicy", "POST /v1/contracts".
@@ -186,8 +191,12 @@ func isWrite(method string) bool {
 	return false
 }
 
-// S3Write describes an S3 request as a Write: its operation and bucket.
+// S3Write describes an S3 request as a Write: its operation and bucket. Ceph RGW's admin ops
+// (/admin/...) share its endpoint; they are the contract server's (RGWAdminWrite).
 func S3Write(r *http.Request, _ *httptest.ResponseRecorder) (Write, bool) {
+	if isRGWAdmin(r) {
+		return Write{}, false
+	}
 	bucket, _, _ := strings.Cut(strings.Trim(r.URL.Path, "/"), "/")
 	return Write{Channel: S3, Op: S3Operation(r), Target: bucket}, true
 }
@@ -210,3 +219,60 @@ func ContractAPIWrite(r *http.Request, _ *httptest.ResponseRecorder) (Write, boo
 	}
 	return Write{Channel: ContractAPI, Op: ContractAPIOperation(r), Target: target}, true
 }
+
+// StoreWrite describes the contract server's word that a write to its records committed (a form
+// with op and id, which the stack's contract server child posts) as a Write.
+func StoreWrite(r *http.Request, _ *httptest.ResponseRecorder) (Write, bool) {
+	return Write{Channel: ContractServer, Op: "store " + r.FormValue("op"), Target: r.FormValue("id")}, true
+}
+
+// VersityGWAdminWrite describes a call to versitygw's admin API as a Write: create-user with the
+// role it gives (the access key it names is new, so it would read differently in every run),
+// delete-user with the access key. The admin API's reads are PATCH requests too: they are no
+// writes. The body is read through r.GetBody, which the caller sets.
+func VersityGWAdminWrite(r *http.Request, _ *httptest.ResponseRecorder) (Write, bool) {
+	w := Write{Channel: ContractServer, Op: "versitygw " + strings.Trim(r.URL.Path, "/")}
+	switch w.Op {
+	case "versitygw create-user":
+		w.Target = adminRole(r)
+	case "versitygw delete-user":
+		w.Target = r.URL.Query().Get("access")
+	default:
+		return w, false
+	}
+	return w, true
+}
+
+// adminRole is the Role of a create-user body.
+func adminRole(r *http.Request) string {
+	if r.GetBody == nil {
+		return ""
+	}
+	body, err := r.GetBody()
+	if err != nil {
+		return ""
+	}
+	var acc struct {
+		Role string `xml:"Role"`
+	}
+	_ = xml.NewDecoder(body).Decode(&acc)
+	return acc.Role
+}
+
+// RGWAdminWrite describes a call to Ceph RGW's admin ops API as a Write: the method and the
+// resource with its sub-resource ("PUT user?key"), on the user it names.
+func RGWAdminWrite(r *http.Request, _ *httptest.ResponseRecorder) (Write, bool) {
+	if !isRGWAdmin(r) {
+		return Write{}, false
+	}
+	op := "rgw " + r.Method + " " + strings.TrimPrefix(r.URL.Path, "/admin/")
+	q := r.URL.Query()
+	for _, sub := range []string{"key", "quota", "caps"} {
+		if q.Has(sub) {
+			op += "?" + sub
+		}
+	}
+	return Write{Channel: ContractServer, Op: op, Target: q.Get("uid")}, true
+}
+
+func isRGWAdmin(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/admin/") }

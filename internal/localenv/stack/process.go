@@ -106,6 +106,11 @@ func knownFlags(bin string, args []string) ([]string, error) {
 // ManagerLog is where a manager run as its own process writes its log.
 func (s *Stack) ManagerLog() string { return filepath.Join(s.dir, "manager.log") }
 
+// ContractServerLog is where the contract server writes its log.
+func (s *Stack) ContractServerLog() string {
+	return filepath.Join(s.dir, "contract-server", "server.log")
+}
+
 // buildOnce compiles cmd/manager into bin unless it is there.
 func buildOnce(bin string) error {
 	if _, err := os.Stat(bin); err == nil {

@@ -58,8 +58,13 @@ type Stack struct {
 	// KubeProxy, when Options.KubeTap asked for it, is what the manager reaches the API
 	// server through.
 	KubeProxy *faults.KubeProxy
+	// Backend is the contract server's backend over S3: for audits of what the S3 server holds
+	// (contractserver.KeyLister).
+	Backend contractserver.Backend
 
-	dir            string
+	dir string
+	// backend is the contract server's backend, as the stack made it and a child makes it.
+	backend        childBackend
 	env            *envtest.Environment
 	manager        *runningManager
 	managerProcess bool
@@ -114,6 +119,11 @@ type Options struct {
 	KubeTap *faults.Tap
 	// CRDDir is the folder of CRDs the API server starts with; empty is this tree's.
 	CRDDir string
+	// ContractServerTap runs the contract server as a child process of the test binary, which
+	// ContractAPI.KillServer kills as a crash would, and makes its writes (to its records, and to
+	// versitygw's or Ceph RGW's admin API) go through this tap. The test binary's TestMain must
+	// call ServeContractServerChild first.
+	ContractServerTap *faults.Tap
 }
 
 // Start brings up the control plane, versitygw and the contract server. The manager is started
@@ -150,6 +160,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
+	s.Backend = backend
 	// As a platform and its provider would: the S3 server tenants may name for an account of
 	// their own is this stack's, and the test receivers of notifications listen on loopback.
 	endpoints, err := egress.ParseList(s.S3.Endpoint)
@@ -160,7 +171,13 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.ContractAPI, err = startContractAPI(backend, filepath.Join(s.dir, "contract-server"), s.S3.WebsiteEndpoint, receivers); err != nil {
+	serverDir := filepath.Join(s.dir, "contract-server")
+	if opts.ContractServerTap != nil {
+		s.ContractAPI, err = s.startContractServerChild(serverDir, receivers, opts.ContractServerTap)
+	} else {
+		s.ContractAPI, err = startContractAPI(backend, serverDir, s.S3.WebsiteEndpoint, receivers)
+	}
+	if err != nil {
 		return nil, err
 	}
 	metricsPort, err := localenv.FreePort()
@@ -315,7 +332,7 @@ func (s *Stack) Stop() {
 	}
 	if s.ContractAPI != nil {
 		s.ContractAPI.Stop()
-		_ = s.ContractAPI.server.Close()
+		s.ContractAPI.closeServer()
 	}
 	if s.S3.stop != nil {
 		_ = s.S3.stop()
@@ -342,11 +359,13 @@ type ContractAPI struct {
 	Token     string
 	TokenFile string
 	addr      string
-	server    *contractserver.Server
-	mu        sync.Mutex
-	http      *http.Server
-	hook      Hook
-	calls     []Call
+	// server is the contract server in this process, or child the one in a child process.
+	server *contractserver.Server
+	child  *serverChild
+	mu     sync.Mutex
+	http   *http.Server
+	hook   Hook
+	calls  []Call
 }
 
 // Call is one request the contract API answered.
@@ -371,13 +390,45 @@ func (a *ContractAPI) SetHook(h Hook) {
 
 // Contracts lists every contract the server has recorded.
 func (a *ContractAPI) Contracts() ([]contractserver.ContractSummary, error) {
+	if a.child != nil {
+		return summaries[contractserver.ContractSummary](a.child, "contracts")
+	}
 	return a.server.Contracts()
 }
 
 // Principals lists every principal the server has recorded, deleted ones included while their
 // tombstones are kept (a day by default).
 func (a *ContractAPI) Principals() ([]contractserver.PrincipalSummary, error) {
+	if a.child != nil {
+		return summaries[contractserver.PrincipalSummary](a.child, "principals")
+	}
 	return a.server.Principals()
+}
+
+// KillServer kills the contract server's child process (Options.ContractServerTap) with
+// SIGKILL, as a crash would; RestartServer starts it again on its records.
+func (a *ContractAPI) KillServer() { a.child.kill() }
+
+func (a *ContractAPI) RestartServer() error { return a.child.restart() }
+
+// Server is the contract server's API without the hook in front: what a test asks behind the
+// manager's back.
+func (a *ContractAPI) Server() http.Handler { return a.handler() }
+
+// handler is what serves the API behind the hook.
+func (a *ContractAPI) handler() http.Handler {
+	if a.child != nil {
+		return a.child.proxy
+	}
+	return a.server.Handler()
+}
+
+func (a *ContractAPI) closeServer() {
+	if a.child != nil {
+		a.child.stop()
+		return
+	}
+	_ = a.server.Close()
 }
 
 // Calls returns the requests answered so far that match keep (all when keep is nil).
@@ -407,10 +458,10 @@ func (a *ContractAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.mu.Unlock()
 	}()
 	if hook != nil {
-		hook(rec, r, a.server.Handler())
+		hook(rec, r, a.handler())
 		return
 	}
-	a.server.Handler().ServeHTTP(rec, r)
+	a.handler().ServeHTTP(rec, r)
 }
 
 type statusRecorder struct {
@@ -440,12 +491,9 @@ func (s *Stack) startS3(ctx context.Context, opts Options) (contractserver.Backe
 		}
 		// The admin ops go through the proxy too; they happen when a contract is bought or
 		// changed, not while Buckets are reconciled.
-		return contractserver.NewRGWBackend(contractserver.RGWConfig{
-			Endpoint:       s.S3.Endpoint,
-			Region:         ceph.Region,
-			AdminAccessKey: ceph.AdminAccessKey,
-			AdminSecretKey: ceph.AdminSecretKey,
-		})
+		s.backend = childBackend{Kind: "rgw", Endpoint: s.S3.Endpoint, Region: ceph.Region,
+			AdminAccessKey: ceph.AdminAccessKey, AdminSecretKey: ceph.AdminSecretKey}
+		return s.backend.build()
 	}
 	gw, err := localenv.StartVersityGW(ctx, localenv.VersityGWOptions{Dir: filepath.Join(s.dir, "versitygw"), AccessLog: opts.S3AccessLog,
 		Versioning: opts.S3Versioning})
@@ -457,13 +505,9 @@ func (s *Stack) startS3(ctx context.Context, opts Options) (contractserver.Backe
 	if err := s.proxyS3(opts); err != nil {
 		return nil, err
 	}
-	return contractserver.NewVersityGWBackend(contractserver.VersityGWConfig{
-		S3Endpoint:     s.S3.Endpoint,
-		Region:         gw.Region,
-		AdminEndpoint:  gw.AdminEndpoint,
-		AdminAccessKey: gw.RootAccessKey,
-		AdminSecretKey: gw.RootSecretKey,
-	})
+	s.backend = childBackend{Kind: "versitygw", Endpoint: s.S3.Endpoint, Region: gw.Region, AdminEndpoint: gw.AdminEndpoint,
+		AdminAccessKey: gw.RootAccessKey, AdminSecretKey: gw.RootSecretKey}
+	return s.backend.build()
 }
 
 // proxyKube starts Stack.KubeProxy in front of the API server, reaching it as the manager's
@@ -490,15 +534,25 @@ func (s *Stack) managerConfig() *rest.Config {
 	return ManagerConfig(s.Config)
 }
 
-// proxyS3 puts a proxy in front of s.S3 when opts ask for S3Faults or S3Middleware: the
-// endpoint the contracts hand out, and so every call of the operator, goes through it.
+// proxyS3 puts a proxy in front of s.S3 when opts ask for S3Faults or S3Middleware, or for a
+// ContractServerTap on Ceph RGW (whose admin ops share the S3 endpoint): the endpoint the
+// contracts hand out, and so every call of the operator, goes through it.
 func (s *Stack) proxyS3(opts Options) error {
-	if opts.S3Faults == nil && opts.S3Middleware == nil {
+	rgwTap := opts.RGW && opts.ContractServerTap != nil
+	if opts.S3Faults == nil && opts.S3Middleware == nil && !rgwTap {
 		return nil
 	}
 	wrap := func(h http.Handler) http.Handler { return h }
+	if rgwTap {
+		wrap = func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				opts.ContractServerTap.Serve(w, r, h, faults.RGWAdminWrite)
+			})
+		}
+	}
 	if opts.S3Faults != nil {
-		wrap = opts.S3Faults.Wrap
+		inner := wrap
+		wrap = func(h http.Handler) http.Handler { return opts.S3Faults.Wrap(inner(h)) }
 	}
 	if opts.S3Middleware != nil {
 		inner := wrap
@@ -514,18 +568,30 @@ func (s *Stack) proxyS3(opts Options) error {
 	return nil
 }
 
-func startContractAPI(backend contractserver.Backend, dir, websiteEndpoint string, pushEndpoints egress.Allowlist) (*ContractAPI, error) {
-	token := "stack-token"
-	tokenFile := filepath.Join(dir, "token")
+// serverToken is the contract API's bearer token in every stack.
+const serverToken = "stack-token"
+
+// serverFiles makes the contract server's directory and token file, and an encryption key:
+// the stack keeps one server for its life, so a key in memory seals its secrets.
+func serverFiles(dir string) (tokenFile string, key []byte, err error) {
+	tokenFile = filepath.Join(dir, "token")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
-		return nil, err
+	if err := os.WriteFile(tokenFile, []byte(serverToken+"\n"), 0o600); err != nil {
+		return "", nil, err
 	}
-	// The stack keeps one server for its life, so a key in memory seals its secrets.
-	key := make([]byte, contractserver.EncryptionKeySize)
+	key = make([]byte, contractserver.EncryptionKeySize)
 	_, _ = rand.Read(key)
+	return tokenFile, key, nil
+}
+
+func startContractAPI(backend contractserver.Backend, dir, websiteEndpoint string, pushEndpoints egress.Allowlist) (*ContractAPI, error) {
+	token := serverToken
+	tokenFile, key, err := serverFiles(dir)
+	if err != nil {
+		return nil, err
+	}
 	server, err := contractserver.New(contractserver.Config{
 		Token:           token,
 		DataDir:         dir,
@@ -538,12 +604,39 @@ func startContractAPI(backend contractserver.Backend, dir, websiteEndpoint strin
 	if err != nil {
 		return nil, err
 	}
+	return serveContractAPI(&ContractAPI{Token: token, TokenFile: tokenFile, server: server})
+}
+
+// startContractServerChild runs the contract server as a child process, its writes going
+// through tap (Options.ContractServerTap).
+func (s *Stack) startContractServerChild(dir string, pushEndpoints egress.Allowlist, tap *faults.Tap) (*ContractAPI, error) {
+	tokenFile, key, err := serverFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	child, err := startServerChild(childConfig{DataDir: dir, Token: serverToken, EncryptionKey: key, WebsiteEndpoint: s.S3.WebsiteEndpoint,
+		PushEndpoints: pushEndpoints.String(), Backend: s.backend}, tap, dir)
+	if err != nil {
+		if child != nil {
+			child.stop()
+		}
+		return nil, err
+	}
+	api, err := serveContractAPI(&ContractAPI{Token: serverToken, TokenFile: tokenFile, child: child})
+	if err != nil {
+		child.stop()
+	}
+	return api, err
+}
+
+// serveContractAPI serves api on a free 127.0.0.1 port.
+func serveContractAPI(api *ContractAPI) (*ContractAPI, error) {
 	port, err := localenv.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	addr := net.JoinHostPort("127.0.0.1", fmt.Sprint(port))
-	api := &ContractAPI{URL: "http://" + addr, Token: token, TokenFile: tokenFile, addr: addr, server: server}
+	api.addr = net.JoinHostPort("127.0.0.1", fmt.Sprint(port))
+	api.URL = "http://" + api.addr
 	return api, api.Start()
 }
 
