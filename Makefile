@@ -122,8 +122,8 @@ test-sieve: tools ## Run the sieve at every point: a crash after each write of t
 		go test -count=1 -timeout 150m -run '^TestSieve$$'
 
 .PHONY: test-transitions
-test-transitions: tools ## Drive every field of Bucket and BucketAccess through every change (Acto's way) and check each against a fresh object; prints one line (ONLY=<regexp of fields>, docs/reliability.md). make test runs a subset.
-	cd test/transitions && PATH="$(BIN_DIR):$$PATH" OSM_TRANSITIONS="$(or $(ONLY),all)" go test -count=1 -timeout 60m -run '^TestTransitions$$'
+test-transitions: tools ## Drive every field of Bucket and BucketAccess through every change (Acto's way) and check each against a fresh object; prints one line (ONLY=<regexp of fields>, S3=rgw the RGW-only settings on Ceph RGW, docs/reliability.md). make test runs a subset.
+	cd test/transitions && PATH="$(BIN_DIR):$$PATH" OSM_TRANSITIONS="$(or $(ONLY),$(if $(S3),,all))" OSM_TRANSITIONS_S3="$(S3)" go test -count=1 -timeout 60m -run '^TestTransitions$$'
 
 .PHONY: test-upgrade
 test-upgrade: tools ## Upgrade to this tree from FROM=<revision> (default: each one test/upgrade/from.txt lists, as make test does); prints one line (docs/reliability.md).

@@ -17,6 +17,7 @@ import (
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/contractserver"
 	"github.com/object-storage-manager/object-storage-manager/internal/objectstore"
 )
 
@@ -68,7 +69,8 @@ func (e *env) normalize(s string, obj *unstructured.Unstructured) string {
 	if bucket != "" {
 		r = append(r, bucket, "{{bucket}}")
 	}
-	r = append(r, ns+"-"+obj.GetName(), "{{bucket}}", obj.GetName(), "{{name}}")
+	// An object's UID names what the server keeps for it alone (an RGW topic).
+	r = append(r, ns+"-"+obj.GetName(), "{{bucket}}", obj.GetName(), "{{name}}", string(obj.GetUID()), "{{uid}}")
 	return rolloutGeneration.ReplaceAllString(strings.NewReplacer(r...).Replace(s), "generation N")
 }
 
@@ -113,7 +115,7 @@ func (e *env) bucketState(obj *unstructured.Unstructured) map[string]string {
 	}
 	tags, err := st.BucketTags(ctx, name)
 	maps.DeleteFunc(tags, func(k, _ string) bool { return strings.HasPrefix(k, "storage.osm.dev/") })
-	return map[string]string{
+	state := map[string]string{
 		"tags":              read(tags, err),
 		"acl":               read(st.ACL(ctx, name)),
 		"policy":            read(st.Policy(ctx, name)),
@@ -128,6 +130,37 @@ func (e *env) bucketState(obj *unstructured.Unstructured) map[string]string {
 		"website":           read(st.Website(ctx, name)),
 		"notifications":     read(st.Notifications(ctx, name)),
 	}
+	if quota, ok := e.quota(name); ok {
+		state["quota"] = quota
+	}
+	return state
+}
+
+// quota is the quota the provider enforces on bucket, read from its own admin side, where the
+// backend has one (Ceph RGW).
+func (e *env) quota(bucket string) (string, bool) {
+	ub, ok := e.stk.Backend.(contractserver.UsageBackend)
+	if !ok {
+		return "", false
+	}
+	var contract storagev1alpha1.Contract
+	if err := e.c.Get(e.ctx, client.ObjectKey{Namespace: ns, Name: "team"}, &contract); err != nil {
+		e.t.Fatal(err)
+	}
+	account := contract.Status.ContractID
+	if namer, ok := e.stk.Backend.(contractserver.AccountNamer); ok {
+		account = namer.AccountName(account)
+	}
+	usage, err := ub.BucketUsage(e.ctx, account)
+	if err != nil {
+		return "error " + err.Error(), true
+	}
+	for _, u := range usage {
+		if u.Name == bucket {
+			return jsonOf(u.Quota), true
+		}
+	}
+	return "no such bucket", true
 }
 
 // accessState is what obj's key can do, checked with the key itself, and its Secret's data
