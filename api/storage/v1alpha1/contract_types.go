@@ -23,6 +23,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="has(self.plan) != has(self.credentials)",message="set exactly one of plan (buy an account through the provider's contract API) and credentials (use an account you already have)"
 // +kubebuilder:validation:XValidation:rule="has(self.credentials) == has(oldSelf.credentials)",message="plan or credentials is chosen when the Contract is created and cannot be swapped"
 // +kubebuilder:validation:XValidation:rule="has(self.region) == has(oldSelf.region)",message="region cannot be added or removed after creation"
+// +kubebuilder:validation:XValidation:rule="has(self.displayName) == has(oldSelf.displayName)",message="displayName cannot be added or removed after creation: the provider keeps the name the contract was bought with"
 type ContractSpec struct {
 	// plan is the provider's plan to buy, for example "standard". It cannot change. Exactly one
 	// of plan and credentials is set.
@@ -50,9 +51,11 @@ type ContractSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",messageExpression="'region cannot change (was ' + oldSelf + ')'"
 	Region string `json:"region,omitempty"`
 
-	// displayName is a label for people, shown by the provider.
+	// displayName is a label for people, shown by the provider. It is sent when the contract is
+	// bought, and the contract API has no call to rename a contract, so it cannot change.
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",messageExpression="'displayName cannot change (was ' + oldSelf + '): the provider keeps the name the contract was bought with'"
 	DisplayName string `json:"displayName,omitempty"`
 
 	// reclaimPolicy says whether deleting this resource cancels the contract at the provider

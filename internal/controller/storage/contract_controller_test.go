@@ -20,6 +20,7 @@ import (
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/contractapi"
+	"github.com/object-storage-manager/object-storage-manager/internal/credentials"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv/stack"
 )
@@ -268,20 +269,24 @@ var _ = Describe("Contract", func() {
 		Expect(createsFor(c, http.StatusCreated)).To(Equal(1))
 	})
 
-	It("recovers its Secret after the display name changed", func(ctx SpecContext) {
+	It("recovers its Secret after its spec changed", func(ctx SpecContext) {
 		c := newContract(ns, "renamed", func(c *storagev1alpha1.Contract) { c.Spec.DisplayName = "Team A" })
 		Expect(k8s.Create(ctx, c)).To(Succeed())
 		contractReady(ctx, c)
-		before := secretOf(ctx, c)
 
 		Eventually(func() error {
 			if err := k8s.Get(ctx, client.ObjectKeyFromObject(c), c); err != nil {
 				return err
 			}
-			c.Spec.DisplayName = "Team A (archive)"
+			c.Spec.Formats = []storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv, storagev1alpha1.FormatS3cfg}
 			return k8s.Update(ctx, c)
 		}).Should(Succeed())
 		contractReady(ctx, c)
+		var before *corev1.Secret
+		Eventually(func(g Gomega) {
+			before = secretOf(ctx, c)
+			g.Expect(before.Data).To(HaveKey(credentials.S3cfgFile))
+		}).Should(Succeed())
 		Expect(k8s.Delete(ctx, before)).To(Succeed())
 		Eventually(func(g Gomega) {
 			after := &corev1.Secret{}

@@ -115,14 +115,16 @@ func (v *ContractValidator) ValidateDelete(context.Context, *storagev1alpha1.Con
 	return nil, nil
 }
 
-// validateContractSpec checks spec. With old set (an update) it refuses changes to plan and
-// region and checks only the fields that changed.
+// validateContractSpec checks spec. With old set (an update) it refuses changes to plan,
+// region and displayName and checks only the fields that changed.
 func validateContractSpec(spec, old *storagev1alpha1.ContractSpec) field.ErrorList {
 	var errs field.ErrorList
 	specPath := field.NewPath("spec")
 	if old != nil {
 		errs = append(errs, immutable(specPath.Child("plan"), spec.Plan, old.Plan)...)
 		errs = append(errs, immutable(specPath.Child("region"), spec.Region, old.Region)...)
+		// Sent when bought; the contract API cannot rename a contract.
+		errs = append(errs, immutable(specPath.Child("displayName"), spec.DisplayName, old.DisplayName)...)
 	}
 	if spec.Credentials != nil {
 		return append(errs, validateExistingAccount(spec, old)...)

@@ -165,7 +165,6 @@ func TestContractValidateUpdate(t *testing.T) {
 	}{
 		{name: "unchanged", modify: func(*storagev1alpha1.Contract) {}},
 		{name: "mutable fields changed", modify: func(c *storagev1alpha1.Contract) {
-			c.Spec.DisplayName = "Team A"
 			c.Spec.ReclaimPolicy = storagev1alpha1.ReclaimPolicyDelete
 			c.Spec.SecretName = "team-a-s3"
 			c.Finalizers = []string{"storage.osm.dev/in-use"}
@@ -208,7 +207,12 @@ func TestContractValidateUpdate(t *testing.T) {
 		{name: "unchanged fields are not checked again", old: func(c *storagev1alpha1.Contract) {
 			c.Spec.Plan = " "
 			c.Spec.SecretName = "Legacy_Secret"
-		}, modify: func(c *storagev1alpha1.Contract) { c.Spec.DisplayName = "legacy" }},
+		}, modify: func(c *storagev1alpha1.Contract) {
+			c.Spec.Formats = []storagev1alpha1.SecretFormat{storagev1alpha1.FormatS3cfg}
+		}},
+		{name: "display name changed", modify: func(c *storagev1alpha1.Contract) { c.Spec.DisplayName = "Team B" }, want: []string{
+			`spec.displayName: Invalid value: "Team B": cannot change (was unset)`,
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

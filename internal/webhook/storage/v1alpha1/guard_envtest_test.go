@@ -201,7 +201,7 @@ var _ = Describe("Powers with a cost", func() {
 		before := guardCalls()
 
 		c.Labels = map[string]string{"team": "a"}
-		c.Spec.DisplayName = "Team A"
+		c.Spec.Formats = append(c.Spec.Formats, storagev1alpha1.FormatS3cfg)
 		c.Finalizers = append(c.Finalizers, "example.com/mine")
 		Expect(tenant.Update(ctx, c)).To(Succeed())
 		c.Finalizers = []string{storagev1alpha1.Finalizer}
