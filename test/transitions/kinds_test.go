@@ -2,12 +2,16 @@ package transitions
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"maps"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -31,8 +35,15 @@ func (e *env) object(f field, name string, value any) *unstructured.Unstructured
 		base = map[string]any{"bucket": "photos", "access": "ReadOnly"}
 	case "Application":
 		base = map[string]any{"image": "app:1"}
+	case "Contract":
+		base = map[string]any{"plan": "standard"}
 	}
 	spec := merged(base, f.base)
+	if f.kind == "Contract" && f.name == "credentials" && value != nil {
+		// An existing account's keys, the team's, in a Secret of the object's own: a Secret
+		// serves one Contract.
+		e.copySecret("team-credentials", name+"-own-keys")
+	}
 	group := storagev1alpha1.GroupVersion.String()
 	if f.kind == "Application" {
 		group = paasv1alpha1.GroupVersion.String()
@@ -56,7 +67,8 @@ func (e *env) fill(value any, obj *unstructured.Unstructured) any {
 		return nil
 	}
 	raw, _ := json.Marshal(value)
-	s := strings.NewReplacer("{{bucket}}", ns+"-"+obj.GetName(), "{{name}}", obj.GetName(), "{{ns}}", ns, "{{owner}}", e.owner).Replace(string(raw))
+	s := strings.NewReplacer("{{bucket}}", ns+"-"+obj.GetName(), "{{name}}", obj.GetName(), "{{ns}}", ns, "{{owner}}", e.owner,
+		"{{region}}", e.stk.S3.Region).Replace(string(raw))
 	var out any
 	_ = json.Unmarshal([]byte(s), &out)
 	return out
@@ -70,6 +82,10 @@ func (e *env) normalize(s string, obj *unstructured.Unstructured) string {
 		r = append(r, bucket, "{{bucket}}")
 	}
 	// An object's UID names what the server keeps for it alone (an RGW topic).
+	// A contract's id is the provider's name for it.
+	if id, _, _ := unstructured.NestedString(obj.Object, "status", "contractID"); id != "" && obj.GetKind() == "Contract" {
+		r = append(r, id, "{{id}}")
+	}
 	r = append(r, ns+"-"+obj.GetName(), "{{bucket}}", obj.GetName(), "{{name}}", string(obj.GetUID()), "{{uid}}")
 	return rolloutGeneration.ReplaceAllString(strings.NewReplacer(r...).Replace(s), "generation N")
 }
@@ -89,6 +105,8 @@ func (e *env) stateOf(kind string, obj *unstructured.Unstructured) any {
 		state = e.accessState(obj)
 	case "Application":
 		state = e.applicationState(obj)
+	case "Contract":
+		state = e.contractState(obj)
 	}
 	out := make(map[string]string, len(state))
 	for k, v := range state {
@@ -270,4 +288,73 @@ func withoutKeys(v any, keys ...string) any {
 		delete(out, k)
 	}
 	return out
+}
+
+// contractState is the contract as the provider records it, what its key can do (checked with
+// the key), and its Secret's data with its own key and contract id masked.
+func (e *env) contractState(obj *unstructured.Unstructured) map[string]string {
+	e.t.Helper()
+	id, _, _ := unstructured.NestedString(obj.Object, "status", "contractID")
+	secretName, _, _ := unstructured.NestedString(obj.Object, "status", "secretName")
+	state := map[string]string{"provider": e.providerRecord(id)}
+	if secretName == "" {
+		return state // an existing account's Secret is the user's own
+	}
+	var sec corev1.Secret
+	if err := e.c.Get(e.ctx, client.ObjectKey{Namespace: ns, Name: secretName}, &sec); err != nil {
+		state["secret"] = "error " + err.Error()
+		return state
+	}
+	keyID, _, _ := unstructured.NestedString(obj.Object, "status", "accessKeyID")
+	key := secretKeyIn(sec)
+	if keyID == "" || key == "" {
+		state["secret"] = "no key in Secret " + secretName
+		return state
+	}
+	hide := strings.NewReplacer(keyID, "{{key}}", key, "{{secret}}", secretName, "{{secret-name}}", id, "{{id}}")
+	for _, k := range slices.Sorted(maps.Keys(sec.Data)) {
+		state["secret "+k] = hide.Replace(string(sec.Data[k]))
+	}
+	_, err := e.storeWith(keyID, key).BucketNames(e.ctx)
+	state["checked with the key"] = "listing buckets: " + objectstore.ErrorCode(err)
+	return state
+}
+
+// providerRecord is the contract id's record at the provider: what a person sees there.
+func (e *env) providerRecord(id string) string {
+	e.t.Helper()
+	if id == "" {
+		return "none"
+	}
+	req, err := http.NewRequestWithContext(e.ctx, http.MethodGet, e.stk.ContractAPI.URL+"/v1/contracts/"+id, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+e.stk.ContractAPI.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "error " + err.Error()
+	}
+	defer resp.Body.Close()
+	var rec struct {
+		State, Plan, Region, DisplayName string
+		AccessKeys                       []any
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&rec); err != nil {
+		return fmt.Sprintf("%d, unreadable: %v", resp.StatusCode, err)
+	}
+	return fmt.Sprintf("%d %s plan %q region %q display name %q, %d keys", resp.StatusCode, rec.State, rec.Plan, rec.Region, rec.DisplayName, len(rec.AccessKeys))
+}
+
+// copySecret makes Secret to with from's data, once.
+func (e *env) copySecret(from, to string) {
+	e.t.Helper()
+	var src corev1.Secret
+	if err := e.c.Get(e.ctx, client.ObjectKey{Namespace: ns, Name: from}, &src); err != nil {
+		e.t.Fatal(err)
+	}
+	err := e.c.Create(e.ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: to}, Data: src.Data})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		e.t.Fatal(err)
+	}
 }

@@ -71,7 +71,7 @@ func TestTransitions(t *testing.T) {
 	table := readTable(t)
 	var fields []field
 	for kind, crd := range map[string]string{"Bucket": "storage.osm.dev_buckets.yaml", "BucketAccess": "storage.osm.dev_bucketaccesses.yaml",
-		"Application": "paas.osm.dev_applications.yaml"} {
+		"Application": "paas.osm.dev_applications.yaml", "Contract": "storage.osm.dev_contracts.yaml"} {
 		fields = append(fields, fieldsOf(t, kind, crd, table)...)
 	}
 	if t.Failed() {
@@ -89,7 +89,7 @@ func TestTransitions(t *testing.T) {
 	if rgw {
 		server = "Ceph RGW"
 	}
-	fmt.Fprintf(os.Stderr, "transitions (%s): %d transitions over %d fields of 3 kinds: %d divergences, %d stuck, %d invalid admitted, %d valid refused, %d no-op writes\n", server,
+	fmt.Fprintf(os.Stderr, "transitions (%s): %d transitions over %d fields of 4 kinds: %d divergences, %d stuck, %d invalid admitted, %d valid refused, %d no-op writes\n", server,
 		tally.transitions, tally.fields, tally.divergences, tally.stuck, tally.invalidAdmitted, tally.validRefused, tally.noopWrites)
 	if tally.divergences+tally.stuck+tally.invalidAdmitted+tally.validRefused+tally.noopWrites > 0 {
 		t.Errorf("replay one field alone: make test-transitions ONLY='<field>', for example ONLY='Bucket\\.spec\\.tags'")
@@ -440,6 +440,12 @@ func merged(base, over map[string]any) map[string]any {
 	if out == nil {
 		out = map[string]any{}
 	}
-	maps.Copy(out, over)
+	for k, v := range over {
+		if v == nil {
+			delete(out, k) // base: {field: null} leaves a field of the kind's base out
+			continue
+		}
+		out[k] = v
+	}
 	return out
 }
