@@ -122,7 +122,7 @@ test-sieve: tools ## Run the sieve at every point: a crash after each write of t
 		go test -count=1 -timeout 150m -run '^TestSieve$$'
 
 .PHONY: test-transitions
-test-transitions: tools ## Drive every field of Bucket and BucketAccess through every change (Acto's way) and check each against a fresh object; prints one line (ONLY=<regexp of fields>, S3=rgw the RGW-only settings on Ceph RGW, docs/reliability.md). make test runs a subset.
+test-transitions: tools ## Drive every field of Contract, Bucket, BucketAccess and Application through every change (Acto's way) and check each against a fresh object; prints one line (ONLY=<regexp of fields>, S3=rgw the RGW-only settings on Ceph RGW, docs/reliability.md). make test runs a subset.
 	cd test/transitions && PATH="$(BIN_DIR):$$PATH" OSM_TRANSITIONS="$(or $(ONLY),$(if $(S3),,all))" OSM_TRANSITIONS_S3="$(S3)" go test -count=1 -timeout 60m -run '^TestTransitions$$'
 
 .PHONY: test-upgrade
