@@ -335,7 +335,7 @@ func (e *env) providerRecord(id string) string {
 	if err != nil {
 		return "error " + err.Error()
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	var rec struct {
 		State, Plan, Region, DisplayName string
 		AccessKeys                       []any
