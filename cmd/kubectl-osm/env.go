@@ -63,13 +63,13 @@ func readCredentials(ctx context.Context, c client.Reader, namespace string, r r
 		conds, secret = a.Status.Conditions, secretName(a.Status.SecretName, a.SecretNameOrDefault())
 		// The Bucket's status says where its bucket is; without it (not readable), the Secret does.
 		var b storagev1alpha1.Bucket
-		if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: a.Spec.Bucket}, &b); err != nil {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: string(a.Spec.Bucket)}, &b); err != nil {
 			b = storagev1alpha1.Bucket{}
 		}
 		vars = [][2]string{{storagev1alpha1.SecretKeyEndpointURL, b.Status.Endpoint}, {storagev1alpha1.SecretKeyRegion, b.Status.Region},
 			{storagev1alpha1.SecretKeyBucketName, a.Status.BucketName}}
 		if a.Spec.Prefix != "" {
-			vars = append(vars, [2]string{storagev1alpha1.SecretKeyBucketPrefix, a.Spec.Prefix})
+			vars = append(vars, [2]string{storagev1alpha1.SecretKeyBucketPrefix, string(a.Spec.Prefix)})
 		}
 	default:
 		return nil, fmt.Errorf("env takes contract/NAME or bucketaccess/NAME, not %s", r.Kind)

@@ -51,7 +51,7 @@ var _ = Describe("BucketAccess on Ceph RGW", func() {
 	access := func(ctx SpecContext, name, bucket string, mode storagev1alpha1.AccessMode, mutate ...func(*storagev1alpha1.BucketAccess)) *storagev1alpha1.BucketAccess {
 		GinkgoHelper()
 		a := &storagev1alpha1.BucketAccess{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			Spec: storagev1alpha1.BucketAccessSpec{Bucket: bucket, Access: mode}}
+			Spec: storagev1alpha1.BucketAccessSpec{Bucket: storagev1alpha1.BucketName(bucket), Access: mode}}
 		for _, m := range mutate {
 			m(a)
 		}

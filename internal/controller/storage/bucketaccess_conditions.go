@@ -75,15 +75,15 @@ func (f accessInvalidName) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engi
 }
 
 func (accessBucketMissing) ready(a *storagev1alpha1.BucketAccess, _ *keyCheck) *engine.Condition {
-	return engine.False(storagev1alpha1.ReasonBucketNotFound, fmt.Sprintf("Bucket %q does not exist in namespace %s.", a.Spec.Bucket, a.Namespace))
+	return engine.False(storagev1alpha1.ReasonBucketNotFound, fmt.Sprintf("Bucket %q does not exist in namespace %s.", string(a.Spec.Bucket), a.Namespace))
 }
 
 func (f accessBucketNotReady) ready(a *storagev1alpha1.BucketAccess, _ *keyCheck) *engine.Condition {
-	return engine.False(storagev1alpha1.ReasonBucketNotReady, fmt.Sprintf("Waiting for Bucket %q: %s.", a.Spec.Bucket, f.why))
+	return engine.False(storagev1alpha1.ReasonBucketNotReady, fmt.Sprintf("Waiting for Bucket %q: %s.", string(a.Spec.Bucket), f.why))
 }
 
 func (f accessContractNotReady) ready(a *storagev1alpha1.BucketAccess, _ *keyCheck) *engine.Condition {
-	return engine.False(storagev1alpha1.ReasonContractNotReady, fmt.Sprintf("Waiting for the Contract of Bucket %q: %s.", a.Spec.Bucket, f.why))
+	return engine.False(storagev1alpha1.ReasonContractNotReady, fmt.Sprintf("Waiting for the Contract of Bucket %q: %s.", string(a.Spec.Bucket), f.why))
 }
 
 func (f accessExistingAccount) ready(a *storagev1alpha1.BucketAccess, _ *keyCheck) *engine.Condition {
@@ -153,7 +153,7 @@ func (accessIssued) ready(a *storagev1alpha1.BucketAccess, check *keyCheck) *eng
 		return engine.False(storagev1alpha1.ReasonPolicyPending, policyPending(missing, check))
 	}
 	if outside := outsideGaps(check.check); len(outside) > 0 {
-		return engine.False(storagev1alpha1.ReasonPrefixUnsupported, prefixUnsupported(a.Spec.Prefix, outside, check))
+		return engine.False(storagev1alpha1.ReasonPrefixUnsupported, prefixUnsupported(string(a.Spec.Prefix), outside, check))
 	}
 	return engine.True(storagev1alpha1.ReasonAvailable, fmt.Sprintf("The credentials are in Secret %s.", a.SecretNameOrDefault()))
 }
@@ -165,7 +165,7 @@ func verifiedCondition(a *storagev1alpha1.BucketAccess, check *keyCheck) *engine
 	case len(missing) > 0:
 		return engine.False(storagev1alpha1.ReasonPolicyPending, policyPending(missing, check))
 	case len(outsideGaps(check.check)) > 0:
-		return engine.False(storagev1alpha1.ReasonPrefixUnsupported, prefixUnsupported(a.Spec.Prefix, outsideGaps(check.check), check))
+		return engine.False(storagev1alpha1.ReasonPrefixUnsupported, prefixUnsupported(string(a.Spec.Prefix), outsideGaps(check.check), check))
 	case len(extra) > 0:
 		return engine.False(storagev1alpha1.ReasonAccessMismatch, fmt.Sprintf(
 			"%s access, but the key can also %s (%s): the bucket's ACL or the user's policy allows it to more than this key.",

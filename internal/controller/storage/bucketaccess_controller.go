@@ -150,11 +150,11 @@ type target struct {
 // waiting for one of them.
 func (k accessKind) connect(ctx context.Context, a *storagev1alpha1.BucketAccess, found accessFound) (*target, accessOutcome, bool) {
 	bucket := &storagev1alpha1.Bucket{}
-	if err := k.Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: a.Spec.Bucket}, bucket); err != nil {
+	if err := k.Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: string(a.Spec.Bucket)}, bucket); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, found.end(accessBucketMissing{}, 0, nil), true
 		}
-		return nil, found.end(nil, 0, fmt.Errorf("reading Bucket %q: %w", a.Spec.Bucket, err)), true
+		return nil, found.end(nil, 0, fmt.Errorf("reading Bucket %q: %w", string(a.Spec.Bucket), err)), true
 	}
 	if observing(bucket) {
 		// Its policy, which grants the keys access, is never written.

@@ -90,7 +90,7 @@ func (p principalKeys) Verify(ctx context.Context, key contractclient.Credential
 	if outside := outsideGaps(check); len(outside) > 0 {
 		return credentials.Verdict{Reason: storagev1alpha1.ReasonPrefixUnsupported, Retry: engine.WaitingRetry(p.kind.ResyncPeriod),
 			Why: fmt.Sprintf("New key %s can also %s outside prefix %q: the S3 server does not enforce the policy's prefix condition, or the bucket's ACL or policy allows more",
-				key.AccessKeyID, strings.Join(outside, " and "), a.Spec.Prefix)}, nil
+				key.AccessKeyID, strings.Join(outside, " and "), string(a.Spec.Prefix))}, nil
 	}
 	return credentials.Verdict{Works: true}, nil
 }
@@ -105,15 +105,15 @@ type keyCheck struct {
 // last answer is older than the resync period.
 func (k accessKind) check(ctx context.Context, a *storagev1alpha1.BucketAccess, contract *storagev1alpha1.Contract,
 	key contractclient.Credentials) (objectstore.AccessCheck, error) {
-	if last, _, ok := k.checked.Get(a.UID, k.ResyncPeriod); ok && last.key == key.AccessKeyID && last.prefix == a.Spec.Prefix {
+	if last, _, ok := k.checked.Get(a.UID, k.ResyncPeriod); ok && last.key == key.AccessKeyID && last.prefix == string(a.Spec.Prefix) {
 		return last.check, nil
 	}
 	store := k.Stores(accountOf(contract, key))
-	check, err := store.CheckAccess(ctx, a.Status.BucketName, a.Spec.Prefix)
+	check, err := store.CheckAccess(ctx, a.Status.BucketName, string(a.Spec.Prefix))
 	if err != nil {
 		return check, err
 	}
-	k.checked.Put(a.UID, keyCheck{key: key.AccessKeyID, prefix: a.Spec.Prefix, check: check})
+	k.checked.Put(a.UID, keyCheck{key: key.AccessKeyID, prefix: string(a.Spec.Prefix), check: check})
 	return check, nil
 }
 
@@ -124,7 +124,7 @@ func (k accessKind) keys(a *storagev1alpha1.BucketAccess, p *engine.Pass[*storag
 	held := &heldSecret{secrets: k.secrets(), owner: a, secret: t.secret, keyFirst: true, name: a.SecretNameOrDefault(),
 		render: func(key *contractclient.Credentials) (credentials.Secret, error) {
 			conn := credentials.Connection{Endpoint: t.contract.Status.Endpoint, Region: t.contract.Status.Region,
-				Bucket: a.Status.BucketName, Prefix: a.Spec.Prefix}
+				Bucket: a.Status.BucketName, Prefix: string(a.Spec.Prefix)}
 			rendered, err := credentials.Render(a.SecretFormats(), conn, key)
 			return credentials.Secret{
 				Labels:   map[string]string{storagev1alpha1.ContractLabel: t.contract.Name, storagev1alpha1.BucketAccessLabel: a.Name},
@@ -135,7 +135,7 @@ func (k accessKind) keys(a *storagev1alpha1.BucketAccess, p *engine.Pass[*storag
 	keys := keysOf(p, a, principalKeys{kind: k, access: a, pass: p, target: t, first: first}, held,
 		credentials.Shared{Refusals: &k.refusals, ResyncPeriod: k.ResyncPeriod, Now: k.Now.Time(), Recorder: k.Recorder})
 	// A key limited to a prefix is handed out only once it is found limited to it.
-	keys.VerifyFirst = a.Spec.Prefix != ""
+	keys.VerifyFirst = string(a.Spec.Prefix) != ""
 	return keys, held
 }
 
@@ -180,7 +180,7 @@ func (k accessKind) verify(ctx context.Context, a *storagev1alpha1.BucketAccess,
 	if err != nil {
 		return found.end(accessS3Failed{err}, 0, err)
 	}
-	found.check = &keyCheck{key: key.AccessKeyID, prefix: a.Spec.Prefix, check: check}
+	found.check = &keyCheck{key: key.AccessKeyID, prefix: string(a.Spec.Prefix), check: check}
 	if missing, _ := accessGaps(a.Spec.Access, check); len(missing) > 0 {
 		k.checked.Delete(a.UID)
 		return found.end(accessIssued{}, tuning.PolicyWait, nil)

@@ -44,7 +44,7 @@ func AccessGrants(ctx context.Context, reader client.Reader, namespace, bucket s
 		if err := json.Unmarshal(a.Status.PolicyPrincipal.Raw, &principal); err != nil || len(principal) == 0 {
 			continue
 		}
-		grants = append(grants, bucketpolicy.AccessGrant{Name: a.Name, Access: string(a.Spec.Access), Prefix: a.Spec.Prefix, Principal: principal})
+		grants = append(grants, bucketpolicy.AccessGrant{Name: a.Name, Access: string(a.Spec.Access), Prefix: string(a.Spec.Prefix), Principal: principal})
 	}
 	slices.SortFunc(grants, func(a, b bucketpolicy.AccessGrant) int { return strings.Compare(a.Name, b.Name) })
 	return grants, nil
@@ -52,10 +52,10 @@ func AccessGrants(ctx context.Context, reader client.Reader, namespace, bucket s
 
 func bucketOfAccess(_ context.Context, obj client.Object) []reconcile.Request {
 	a, ok := obj.(*storagev1alpha1.BucketAccess)
-	if !ok || a.Spec.Bucket == "" {
+	if !ok || string(a.Spec.Bucket) == "" {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: a.Namespace, Name: a.Spec.Bucket}}}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: a.Namespace, Name: string(a.Spec.Bucket)}}}
 }
 
 // accessChangedForBucket lets through what changes a Bucket's policy or its users: a
