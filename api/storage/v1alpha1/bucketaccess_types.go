@@ -419,6 +419,33 @@ func (a *BucketAccess) Rotation() (*KeyRotation, string) { return a.Spec.Rotatio
 // SecretFormats is what the BucketAccess's Secret holds.
 func (a *BucketAccess) SecretFormats() []SecretFormat { return FormatsOrDefault(a.Spec.Formats) }
 
+// EnvNameOf is how environment variable names spell a Bucket's name: upper case, every character
+// other than A-Z and 0-9 replaced by "_", "B_" in front when it would start with a digit.
+// "photos" gives "PHOTOS", "user-uploads" "USER_UPLOADS", "2024.logs" "B_2024_LOGS". Different
+// names can give the same ("a-b" and "a.b"): admission refuses such a pair where both would be
+// written. An Application's default envPrefix is this and "_"; a BucketAccess over several
+// Buckets names BUCKET_NAME_<this> and BUCKET_PREFIX_<this> in its Secret.
+func EnvNameOf(bucket string) string {
+	if bucket == "" {
+		return ""
+	}
+	out := make([]byte, 0, len(bucket)+2)
+	if bucket[0] >= '0' && bucket[0] <= '9' {
+		out = append(out, "B_"...)
+	}
+	for _, r := range bucket {
+		switch {
+		case r >= 'a' && r <= 'z':
+			out = append(out, byte(r-'a'+'A'))
+		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+			out = append(out, byte(r))
+		default:
+			out = append(out, '_')
+		}
+	}
+	return string(out)
+}
+
 // AccessBuckets are the Buckets the key reaches, with their access and prefix: spec.buckets, or
 // the one-item list spec.bucket, spec.access and spec.prefix are the shorthand of.
 func (a *BucketAccess) AccessBuckets() []AccessBucket {

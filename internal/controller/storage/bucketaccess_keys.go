@@ -165,11 +165,21 @@ func (k accessKind) keys(a *storagev1alpha1.BucketAccess, p *engine.Pass[*storag
 		render: func(key *contractclient.Credentials) (credentials.Secret, error) {
 			conn := credentials.Connection{Endpoint: t.contract.Status.Endpoint, Region: t.contract.Status.Region,
 				Bucket: a.Status.BucketName, Prefix: string(a.Spec.Prefix)}
+			what := "the credentials for bucket " + a.Status.BucketName
+			if a.MultiBucket() {
+				conn.Buckets = make([]credentials.BucketConnection, 0, len(t.buckets))
+				var names []string
+				for _, b := range t.buckets {
+					conn.Buckets = append(conn.Buckets, credentials.BucketConnection{Name: string(b.Name), Bucket: b.bucket.Status.BucketName, Prefix: string(b.Prefix)})
+					names = append(names, b.bucket.Status.BucketName)
+				}
+				what = "the credentials for buckets " + strings.Join(names, ", ")
+			}
 			rendered, err := credentials.Render(a.SecretFormats(), conn, key)
 			return credentials.Secret{
 				Labels:   map[string]string{storagev1alpha1.ContractLabel: t.contract.Name, storagev1alpha1.BucketAccessLabel: a.Name},
 				Rendered: rendered,
-				What:     "the credentials for bucket " + a.Status.BucketName,
+				What:     what,
 			}, err
 		}}
 	keys := keysOf(p, a, principalKeys{kind: k, access: a, pass: p, target: t, first: first}, held,

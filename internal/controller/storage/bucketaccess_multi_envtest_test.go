@@ -56,6 +56,11 @@ var _ = Describe("A BucketAccess over several Buckets", func() {
 
 		secret := &corev1.Secret{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: a.Status.SecretName}, secret)).To(Succeed())
+		Expect(secret.Data).To(HaveKeyWithValue("BUCKET_NAME_PHOTOS", []byte(names["photos"])))
+		Expect(secret.Data).To(HaveKeyWithValue("BUCKET_NAME_UPLOADS", []byte(names["uploads"])))
+		Expect(secret.Data).To(HaveKeyWithValue("BUCKET_NAME_BACKUPS", []byte(names["backups"])))
+		Expect(secret.Data).To(HaveKeyWithValue("BUCKET_PREFIX_BACKUPS", []byte("db/")))
+		Expect(secret.Data).NotTo(HaveKey("BUCKET_NAME"))
 		dir := writeSecretFiles(secret)
 		Expect(os.WriteFile(filepath.Join(dir, "new.txt"), []byte("new"), 0o600)).To(Succeed())
 		aws := func(args ...string) error {
@@ -76,6 +81,7 @@ var _ = Describe("A BucketAccess over several Buckets", func() {
 		Expect(aws("s3", "cp", s3url("photos", "seed.txt"), "got.txt")).To(Succeed())
 		Expect(aws("s3", "cp", "new.txt", s3url("photos", "new.txt"))).NotTo(Succeed())
 		Expect(rclone("lsf", remote("photos", ""))).To(Succeed())
+		Expect(rclone("lsf", "osm-photos:")).To(Succeed(), "each bucket has an alias remote of its own")
 		Expect(rclone("copyto", "--s3-no-head", "new.txt", remote("photos", "new.txt"))).NotTo(Succeed())
 
 		By("ReadWrite in uploads: list, read, write, delete")
@@ -88,6 +94,8 @@ var _ = Describe("A BucketAccess over several Buckets", func() {
 		By("WriteOnly under db/ in backups: write there, and nothing else")
 		Expect(aws("s3", "cp", "new.txt", s3url("backups", "db/new.dump"))).To(Succeed())
 		Expect(rclone("copyto", "--s3-no-head", "--no-check-dest", "new.txt", remote("backups", "db/r.dump"))).To(Succeed())
+		Expect(rclone("copyto", "--s3-no-head", "--no-check-dest", "new.txt", "osm-backups:alias.dump")).To(Succeed(), "the alias stands for the prefix")
+		Expect(get(ctx, acct.s3, names["backups"], "db/alias.dump")).To(Succeed())
 		Expect(aws("s3", "cp", "new.txt", s3url("backups", "other/new.dump"))).NotTo(Succeed())
 		Expect(aws("s3", "cp", s3url("backups", "db/old.dump"), "got.dump")).NotTo(Succeed())
 		Expect(aws("s3", "ls", s3url("backups", "db/"))).NotTo(Succeed())
@@ -118,6 +126,11 @@ var _ = Describe("A BucketAccess over several Buckets", func() {
 		Expect(aws("s3", "cp", "new.txt", s3url("uploads", "new.txt"))).NotTo(Succeed())
 		Expect(rclone("lsf", remote("uploads", ""))).NotTo(Succeed())
 		Expect(aws("s3", "ls", s3url("photos", ""))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: a.Status.SecretName}, secret)).To(Succeed())
+			g.Expect(secret.Data).NotTo(HaveKey("BUCKET_NAME_UPLOADS"))
+			g.Expect(string(secret.Data["rclone.conf"])).NotTo(ContainSubstring("osm-uploads"))
+		}).Should(Succeed())
 		Expect(aws("s3", "cp", "new.txt", s3url("backups", "db/after.dump"))).To(Succeed())
 		accessReady(ctx, a)
 		Expect(a.Status.AccessKeyID).To(Equal(key), "taking a Bucket out edits policies, and issues no new key")

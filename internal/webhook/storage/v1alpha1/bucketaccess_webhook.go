@@ -259,6 +259,7 @@ func validateBucketList(specPath *field.Path, spec, oldSpec *storagev1alpha1.Buc
 		}
 	}
 	seen := map[storagev1alpha1.BucketName]bool{}
+	envNames := map[string]storagev1alpha1.BucketName{}
 	for i, b := range spec.Buckets {
 		item := path.Index(i)
 		if seen[b.Name] {
@@ -266,11 +267,24 @@ func validateBucketList(specPath *field.Path, spec, oldSpec *storagev1alpha1.Buc
 			continue
 		}
 		seen[b.Name] = true
+		env := storagev1alpha1.EnvNameOf(string(b.Name))
+		if other, taken := envNames[env]; taken {
+			errs = append(errs, field.Invalid(item.Child("name"), b.Name, fmt.Sprintf(
+				"its variables in the Secret would be those of Bucket %s (BUCKET_NAME_%s): name the Buckets so that they differ in more than '-' and '.'", other, env)))
+		}
+		envNames[env] = b.Name
 		if old, ok := was[b.Name]; ok && old == b {
 			continue
 		}
 		errs = append(errs, validateBucketName(item.Child("name"), b.Name)...)
 		errs = append(errs, validateAccessMode(item.Child("access"), b.Access)...)
+	}
+	for i, f := range spec.Formats {
+		if f == storagev1alpha1.FormatCOSI || f == storagev1alpha1.FormatOBC {
+			errs = append(errs, field.Invalid(specPath.Child("formats").Index(i), f, fmt.Sprintf(
+				"%s describes one bucket per Secret, and spec.buckets has several: use env, aws-files, rclone or s3cfg, "+
+					"or a BucketAccess per bucket (spec.bucket) for %s", f, f)))
+		}
 	}
 	return errs
 }

@@ -188,11 +188,24 @@ func TestBucketAccessValidateCreate(t *testing.T) {
 			storagev1alpha1.AccessBucket{Name: "data", Access: storagev1alpha1.AccessReadOnly},
 			storagev1alpha1.AccessBucket{Name: "data", Access: storagev1alpha1.AccessReadWrite},
 			storagev1alpha1.AccessBucket{Name: "Logs", Access: "Admin"},
-			storagev1alpha1.AccessBucket{Name: "logs"}), want: []string{
+			storagev1alpha1.AccessBucket{Name: "photos"}), want: []string{
 			`spec.buckets[1].name: Duplicate value: "data"`,
 			`spec.buckets[2].name: Invalid value: "Logs": ` + dnsSubdomain + ` (the name of a Bucket in this namespace)`,
 			`spec.buckets[2].access: Unsupported value: "Admin": supported values: "ReadOnly", "ReadWrite", "WriteOnly"`,
 			`spec.buckets[3].access: Required value: say what the credentials may do: ReadOnly, ReadWrite or WriteOnly`,
+		}},
+		{name: "names that give the same variables, and formats of one bucket", modify: func(a *storagev1alpha1.BucketAccess) {
+			multi(storagev1alpha1.AccessBucket{Name: "data", Access: storagev1alpha1.AccessReadOnly},
+				storagev1alpha1.AccessBucket{Name: "a-b", Access: storagev1alpha1.AccessReadOnly},
+				storagev1alpha1.AccessBucket{Name: "a.b", Access: storagev1alpha1.AccessReadOnly})(a)
+			a.Spec.Formats = []storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv, storagev1alpha1.FormatCOSI, storagev1alpha1.FormatOBC}
+		}, want: []string{
+			`spec.buckets[2].name: Invalid value: "a.b": its variables in the Secret would be those of Bucket a-b (BUCKET_NAME_A_B): ` +
+				`name the Buckets so that they differ in more than '-' and '.'`,
+			`spec.formats[1]: Invalid value: "cosi": cosi describes one bucket per Secret, and spec.buckets has several: ` +
+				`use env, aws-files, rclone or s3cfg, or a BucketAccess per bucket (spec.bucket) for cosi`,
+			`spec.formats[2]: Invalid value: "obc": obc describes one bucket per Secret, and spec.buckets has several: ` +
+				`use env, aws-files, rclone or s3cfg, or a BucketAccess per bucket (spec.bucket) for obc`,
 		}},
 		{name: "more items than a BucketAccess reaches", modify: func(a *storagev1alpha1.BucketAccess) {
 			var items []storagev1alpha1.AccessBucket
