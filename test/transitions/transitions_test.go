@@ -417,12 +417,18 @@ func jsonOf(v any) string {
 
 func equalJSON(a, b any) bool { return jsonOf(a) == jsonOf(b) }
 
-// merged is base with over's keys set.
+// merged is base with over's keys set, and those over sets to null taken out.
 func merged(base, over map[string]any) map[string]any {
 	out := maps.Clone(base)
 	if out == nil {
 		out = map[string]any{}
 	}
-	maps.Copy(out, over)
+	for k, v := range over {
+		if v == nil {
+			delete(out, k)
+			continue
+		}
+		out[k] = v
+	}
 	return out
 }
