@@ -402,8 +402,6 @@ const (
 	// ReasonContractMismatch: a Bucket of spec.buckets belongs to another Contract than the
 	// others; one key is a principal of one account, so it cannot reach it.
 	ReasonContractMismatch = "ContractMismatch"
-	// ReasonRevoked: a Bucket taken out of spec.buckets refuses the key.
-	ReasonRevoked = "Revoked"
 	// ReasonPrincipalLost: the provider no longer has the BucketAccess's principal (deleted
 	// outside the operator); deleting and re-creating the BucketAccess issues new credentials.
 	ReasonPrincipalLost = "PrincipalLost"

@@ -216,7 +216,7 @@ func verifiedIn(c keyCheck) *engine.Condition {
 			"Taken out of spec.buckets, but the key can still %s there (%s): the Bucket's policy does not drop it yet.",
 			strings.Join(extra, " and "), checked(&c)))
 	case c.revoked:
-		return engine.True(storagev1alpha1.ReasonRevoked, fmt.Sprintf("Taken out of spec.buckets: the key is refused there (%s).", checked(&c)))
+		return engine.True(storagev1alpha1.ReasonVerified, fmt.Sprintf("Taken out of spec.buckets: the key is refused there (%s).", checked(&c)))
 	case len(missing) > 0:
 		return engine.False(storagev1alpha1.ReasonPolicyPending, policyPending(missing, &c))
 	case len(outsideGaps(c.check)) > 0:
