@@ -146,4 +146,53 @@ var _ = Describe("A BucketAccess over several Buckets", func() {
 		accessReady(ctx, a)
 		Expect(a.Status.AccessKeyID).To(Equal(key))
 	})
+
+	// Admission refuses these; without it (or with a Bucket re-created since), the controller
+	// says so in a False condition with a reason and an event, and does not loop on an error.
+	It("names a missing Bucket, and one of another Contract, in Ready and status.buckets", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		readyAccount(ctx, ns, "acct")
+		readyAccount(ctx, ns, "other")
+		for name, contract := range map[string]string{"photos": "acct", "theirs": "other"} {
+			b := newBucket(ns, name, contract)
+			Expect(k8s.Create(ctx, b)).To(Succeed())
+			bucketReady(ctx, b)
+		}
+		a := &storagev1alpha1.BucketAccess{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"},
+			Spec: storagev1alpha1.BucketAccessSpec{Buckets: []storagev1alpha1.AccessBucket{
+				{Name: "photos", Access: storagev1alpha1.AccessReadOnly},
+				{Name: "missing", Access: storagev1alpha1.AccessReadOnly},
+				{Name: "theirs", Access: storagev1alpha1.AccessReadOnly},
+			}}}
+		Expect(k8s.Create(ctx, a)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(a), a)).To(Succeed())
+			ready := meta.FindStatusCondition(a.Status.Conditions, storagev1alpha1.ReadyCondition)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Reason).To(Equal(storagev1alpha1.ReasonBucketNotFound))
+			g.Expect(ready.Message).To(ContainSubstring(`Bucket "missing" does not exist`))
+			g.Expect(a.Status.Buckets).To(HaveLen(3))
+			g.Expect(a.Status.Buckets[1].Reason).To(Equal(storagev1alpha1.ReasonBucketNotFound))
+			g.Expect(a.Status.Buckets[2].Reason).To(Equal(storagev1alpha1.ReasonContractMismatch))
+			g.Expect(a.Status.Buckets[2].Message).To(ContainSubstring(`Bucket "theirs" belongs to Contract other, and Bucket "photos" to Contract acct`))
+		}).Should(Succeed())
+		Expect(a.Status.PrincipalRequested).To(BeFalse(), "nothing is issued while a Bucket cannot be reached")
+
+		By("the missing Bucket taken out, the other Contract's decides; taken out too, the key is issued")
+		patch := client.MergeFrom(a.DeepCopy())
+		a.Spec.Buckets = []storagev1alpha1.AccessBucket{a.Spec.Buckets[0], a.Spec.Buckets[2]}
+		Expect(k8s.Patch(ctx, a, patch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(a), a)).To(Succeed())
+			ready := meta.FindStatusCondition(a.Status.Conditions, storagev1alpha1.ReadyCondition)
+			g.Expect(ready.Reason).To(Equal(storagev1alpha1.ReasonContractMismatch))
+			g.Expect(ready.ObservedGeneration).To(Equal(a.Generation))
+		}).Should(Succeed())
+		Eventually(func() int { return eventsOf(ctx, ns, "app", storagev1alpha1.ReasonContractMismatch) }).Should(BeNumerically(">=", 1))
+		patch = client.MergeFrom(a.DeepCopy())
+		a.Spec.Buckets = a.Spec.Buckets[:1]
+		Expect(k8s.Patch(ctx, a, patch)).To(Succeed())
+		accessReady(ctx, a)
+		Expect(a.Status.Buckets).To(HaveLen(1))
+	})
 })
