@@ -145,6 +145,21 @@ var _ = Describe("A BucketAccess over several Buckets", func() {
 		Expect(aws("s3", "cp", "new.txt", s3url("uploads", "again.txt"))).NotTo(Succeed(), "ReadOnly now")
 		accessReady(ctx, a)
 		Expect(a.Status.AccessKeyID).To(Equal(key))
+
+		By("a rotation checks the new key in every bucket before the Secret gets it")
+		Expect(patchAnnotation(ctx, a, storagev1alpha1.RotateKeyAnnotation, "1")).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(a), a)).To(Succeed())
+			g.Expect(a.Status.AccessKeyID).NotTo(Equal(key))
+		}).Should(Succeed())
+		rotated := accessReady(ctx, a)
+		Expect(a.Status.KeysIssued).To(Equal(int32(1)))
+		for _, st := range a.Status.Buckets {
+			Expect(st.Verified).To(Equal(metav1.ConditionTrue), "%s: %s: %s", st.Name, st.Reason, st.Message)
+		}
+		Expect(get(ctx, rotated, names["photos"], "seed.txt")).To(Succeed())
+		Expect(put(ctx, rotated, names["backups"], "db/rotated.dump")).To(Succeed())
+		Expect(s3Code(put(ctx, rotated, names["photos"], "x"))).To(Equal("AccessDenied"))
 	})
 
 	// Admission refuses these; without it (or with a Bucket re-created since), the controller
