@@ -82,6 +82,9 @@ func (f accessInvalidName) ready(*storagev1alpha1.BucketAccess, []keyCheck) *eng
 }
 
 func (f accessBucketMissing) ready(a *storagev1alpha1.BucketAccess, _ []keyCheck) *engine.Condition {
+	if f.bucket == "" {
+		return engine.False(storagev1alpha1.ReasonBucketNotFound, "The spec names no Bucket: set spec.bucket, or spec.buckets.")
+	}
 	return engine.False(storagev1alpha1.ReasonBucketNotFound, fmt.Sprintf("Bucket %q does not exist in namespace %s.", f.bucket, a.Namespace))
 }
 

@@ -48,6 +48,8 @@ func TestBucketAccessConditionsFollowWhatTheKeyWasFoundToDo(t *testing.T) {
 			verified: &want{metav1.ConditionFalse, storagev1alpha1.ReasonAccessMismatch, "can also list and read"}},
 		{name: "a missing Bucket is named", access: storagev1alpha1.AccessReadOnly, pass: accessFound{ready: accessBucketMissing{"photos"}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonBucketNotFound, `Bucket "photos" does not exist`}},
+		{name: "a spec that names no Bucket (past the CRD's rules) says so", access: storagev1alpha1.AccessReadOnly, pass: accessFound{ready: accessBucketMissing{}},
+			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonBucketNotFound, "The spec names no Bucket"}},
 		{name: "a backend without principals says so", access: storagev1alpha1.AccessReadOnly,
 			pass:  accessFound{ready: accessAPIFailed{unsupported}},
 			ready: &want{metav1.ConditionFalse, storagev1alpha1.ReasonPrincipalsUnsupported, "HTTP 501"}},

@@ -182,6 +182,9 @@ func (k accessKind) connect(ctx context.Context, a *storagev1alpha1.BucketAccess
 		}
 		t.buckets = append(t.buckets, targetBucket{AccessBucket: item, bucket: bucket})
 	}
+	if len(a.AccessBuckets()) == 0 {
+		problem = accessBucketMissing{} // only past the CRD's rules: neither form
+	}
 	if problem != nil {
 		return nil, found.end(problem, 0, nil), true
 	}
