@@ -61,16 +61,16 @@ func readCredentials(ctx context.Context, c client.Reader, namespace string, r r
 			return nil, err
 		}
 		conds, secret = a.Status.Conditions, secretName(a.Status.SecretName, a.SecretNameOrDefault())
-		// The Bucket's status says where its bucket is; without it (not readable), the Secret does.
+		// The (first) Bucket's status says where its bucket is; without it (not readable), the
+		// Secret does.
 		var b storagev1alpha1.Bucket
-		if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: a.Spec.Bucket}, &b); err != nil {
-			b = storagev1alpha1.Bucket{}
+		if items := a.AccessBuckets(); len(items) > 0 {
+			if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: string(items[0].Name)}, &b); err != nil {
+				b = storagev1alpha1.Bucket{}
+			}
 		}
-		vars = [][2]string{{storagev1alpha1.SecretKeyEndpointURL, b.Status.Endpoint}, {storagev1alpha1.SecretKeyRegion, b.Status.Region},
-			{storagev1alpha1.SecretKeyBucketName, a.Status.BucketName}}
-		if a.Spec.Prefix != "" {
-			vars = append(vars, [2]string{storagev1alpha1.SecretKeyBucketPrefix, a.Spec.Prefix})
-		}
+		vars = [][2]string{{storagev1alpha1.SecretKeyEndpointURL, b.Status.Endpoint}, {storagev1alpha1.SecretKeyRegion, b.Status.Region}}
+		vars = append(vars, bucketVars(&a)...)
 	default:
 		return nil, fmt.Errorf("env takes contract/NAME or bucketaccess/NAME, not %s", r.Kind)
 	}
@@ -121,4 +121,32 @@ func writeEnv(w io.Writer, vars [][2]string) error {
 // shellQuote quotes s in single quotes, inside which a shell expands nothing.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// bucketVars are a BucketAccess's bucket variables, as its env format writes them: BUCKET_NAME
+// (and BUCKET_PREFIX) of its one bucket, or BUCKET_NAME_<NAME> (and BUCKET_PREFIX_<NAME>) of
+// each of spec.buckets, from status.buckets.
+func bucketVars(a *storagev1alpha1.BucketAccess) [][2]string {
+	if !a.MultiBucket() {
+		vars := [][2]string{{storagev1alpha1.SecretKeyBucketName, a.Status.BucketName}}
+		if a.Spec.Prefix != "" {
+			vars = append(vars, [2]string{storagev1alpha1.SecretKeyBucketPrefix, string(a.Spec.Prefix)})
+		}
+		return vars
+	}
+	var vars [][2]string
+	for _, item := range a.Spec.Buckets {
+		env := storagev1alpha1.EnvNameOf(string(item.Name))
+		name := ""
+		for _, st := range a.Status.Buckets {
+			if st.Name == string(item.Name) {
+				name = st.BucketName
+			}
+		}
+		vars = append(vars, [2]string{storagev1alpha1.SecretKeyBucketName + "_" + env, name})
+		if item.Prefix != "" {
+			vars = append(vars, [2]string{storagev1alpha1.SecretKeyBucketPrefix + "_" + env, string(item.Prefix)})
+		}
+	}
+	return vars
 }

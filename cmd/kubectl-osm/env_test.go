@@ -140,6 +140,29 @@ export AWS_REGION='us-east-1'
 export BUCKET_NAME='team-photos'
 export BUCKET_PREFIX='web/'
 `,
+	}, {
+		name: "a BucketAccess over several Buckets: each bucket's variables, named by its Bucket, from status.buckets",
+		objs: []client.Object{func() client.Object {
+			a := access("app", "", available)
+			a.Spec.Access = ""
+			a.Spec.Buckets = []storagev1alpha1.AccessBucket{{Name: "photos", Access: storagev1alpha1.AccessReadOnly},
+				{Name: "user-uploads", Access: storagev1alpha1.AccessWriteOnly, Prefix: "db/"}}
+			a.Status.Buckets = []storagev1alpha1.AccessBucketStatus{{Name: "photos", BucketName: "team-photos"}, {Name: "user-uploads", BucketName: "team-uploads"}}
+			return a
+		}(), func() client.Object {
+			b := bucket("photos", "demo", available)
+			b.Status.Endpoint, b.Status.Region = "http://127.0.0.1:7070", "us-east-1"
+			return b
+		}(), secret("app-credentials", storagev1alpha1.SecretKeyAccessKeyID, storagev1alpha1.SecretKeySecretAccessKey)},
+		ref: ref{kindBucketAccess, "app"},
+		want: `export AWS_ACCESS_KEY_ID='value-of-AWS_ACCESS_KEY_ID'
+export AWS_SECRET_ACCESS_KEY='value-of-AWS_SECRET_ACCESS_KEY'
+export AWS_ENDPOINT_URL='http://127.0.0.1:7070'
+export AWS_REGION='us-east-1'
+export BUCKET_NAME_PHOTOS='team-photos'
+export BUCKET_NAME_USER_UPLOADS='team-uploads'
+export BUCKET_PREFIX_USER_UPLOADS='db/'
+`,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			creds, err := readCredentials(context.Background(), fakeClient(tc.objs...), ns, tc.ref)

@@ -278,11 +278,13 @@ func (t *tracer) accessTree(name string) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	bn, err := t.neededBucket(a.Spec.Bucket)
-	if err != nil {
-		return nil, err
+	for _, b := range a.AccessBuckets() {
+		bn, err := t.neededBucket(string(b.Name))
+		if err != nil {
+			return nil, err
+		}
+		n.needs = append(n.needs, bn)
 	}
-	n.needs = append(n.needs, bn)
 	if owner := ownerApplication(&a); owner != "" {
 		var p paasv1alpha1.Application
 		pn, err := t.lookup(kindApplication, owner, &p)
@@ -355,7 +357,7 @@ func (t *tracer) accessesOf(bucket string) ([]*storagev1alpha1.BucketAccess, err
 	}
 	var out []*storagev1alpha1.BucketAccess
 	for i := range list.Items {
-		if list.Items[i].Spec.Bucket == bucket {
+		if _, ok := list.Items[i].AccessBucketNamed(bucket); ok {
 			out = append(out, &list.Items[i])
 		}
 	}

@@ -39,7 +39,7 @@ func bucket(name, contract string, conds []metav1.Condition) *storagev1alpha1.Bu
 
 func access(name, bucket string, conds []metav1.Condition) *storagev1alpha1.BucketAccess {
 	a := &storagev1alpha1.BucketAccess{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: storagev1alpha1.BucketAccessSpec{Bucket: bucket, Access: storagev1alpha1.AccessReadOnly}}
+		Spec: storagev1alpha1.BucketAccessSpec{Bucket: storagev1alpha1.BucketName(bucket), Access: storagev1alpha1.AccessReadOnly}}
 	a.Status.Conditions = conds
 	return a
 }

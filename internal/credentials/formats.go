@@ -16,7 +16,24 @@ type Connection struct {
 	// Bucket, when set, is the one bucket the key is for; Prefix, when set, the prefix of the
 	// objects it reaches there.
 	Bucket, Prefix string
+	// Buckets, when set, are the several buckets the key is for (a BucketAccess's
+	// spec.buckets), in their order; then Bucket and Prefix are not.
+	Buckets []BucketConnection
 }
+
+// BucketConnection is one of several buckets a key reaches.
+type BucketConnection struct {
+	// Name is the Bucket's (the resource's) name, which names its variables and its rclone
+	// remote; Bucket is its S3 bucket, Prefix the prefix of the objects the key reaches there.
+	Name, Bucket, Prefix string
+}
+
+// Secret keys of the list form's env format: BUCKET_NAME_<EnvNameOf(name)> and
+// BUCKET_PREFIX_<EnvNameOf(name)> for each bucket.
+const (
+	envBucketNamePrefix   = storagev1alpha1.SecretKeyBucketName + "_"
+	envBucketPrefixPrefix = storagev1alpha1.SecretKeyBucketPrefix + "_"
+)
 
 // Rendered is a Secret's credentials in the formats asked for.
 type Rendered struct {
@@ -24,6 +41,9 @@ type Rendered struct {
 	// longer asked for (or that no longer applies, such as BUCKET_PREFIX), taken out of it.
 	Data   map[string][]byte
 	Remove []string
+	// RemovePrefixed: every key that starts with one of these and is not in Data is taken out
+	// (the variables of a bucket taken out of a BucketAccess's spec.buckets).
+	RemovePrefixed []string
 	// ConfigMap is the data of the ConfigMap of the Secret's name (obc), never a key; nil: no
 	// such ConfigMap (one the owner has is deleted).
 	ConfigMap map[string]string
@@ -98,6 +118,9 @@ func Render(asked []storagev1alpha1.SecretFormat, c Connection, key *contractcli
 			out.ConfigMap = obcConfigMap(c)
 		}
 	}
+	if c.Buckets != nil {
+		out.RemovePrefixed = []string{envBucketNamePrefix, envBucketPrefixPrefix}
+	}
 	for _, name := range slices.Sorted(maps.Keys(formats)) {
 		for _, k := range formats[name].keys {
 			_, rendered := out.Data[k]
@@ -130,12 +153,19 @@ func keyIn(data map[string][]byte) contractclient.Credentials {
 }
 
 // Env is the key pair and its connection as environment variables every S3 client reads
-// (AWS_*), with BUCKET_NAME (and BUCKET_PREFIX) for a key of one bucket. Without a key (nil),
-// only the connection.
+// (AWS_*), with BUCKET_NAME (and BUCKET_PREFIX) for a key of one bucket, and
+// BUCKET_NAME_<NAME> (and BUCKET_PREFIX_<NAME>) for each of several, NAME the Bucket's name as
+// storagev1alpha1.EnvNameOf spells it. Without a key (nil), only the connection.
 func Env(c Connection, key *contractclient.Credentials) map[string][]byte {
 	data := map[string][]byte{
 		storagev1alpha1.SecretKeyEndpointURL: []byte(c.Endpoint),
 		storagev1alpha1.SecretKeyRegion:      []byte(c.Region),
+	}
+	for _, b := range c.Buckets {
+		data[envBucketNamePrefix+storagev1alpha1.EnvNameOf(b.Name)] = []byte(b.Bucket)
+		if b.Prefix != "" {
+			data[envBucketPrefixPrefix+storagev1alpha1.EnvNameOf(b.Name)] = []byte(b.Prefix)
+		}
 	}
 	if c.Bucket != "" {
 		data[storagev1alpha1.SecretKeyBucketName] = []byte(c.Bucket)
@@ -174,7 +204,9 @@ func awsFiles(c Connection, key *contractclient.Credentials) (map[string][]byte,
 }
 
 // rclone is an rclone.conf with one remote, RcloneRemote. It never creates a bucket (the key
-// may not), and addresses buckets by path, as every S3 server takes.
+// may not), and addresses buckets by path, as every S3 server takes. A key of several buckets
+// also gets, for each, an alias remote "osm-<Bucket's name>" that stands for its bucket and
+// prefix: "rclone lsf osm-photos:".
 func rclone(c Connection, key *contractclient.Credentials) (map[string][]byte, error) {
 	if key == nil {
 		return nil, nil
@@ -184,6 +216,13 @@ func rclone(c Connection, key *contractclient.Credentials) (map[string][]byte, e
 		"force_path_style", "true", "no_check_bucket", "true")
 	if err != nil {
 		return nil, err
+	}
+	for _, b := range c.Buckets {
+		alias, err := ini(RcloneConfigFile, RcloneRemote+"-"+b.Name, "type", "alias", "remote", RcloneRemote+":"+b.Bucket+"/"+b.Prefix)
+		if err != nil {
+			return nil, err
+		}
+		conf += "\n" + alias
 	}
 	return map[string][]byte{RcloneConfigFile: []byte(conf)}, nil
 }

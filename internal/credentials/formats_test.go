@@ -145,3 +145,36 @@ func strings_(data map[string][]byte) map[string]string {
 	}
 	return out
 }
+
+// A key of several buckets: env names each bucket by its Bucket's name, rclone gets an alias
+// remote for each, and the variables of a bucket no longer listed are taken out.
+func TestRenderSeveralBuckets(t *testing.T) {
+	key := &contractclient.Credentials{AccessKeyID: "AK1", SecretAccessKey: "SK1"}
+	several := Connection{Endpoint: "http://127.0.0.1:7070", Region: "us-east-1", Buckets: []BucketConnection{
+		{Name: "photos", Bucket: "ns-photos"}, {Name: "user-uploads", Bucket: "ns-uploads"}, {Name: "backups", Bucket: "ns-backups", Prefix: "db/"}}}
+	got := render(t, []storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv, storagev1alpha1.FormatRclone}, several, key)
+	data := strings_(got.Data)
+	delete(data, "rclone.conf")
+	want := map[string]string{"AWS_ACCESS_KEY_ID": "AK1", "AWS_SECRET_ACCESS_KEY": "SK1", "AWS_ENDPOINT_URL": "http://127.0.0.1:7070",
+		"AWS_REGION": "us-east-1", "BUCKET_NAME_PHOTOS": "ns-photos", "BUCKET_NAME_USER_UPLOADS": "ns-uploads",
+		"BUCKET_NAME_BACKUPS": "ns-backups", "BUCKET_PREFIX_BACKUPS": "db/"}
+	if diff := cmp.Diff(want, data); diff != "" {
+		t.Errorf("env (-want +got):\n%s", diff)
+	}
+	for _, k := range []string{"BUCKET_NAME", "BUCKET_PREFIX"} {
+		if !slices.Contains(got.Remove, k) {
+			t.Errorf("Remove %v lacks %s, which only a key of one bucket has", got.Remove, k)
+		}
+	}
+	if diff := cmp.Diff([]string{"BUCKET_NAME_", "BUCKET_PREFIX_"}, got.RemovePrefixed); diff != "" {
+		t.Errorf("RemovePrefixed (-want +got):\n%s", diff)
+	}
+	for _, remote := range []string{"[osm-photos]\ntype = alias\nremote = osm:ns-photos/\n", "[osm-backups]\ntype = alias\nremote = osm:ns-backups/db/\n"} {
+		if !strings.Contains(string(got.Data["rclone.conf"]), remote) {
+			t.Errorf("rclone.conf lacks\n%s\nin\n%s", remote, got.Data["rclone.conf"])
+		}
+	}
+	if one := render(t, nil, conn, key); one.RemovePrefixed != nil {
+		t.Errorf("a key of one bucket removes keys by prefix: %v; a Secret's other keys are left as they are", one.RemovePrefixed)
+	}
+}

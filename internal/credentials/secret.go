@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -128,6 +130,13 @@ func apply(secret *corev1.Secret, want Secret) bool {
 	}
 	for _, k := range want.Remove {
 		if _, ok := secret.Data[k]; ok {
+			delete(secret.Data, k)
+			changed = true
+		}
+	}
+	for k := range secret.Data {
+		_, wanted := want.Data[k]
+		if !wanted && slices.ContainsFunc(want.RemovePrefixed, func(p string) bool { return strings.HasPrefix(k, p) }) {
 			delete(secret.Data, k)
 			changed = true
 		}

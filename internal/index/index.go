@@ -49,7 +49,11 @@ func Register(ctx context.Context, indexer client.FieldIndexer) error {
 		return err
 	}
 	if err := indexer.IndexField(ctx, &storagev1alpha1.BucketAccess{}, BucketAccessBucketField, func(obj client.Object) []string {
-		return []string{obj.(*storagev1alpha1.BucketAccess).Spec.Bucket}
+		var names []string
+		for _, b := range obj.(*storagev1alpha1.BucketAccess).AccessBuckets() {
+			names = append(names, string(b.Name))
+		}
+		return names
 	}); err != nil {
 		return err
 	}
@@ -273,8 +277,8 @@ func LinkedBuckets(app *paasv1alpha1.Application) []string {
 	return names
 }
 
-// BucketAccessBucketField indexes BucketAccesses by spec.bucket, so a Bucket finds the
-// BucketAccesses that name it.
+// BucketAccessBucketField indexes BucketAccesses by the Buckets they name (spec.bucket, or each
+// of spec.buckets), so a Bucket finds the BucketAccesses that name it.
 const BucketAccessBucketField = "spec.bucket"
 
 // BucketAccessesNaming lists, sorted, the BucketAccesses in namespace that name Bucket bucket.
@@ -301,7 +305,7 @@ func BucketAccessesOf(ctx context.Context, reader client.Reader, namespace, buck
 	}
 	out := list.Items[:0]
 	for _, a := range list.Items {
-		if a.Spec.Bucket == bucket {
+		if _, ok := a.AccessBucketNamed(bucket); ok {
 			out = append(out, a)
 		}
 	}

@@ -56,7 +56,7 @@ func TestEveryContractAPICallNamesItsNamespaceWithinTheDefaultBudgets(t *testing
 			buckets = append(buckets, &storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 				Spec: storagev1alpha1.BucketSpec{BucketName: fmt.Sprintf("%s-%d", ns, i), ContractName: "acc"}})
 			accesses = append(accesses, &storagev1alpha1.BucketAccess{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-				Spec: storagev1alpha1.BucketAccessSpec{Bucket: name, Access: storagev1alpha1.AccessReadWrite}})
+				Spec: storagev1alpha1.BucketAccessSpec{Bucket: storagev1alpha1.BucketName(name), Access: storagev1alpha1.AccessReadWrite}})
 		}
 	}
 	for _, b := range buckets {

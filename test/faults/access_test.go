@@ -32,7 +32,7 @@ func (sc *scenario) createAccesses() {
 		}
 		a := &storagev1alpha1.BucketAccess{
 			ObjectMeta: metav1.ObjectMeta{Namespace: sc.ns, Name: "key-" + b.Name},
-			Spec: storagev1alpha1.BucketAccessSpec{Bucket: b.Name, Access: modes[len(sc.accesses)%len(modes)],
+			Spec: storagev1alpha1.BucketAccessSpec{Bucket: storagev1alpha1.BucketName(b.Name), Access: modes[len(sc.accesses)%len(modes)],
 				Rotation: &storagev1alpha1.KeyRotation{Period: metav1.Duration{Duration: 24 * 3600e9}, Overlap: &rotationOverlap}},
 		}
 		sc.create(a)

@@ -106,7 +106,7 @@ func dataBucket(ns string) *storagev1alpha1.Bucket {
 
 func access(name, bucket string, mode storagev1alpha1.AccessMode) *storagev1alpha1.BucketAccess {
 	return &storagev1alpha1.BucketAccess{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: storagev1alpha1.BucketAccessSpec{Bucket: bucket, Access: mode,
+		Spec: storagev1alpha1.BucketAccessSpec{Bucket: storagev1alpha1.BucketName(bucket), Access: mode,
 			Rotation: &storagev1alpha1.KeyRotation{Period: metav1.Duration{Duration: 24 * 3600e9}, Overlap: &metav1.Duration{Duration: 1e9}}}}
 }
 

@@ -52,6 +52,8 @@ func (e *env) object(f field, name string, value any) *unstructured.Unstructured
 		"metadata": map[string]any{"namespace": ns, "name": name}, "spec": spec}}
 	if value != nil {
 		spec[f.name] = e.fill(value, u)
+	} else {
+		delete(spec, f.name) // absent, even where the base sets it (a BucketAccess's bucket and access)
 	}
 	return u
 }
@@ -200,6 +202,18 @@ func (e *env) accessState(obj *unstructured.Unstructured) map[string]string {
 	hide := strings.NewReplacer(id, "{{key}}", key, "{{secret}}", secretName, "{{secret-name}}")
 	for _, k := range slices.Sorted(maps.Keys(sec.Data)) {
 		state["secret "+k] = hide.Replace(string(sec.Data[k]))
+	}
+	if buckets, _, _ := unstructured.NestedSlice(obj.Object, "status", "buckets"); len(buckets) > 0 {
+		// Over several Buckets: what the key does in each, as status.buckets lists them.
+		for _, b := range buckets {
+			item, _ := b.(map[string]any)
+			name, _ := item["name"].(string)
+			bucketName, _ := item["bucketName"].(string)
+			itemPrefix, _ := item["prefix"].(string)
+			check, err := e.storeWith(id, key).CheckAccess(e.ctx, bucketName, itemPrefix)
+			state["checked with the key in "+name] = jsonOf(check) + " " + objectstore.ErrorCode(err)
+		}
+		return state
 	}
 	check, err := e.storeWith(id, key).CheckAccess(e.ctx, bucket, prefix)
 	state["checked with the key"] = jsonOf(check) + " " + objectstore.ErrorCode(err)

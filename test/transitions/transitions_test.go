@@ -434,7 +434,7 @@ func jsonOf(v any) string {
 
 func equalJSON(a, b any) bool { return jsonOf(a) == jsonOf(b) }
 
-// merged is base with over's keys set.
+// merged is base with over's keys set, and those over sets to null taken out.
 func merged(base, over map[string]any) map[string]any {
 	out := maps.Clone(base)
 	if out == nil {

@@ -326,21 +326,7 @@ func DefaultEnvPrefix(bucketName string) string {
 	if bucketName == "" {
 		return ""
 	}
-	out := make([]byte, 0, len(bucketName)+3)
-	if bucketName[0] >= '0' && bucketName[0] <= '9' {
-		out = append(out, "B_"...)
-	}
-	for _, r := range bucketName {
-		switch {
-		case r >= 'a' && r <= 'z':
-			out = append(out, byte(r-'a'+'A'))
-		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-			out = append(out, byte(r))
-		default:
-			out = append(out, '_')
-		}
-	}
-	return string(append(out, '_'))
+	return storagev1alpha1.EnvNameOf(bucketName) + "_"
 }
 
 // BackupPrefixOrDefault is the object key prefix the backup writes under.

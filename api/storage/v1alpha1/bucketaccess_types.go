@@ -37,19 +37,75 @@ type KeyRotation struct {
 	Overlap *metav1.Duration `json:"overlap,omitempty"`
 }
 
-// BucketAccessSpec asks for credentials that reach one Bucket, and only that Bucket.
-type BucketAccessSpec struct {
-	// bucket is the Bucket, in this namespace, the credentials are for. It cannot change.
-	// +required
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$')",message="must be the name of a Bucket in this namespace: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",messageExpression="'bucket cannot change (was ' + oldSelf + ')'"
-	Bucket string `json:"bucket"`
+// MaxAccessBuckets is the most Buckets one BucketAccess reaches (spec.buckets). Each adds a
+// statement set to a bucket policy and three checks with the key to every verification; sixteen
+// covers an application's buckets (COSI v1alpha2 puts no number on it) and keeps a pass's checks
+// at 48 requests.
+const MaxAccessBuckets = 16
 
-	// access is what the credentials may do: ReadOnly, ReadWrite or WriteOnly.
+// BucketName is the name of a Bucket in the BucketAccess's namespace.
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=253
+// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$')",message="must be the name of a Bucket in this namespace: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
+type BucketName string
+
+// ObjectPrefix limits a key to the objects whose names start with it. In a bucket policy "$"
+// starts a variable and "*", "?" are wildcards, so it may hold none of them, nor "..", nor a
+// leading "/".
+// +kubebuilder:validation:MaxLength=1024
+// +kubebuilder:validation:XValidation:rule="!self.contains('..')",message="prefix may not contain '..'"
+// +kubebuilder:validation:XValidation:rule="!self.startsWith('/')",message="prefix may not start with '/'"
+// +kubebuilder:validation:XValidation:rule="!self.matches('[[:cntrl:]]')",message="may not contain control characters (a newline, a tab, ...)"
+// +kubebuilder:validation:XValidation:rule="!self.matches('[$*?]')",message="prefix may not contain '$', '*' or '?': in a bucket policy they are variables and wildcards"
+type ObjectPrefix string
+
+// AccessBucket is one Bucket of a BucketAccess over several (spec.buckets), with the access and
+// prefix the key has there.
+type AccessBucket struct {
+	// name is the Bucket, in this namespace. All the Buckets of one BucketAccess belong to one
+	// Contract: the key is a principal of that Contract's account.
+	// +required
+	Name BucketName `json:"name"`
+
+	// access is what the key may do in this bucket: ReadOnly, ReadWrite or WriteOnly.
 	// +required
 	Access AccessMode `json:"access"`
+
+	// prefix, when set, limits the key in this bucket to the objects whose names start with
+	// it, as spec.prefix does for a single bucket.
+	// +optional
+	Prefix ObjectPrefix `json:"prefix,omitempty"`
+}
+
+// BucketAccessSpec asks for credentials that reach one Bucket (spec.bucket, spec.access,
+// spec.prefix), or several Buckets of one Contract (spec.buckets), and only those. The single
+// form is the shorthand of a one-item list; an object uses one form for its whole life.
+// +kubebuilder:validation:XValidation:rule="has(self.bucket) != has(self.buckets)",message="name either spec.bucket (one Bucket) or spec.buckets (several), not both"
+// +kubebuilder:validation:XValidation:rule="has(self.bucket) == has(self.access)",message="spec.access goes with spec.bucket; with spec.buckets each item says its access"
+// +kubebuilder:validation:XValidation:rule="has(self.bucket) || !has(self.prefix)",message="spec.prefix goes with spec.bucket; with spec.buckets each item says its prefix"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.buckets) == has(self.buckets)",message="a BucketAccess keeps its form: spec.bucket cannot become spec.buckets or the reverse (make a new BucketAccess)"
+type BucketAccessSpec struct {
+	// bucket is the Bucket, in this namespace, the credentials are for. It cannot change.
+	// Exactly one of bucket and buckets is set.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",messageExpression="'bucket cannot change (was ' + oldSelf + ')'"
+	Bucket BucketName `json:"bucket,omitempty"`
+
+	// access is what the credentials may do: ReadOnly, ReadWrite or WriteOnly. Set with
+	// bucket, never with buckets.
+	// +optional
+	Access AccessMode `json:"access,omitempty"`
+
+	// buckets are the Buckets, in this namespace and all of one Contract, one key reaches,
+	// each with its own access and prefix (COSI v1alpha2's shape), at most 16, each named once.
+	// Items can be added and removed: the key stays, and the bucket policies change (a removed
+	// bucket refuses the key at once). Exactly one of bucket and buckets is set.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	Buckets []AccessBucket `json:"buckets,omitempty"`
 
 	// secretName is the Secret, in this namespace, that receives the credentials. Defaults to
 	// "<name>-credentials". It cannot change.
@@ -63,13 +119,9 @@ type BucketAccessSpec struct {
 	// under it). "backups/web/" for one folder. It may not contain "..", "$", "*" or "?", nor
 	// start with "/". The Secret's formats carry it (BUCKET_PREFIX). Where the S3 server does
 	// not enforce it, the key is not handed out (Ready=False, PrefixUnsupported).
+	// Set with bucket, never with buckets.
 	// +optional
-	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule="!self.contains('..')",message="prefix may not contain '..'"
-	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/')",message="prefix may not start with '/'"
-	// +kubebuilder:validation:XValidation:rule="!self.matches('[[:cntrl:]]')",message="may not contain control characters (a newline, a tab, ...)"
-	// +kubebuilder:validation:XValidation:rule="!self.matches('[$*?]')",message="prefix may not contain '$', '*' or '?': in a bucket policy they are variables and wildcards"
-	Prefix string `json:"prefix,omitempty"`
+	Prefix ObjectPrefix `json:"prefix,omitempty"`
 
 	// formats are the shapes the Secret holds the credentials in, several at once: env (the
 	// AWS_* variables, BUCKET_NAME and BUCKET_PREFIX), aws-files (credentials and config files
@@ -178,6 +230,16 @@ type BucketAccessStatus struct {
 	// +kubebuilder:validation:Type=object
 	PolicyPrincipal *runtime.RawExtension `json:"policyPrincipal,omitempty"`
 
+	// buckets says, for a BucketAccess over several Buckets (spec.buckets), what the key was
+	// found to reach in each, in the order of spec.buckets; a bucket taken out of spec.buckets
+	// stays here, Revoked=true, until its policy no longer names the key. Empty for the single
+	// form, whose status.bucketName and conditions say the same.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	Buckets []AccessBucketStatus `json:"buckets,omitempty"`
+
 	// The key in the Secret, a rotation under way, and the replaced keys still working.
 	KeyStatus `json:",inline"`
 
@@ -191,6 +253,45 @@ type BucketAccessStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// AccessBucketStatus is what a BucketAccess's key was found to reach in one of its Buckets.
+type AccessBucketStatus struct {
+	// name is the Bucket, in the BucketAccess's namespace.
+	// +required
+	Name string `json:"name"`
+
+	// bucketName is the S3 bucket it stands for, once known.
+	// +optional
+	BucketName string `json:"bucketName,omitempty"`
+
+	// access and prefix are what the key is granted there, as spec.buckets said when it was
+	// last checked.
+	// +optional
+	Access AccessMode `json:"access,omitempty"`
+	// +optional
+	Prefix string `json:"prefix,omitempty"`
+
+	// revoked is true for a Bucket taken out of spec.buckets: its policy is to stop naming
+	// the key, and the key was checked to be refused there.
+	// +optional
+	Revoked bool `json:"revoked,omitempty"`
+
+	// verified is True when the key itself was checked to do here what access allows and,
+	// under a prefix, nothing outside it; False with reason and message otherwise; Unknown
+	// before the first check.
+	// +optional
+	Verified metav1.ConditionStatus `json:"verified,omitempty"`
+
+	// reason is one CamelCase word: why verified is what it is (Verified, PolicyPending,
+	// BucketNotFound, ContractMismatch, ...).
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// message says the same for people, with what the key was checked to do.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
 }
 
 // +kubebuilder:object:root=true
@@ -298,6 +399,9 @@ const (
 	// does not enforce the policy's prefix condition (or the bucket's ACL or policy allows
 	// more), so the key is not handed out.
 	ReasonPrefixUnsupported = "PrefixUnsupported"
+	// ReasonContractMismatch: a Bucket of spec.buckets belongs to another Contract than the
+	// others; one key is a principal of one account, so it cannot reach it.
+	ReasonContractMismatch = "ContractMismatch"
 	// ReasonPrincipalLost: the provider no longer has the BucketAccess's principal (deleted
 	// outside the operator); deleting and re-creating the BucketAccess issues new credentials.
 	ReasonPrincipalLost = "PrincipalLost"
@@ -312,3 +416,55 @@ func (a *BucketAccess) Rotation() (*KeyRotation, string) { return a.Spec.Rotatio
 
 // SecretFormats is what the BucketAccess's Secret holds.
 func (a *BucketAccess) SecretFormats() []SecretFormat { return FormatsOrDefault(a.Spec.Formats) }
+
+// EnvNameOf is how environment variable names spell a Bucket's name: upper case, every character
+// other than A-Z and 0-9 replaced by "_", "B_" in front when it would start with a digit.
+// "photos" gives "PHOTOS", "user-uploads" "USER_UPLOADS", "2024.logs" "B_2024_LOGS". Different
+// names can give the same ("a-b" and "a.b"): admission refuses such a pair where both would be
+// written. An Application's default envPrefix is this and "_"; a BucketAccess over several
+// Buckets names BUCKET_NAME_<this> and BUCKET_PREFIX_<this> in its Secret.
+func EnvNameOf(bucket string) string {
+	if bucket == "" {
+		return ""
+	}
+	out := make([]byte, 0, len(bucket)+2)
+	if bucket[0] >= '0' && bucket[0] <= '9' {
+		out = append(out, "B_"...)
+	}
+	for _, r := range bucket {
+		switch {
+		case r >= 'a' && r <= 'z':
+			out = append(out, byte(r-'a'+'A'))
+		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+			out = append(out, byte(r))
+		default:
+			out = append(out, '_')
+		}
+	}
+	return string(out)
+}
+
+// AccessBuckets are the Buckets the key reaches, with their access and prefix: spec.buckets, or
+// the one-item list spec.bucket, spec.access and spec.prefix are the shorthand of.
+func (a *BucketAccess) AccessBuckets() []AccessBucket {
+	if len(a.Spec.Buckets) > 0 {
+		return a.Spec.Buckets
+	}
+	if a.Spec.Bucket == "" {
+		return nil
+	}
+	return []AccessBucket{{Name: a.Spec.Bucket, Access: a.Spec.Access, Prefix: a.Spec.Prefix}}
+}
+
+// MultiBucket says whether the BucketAccess uses the list form (spec.buckets).
+func (a *BucketAccess) MultiBucket() bool { return len(a.Spec.Buckets) > 0 }
+
+// AccessBucketNamed is the item of AccessBuckets for Bucket name, and whether there is one.
+func (a *BucketAccess) AccessBucketNamed(name string) (AccessBucket, bool) {
+	for _, b := range a.AccessBuckets() {
+		if string(b.Name) == name {
+			return b, true
+		}
+	}
+	return AccessBucket{}, false
+}

@@ -294,9 +294,9 @@ func (k applicationKind) releaseAccess(ctx context.Context, app *paasv1alpha1.Ap
 func mutateAccess(ba *storagev1alpha1.BucketAccess, app *paasv1alpha1.Application, w wantedAccess) {
 	delete(ba.Annotations, storagev1alpha1.ReleasedAnnotation)
 	setLabels(&ba.Labels, app, w.Component)
-	ba.Spec.Bucket = w.Bucket
+	ba.Spec.Bucket = storagev1alpha1.BucketName(w.Bucket)
 	ba.Spec.Access = w.Access
-	ba.Spec.Prefix = w.Prefix
+	ba.Spec.Prefix = storagev1alpha1.ObjectPrefix(w.Prefix)
 }
 
 func linksBucket(links []paasv1alpha1.BucketLink, name string) bool {

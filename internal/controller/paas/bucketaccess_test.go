@@ -72,7 +72,7 @@ var _ = Describe("The Application controller and its BucketAccesses", Serial, fu
 				for _, ba := range list.Items {
 					w, ok := want[ba.Name]
 					g.Expect(ok).To(BeTrue(), "unexpected BucketAccess %s", ba.Name)
-					g.Expect(ba.Spec.Bucket).To(Equal(w.bucket), ba.Name)
+					g.Expect(string(ba.Spec.Bucket)).To(Equal(w.bucket), ba.Name)
 					g.Expect(ba.Spec.Access).To(Equal(w.access), ba.Name)
 					g.Expect(ba.OwnerReferences).To(Equal(controlledBy(app)), ba.Name)
 					g.Expect(ba.Labels).To(Equal(labels("web", w.component)), ba.Name)

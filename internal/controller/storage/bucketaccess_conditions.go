@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
@@ -22,8 +23,12 @@ import (
 type accessFound struct {
 	// ready decides Ready; nil leaves it as it was.
 	ready accessFinding
-	// check is the key in the Secret, and what it was found able to do, when it was checked.
-	check *keyCheck
+	// checks are the key in the Secret, and what it was found able to do in each of its
+	// buckets (and in each bucket taken out of spec.buckets), when it was checked.
+	checks []keyCheck
+	// buckets are, by Bucket, what keeps one of spec.buckets from being reached (it does not
+	// exist, is not ready, or is of another Contract); status.buckets says so.
+	buckets map[string]accessFinding
 	// keys is what the pass found about the key's rotation.
 	keys credentials.Finding
 }
@@ -36,14 +41,16 @@ func (f accessFound) end(ready accessFinding, after time.Duration, err error) ac
 
 // An accessFinding is one thing a pass can find that decides the BucketAccess's Ready.
 type accessFinding interface {
-	ready(a *storagev1alpha1.BucketAccess, check *keyCheck) *engine.Condition
+	ready(a *storagev1alpha1.BucketAccess, checks []keyCheck) *engine.Condition
 }
 
 type (
 	accessInvalidName      struct{ why string }
-	accessBucketMissing    struct{}
-	accessBucketNotReady   struct{ why string }
-	accessContractNotReady struct{ why string }
+	accessBucketMissing    struct{ bucket string }
+	accessBucketNotReady   struct{ bucket, why string }
+	accessContractNotReady struct{ bucket, why string }
+	// accessContractMismatch: a Bucket of spec.buckets is of another Contract than the first.
+	accessContractMismatch struct{ bucket, contract, first, firstContract string }
 	// accessExistingAccount: the Contract uses an account of its own, where principals cannot be made.
 	accessExistingAccount struct{ contract string }
 	// configMap: it is the obc format's ConfigMap of that name that is someone else's.
@@ -69,31 +76,40 @@ type (
 	accessWithheld struct{ reason, why string }
 )
 
-func (f accessInvalidName) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engine.Condition {
+func (f accessInvalidName) ready(*storagev1alpha1.BucketAccess, []keyCheck) *engine.Condition {
 	return engine.False(storagev1alpha1.ReasonInvalidName, fmt.Sprintf(
 		"The name cannot label the credentials Secret (%s); nothing was issued. Use a name of at most 63 characters.", f.why))
 }
 
-func (accessBucketMissing) ready(a *storagev1alpha1.BucketAccess, _ *keyCheck) *engine.Condition {
-	return engine.False(storagev1alpha1.ReasonBucketNotFound, fmt.Sprintf("Bucket %q does not exist in namespace %s.", a.Spec.Bucket, a.Namespace))
+func (f accessBucketMissing) ready(a *storagev1alpha1.BucketAccess, _ []keyCheck) *engine.Condition {
+	if f.bucket == "" {
+		return engine.False(storagev1alpha1.ReasonBucketNotFound, "The spec names no Bucket: set spec.bucket, or spec.buckets.")
+	}
+	return engine.False(storagev1alpha1.ReasonBucketNotFound, fmt.Sprintf("Bucket %q does not exist in namespace %s.", f.bucket, a.Namespace))
 }
 
-func (f accessBucketNotReady) ready(a *storagev1alpha1.BucketAccess, _ *keyCheck) *engine.Condition {
-	return engine.False(storagev1alpha1.ReasonBucketNotReady, fmt.Sprintf("Waiting for Bucket %q: %s.", a.Spec.Bucket, f.why))
+func (f accessBucketNotReady) ready(*storagev1alpha1.BucketAccess, []keyCheck) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonBucketNotReady, fmt.Sprintf("Waiting for Bucket %q: %s.", f.bucket, f.why))
 }
 
-func (f accessContractNotReady) ready(a *storagev1alpha1.BucketAccess, _ *keyCheck) *engine.Condition {
-	return engine.False(storagev1alpha1.ReasonContractNotReady, fmt.Sprintf("Waiting for the Contract of Bucket %q: %s.", a.Spec.Bucket, f.why))
+func (f accessContractNotReady) ready(*storagev1alpha1.BucketAccess, []keyCheck) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonContractNotReady, fmt.Sprintf("Waiting for the Contract of Bucket %q: %s.", f.bucket, f.why))
 }
 
-func (f accessExistingAccount) ready(a *storagev1alpha1.BucketAccess, _ *keyCheck) *engine.Condition {
+func (f accessContractMismatch) ready(*storagev1alpha1.BucketAccess, []keyCheck) *engine.Condition {
+	return engine.False(storagev1alpha1.ReasonContractMismatch, fmt.Sprintf(
+		"Bucket %q belongs to Contract %s, and Bucket %q to Contract %s: one key is a principal of one account, so it reaches the Buckets of one Contract. "+
+			"Take it out of spec.buckets, or make a BucketAccess for each Contract.", f.bucket, f.contract, f.first, f.firstContract))
+}
+
+func (f accessExistingAccount) ready(a *storagev1alpha1.BucketAccess, _ []keyCheck) *engine.Condition {
 	return engine.False(storagev1alpha1.ReasonPrincipalsUnsupported, fmt.Sprintf(
 		"Contract %s uses an account of its own (spec.credentials), and keys for one bucket are made by a provider's contract API: "+
 			"run the reference contract server in front of this S3 server and buy the Contract through it (docs/contract.md), "+
 			"or give the workload the Contract's Secret", f.contract))
 }
 
-func (f accessSecretTaken) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engine.Condition {
+func (f accessSecretTaken) ready(*storagev1alpha1.BucketAccess, []keyCheck) *engine.Condition {
 	if f.configMap {
 		return engine.False(storagev1alpha1.ReasonSecretConflict, configMapTaken(f.secret, "BucketAccess"))
 	}
@@ -101,11 +117,11 @@ func (f accessSecretTaken) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engi
 		"Secret %q exists and does not belong to this BucketAccess; it is never overwritten. Delete it or set spec.secretName.", f.secret))
 }
 
-func (f accessSecretUnsafe) ready(a *storagev1alpha1.BucketAccess, _ *keyCheck) *engine.Condition {
+func (f accessSecretUnsafe) ready(a *storagev1alpha1.BucketAccess, _ []keyCheck) *engine.Condition {
 	return engine.False(storagev1alpha1.ReasonUnsafeValue, unsafeValue(a.SecretNameOrDefault(), f.err))
 }
 
-func (f accessAPIFailed) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engine.Condition {
+func (f accessAPIFailed) ready(*storagev1alpha1.BucketAccess, []keyCheck) *engine.Condition {
 	reason := storagev1alpha1.ReasonContractAPIRejected
 	switch {
 	case errors.Is(f.err, contractclient.ErrNotSupported):
@@ -116,63 +132,115 @@ func (f accessAPIFailed) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engine
 	return engine.False(reason, "The contract API: "+f.err.Summary())
 }
 
-func (principalLost) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engine.Condition {
+func (principalLost) ready(*storagev1alpha1.BucketAccess, []keyCheck) *engine.Condition {
 	return engine.False(storagev1alpha1.ReasonPrincipalLost,
 		"The provider no longer has this BucketAccess's principal (deleted outside the operator). Delete and re-create the BucketAccess to get new credentials.")
 }
 
-func (f accessS3Failed) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engine.Condition {
+func (f accessS3Failed) ready(*storagev1alpha1.BucketAccess, []keyCheck) *engine.Condition {
 	return engine.False(storagev1alpha1.ReasonS3Unavailable, "Checking the key: "+objectstore.Describe(f.err))
 }
 
-func (accessDeleting) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engine.Condition {
+func (accessDeleting) ready(*storagev1alpha1.BucketAccess, []keyCheck) *engine.Condition {
 	return engine.False(storagev1alpha1.ReasonDeleting, "Revoking the credentials.")
 }
 
-func (f waitingForUser) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engine.Condition {
+func (f waitingForUser) ready(*storagev1alpha1.BucketAccess, []keyCheck) *engine.Condition {
 	return engine.False(storagev1alpha1.ReasonDeleting, fmt.Sprintf(
 		"Deletion waits until %s, which these credentials were made for, is gone: it must not lose its key first.", f.owner))
 }
 
-func (f accessKeyReplacing) ready(*storagev1alpha1.BucketAccess, *keyCheck) *engine.Condition {
+func (f accessKeyReplacing) ready(*storagev1alpha1.BucketAccess, []keyCheck) *engine.Condition {
 	return engine.False(storagev1alpha1.ReasonProvisioning, fmt.Sprintf(
 		"Secret %s lost key %s; a new key is on its way (see the KeyRotation condition).", f.secret, f.key))
 }
 
-func (f accessWithheld) ready(a *storagev1alpha1.BucketAccess, _ *keyCheck) *engine.Condition {
+func (f accessWithheld) ready(a *storagev1alpha1.BucketAccess, _ []keyCheck) *engine.Condition {
 	return engine.False(f.reason, fmt.Sprintf("%s; it is not written to Secret %s until it does only what it is for.", f.why, a.SecretNameOrDefault()))
 }
 
-// ready of an issued key says whether it can do what its access allows, and only under its
-// prefix.
-func (accessIssued) ready(a *storagev1alpha1.BucketAccess, check *keyCheck) *engine.Condition {
-	if check == nil {
+// ready of an issued key says whether it can do what its access allows in each of its buckets,
+// and only under each prefix.
+func (accessIssued) ready(a *storagev1alpha1.BucketAccess, checks []keyCheck) *engine.Condition {
+	if len(checks) == 0 {
 		return nil
 	}
-	if missing, _ := accessGaps(a.Spec.Access, check.check); len(missing) > 0 {
-		return engine.False(storagev1alpha1.ReasonPolicyPending, policyPending(missing, check))
-	}
-	if outside := outsideGaps(check.check); len(outside) > 0 {
-		return engine.False(storagev1alpha1.ReasonPrefixUnsupported, prefixUnsupported(a.Spec.Prefix, outside, check))
+	for _, c := range checks {
+		if gap := readyGap(c); gap != nil {
+			return inBucket(a, c, gap)
+		}
 	}
 	return engine.True(storagev1alpha1.ReasonAvailable, fmt.Sprintf("The credentials are in Secret %s.", a.SecretNameOrDefault()))
 }
 
-// verifiedCondition is AccessVerified for what the key in the Secret was found able to do.
-func verifiedCondition(a *storagev1alpha1.BucketAccess, check *keyCheck) *engine.Condition {
-	missing, extra := accessGaps(a.Spec.Access, check.check)
+// readyGap is why what the key was found able to do in one bucket keeps it from Ready: it cannot
+// do what its access allows, or can reach outside its prefix; nil when neither. A bucket taken
+// out of spec.buckets that still lets the key in does not: AccessVerified says so.
+func readyGap(c keyCheck) *engine.Condition {
+	if c.revoked {
+		return nil
+	}
+	if missing, _ := accessGaps(c.access, c.check); len(missing) > 0 {
+		return engine.False(storagev1alpha1.ReasonPolicyPending, policyPending(missing, &c))
+	}
+	if outside := outsideGaps(c.check); len(outside) > 0 {
+		return engine.False(storagev1alpha1.ReasonPrefixUnsupported, prefixUnsupported(c.prefix, outside, &c))
+	}
+	return nil
+}
+
+// verifiedCondition is AccessVerified for what the key in the Secret was found able to do: in
+// its one bucket, or in each of spec.buckets (the first that is not as it should be decides).
+func verifiedCondition(a *storagev1alpha1.BucketAccess, checks []keyCheck) *engine.Condition {
+	if !a.MultiBucket() && len(checks) == 1 {
+		return verifiedIn(checks[0])
+	}
+	var said []string
+	for _, c := range checks {
+		v := verifiedIn(c)
+		if v.Status != metav1.ConditionTrue {
+			return inBucket(a, c, v)
+		}
+		if !c.revoked {
+			said = append(said, fmt.Sprintf("%s (%s) %s", c.bucket, c.access, describeCheck(&c)))
+		}
+	}
+	return engine.True(storagev1alpha1.ReasonVerified, fmt.Sprintf(
+		"Checked with the key itself in each bucket, as its access allows: %s.", strings.Join(said, "; ")))
+}
+
+// verifiedIn is AccessVerified for what the key was found able to do in one bucket: what its
+// access allows and nothing more, or, in a bucket taken out of spec.buckets, nothing.
+func verifiedIn(c keyCheck) *engine.Condition {
+	missing, extra := accessGaps(c.access, c.check)
 	switch {
+	case c.revoked && len(extra) > 0:
+		return engine.False(storagev1alpha1.ReasonPolicyPending, fmt.Sprintf(
+			"Taken out of spec.buckets, but the key can still %s there (%s): the Bucket's policy does not drop it yet.",
+			strings.Join(extra, " and "), checked(&c)))
+	case c.revoked:
+		return engine.True(storagev1alpha1.ReasonVerified, fmt.Sprintf("Taken out of spec.buckets: the key is refused there (%s).", checked(&c)))
 	case len(missing) > 0:
-		return engine.False(storagev1alpha1.ReasonPolicyPending, policyPending(missing, check))
-	case len(outsideGaps(check.check)) > 0:
-		return engine.False(storagev1alpha1.ReasonPrefixUnsupported, prefixUnsupported(a.Spec.Prefix, outsideGaps(check.check), check))
+		return engine.False(storagev1alpha1.ReasonPolicyPending, policyPending(missing, &c))
+	case len(outsideGaps(c.check)) > 0:
+		return engine.False(storagev1alpha1.ReasonPrefixUnsupported, prefixUnsupported(c.prefix, outsideGaps(c.check), &c))
 	case len(extra) > 0:
 		return engine.False(storagev1alpha1.ReasonAccessMismatch, fmt.Sprintf(
 			"%s access, but the key can also %s (%s): the bucket's ACL or the user's policy allows it to more than this key.",
-			a.Spec.Access, strings.Join(extra, " and "), checked(check)))
+			c.access, strings.Join(extra, " and "), checked(&c)))
 	}
 	return engine.True(storagev1alpha1.ReasonVerified, fmt.Sprintf("Checked with the key itself: %s, as %s access allows.",
-		describeCheck(check), a.Spec.Access))
+		describeCheck(&c), c.access))
+}
+
+// inBucket names the bucket a condition is about, for a BucketAccess over several.
+func inBucket(a *storagev1alpha1.BucketAccess, c keyCheck, cond *engine.Condition) *engine.Condition {
+	if !a.MultiBucket() {
+		return cond
+	}
+	out := *cond
+	out.Message = fmt.Sprintf("Bucket %s: %s", c.bucket, cond.Message)
+	return &out
 }
 
 // prefixUnsupported says that a key limited to prefix can do what outside names beyond it.
@@ -200,6 +268,10 @@ func (k accessKind) conclude(a *storagev1alpha1.BucketAccess, f accessFound) {
 	if keys := described.Condition(f.keys); keys != nil {
 		engine.SetAnnounced(k.Recorder, a, &a.Status.Conditions, a.Generation, storagev1alpha1.KeyRotationCondition, *keys, credentials.EventType)
 	}
+	for _, gone := range setBucketStatus(a, f) {
+		k.Recorder.Eventf(a, nil, corev1.EventTypeNormal, "BucketRevoked", "Revoke",
+			"Key %s is refused in Bucket %s (%s), taken out of spec.buckets", gone.key, gone.bucket, describeCheck(&gone))
+	}
 	ready, verified := accessConditions(a, f)
 	if verified != nil {
 		engine.SetAnnounced(k.Recorder, a, &a.Status.Conditions, a.Generation, storagev1alpha1.AccessVerifiedCondition, *verified,
@@ -216,14 +288,82 @@ func (k accessKind) conclude(a *storagev1alpha1.BucketAccess, f accessFound) {
 	}
 }
 
+// maxBucketMessage bounds status.buckets[].message (the CRD's maxLength): a prefix may be 1024
+// characters long, and a message names it.
+const maxBucketMessage = 1024
+
+// setBucketStatus sets status.buckets, of a BucketAccess over several Buckets, from what the
+// pass found: each of spec.buckets with what the key was checked to do there, or why it cannot
+// be reached; then each Bucket taken out of spec.buckets whose policy may still let the key in.
+// It returns the checks of those found refusing the key now, which leave status.buckets. A
+// Bucket the pass did not look at keeps what the last pass said.
+func setBucketStatus(a *storagev1alpha1.BucketAccess, f accessFound) (revoked []keyCheck) {
+	if !a.MultiBucket() && len(a.Status.Buckets) == 0 {
+		return nil
+	}
+	was := map[string]storagev1alpha1.AccessBucketStatus{}
+	for _, st := range a.Status.Buckets {
+		was[st.Name] = st
+	}
+	checks := map[string]keyCheck{}
+	for _, c := range f.checks {
+		checks[c.bucket] = c
+	}
+	say := func(st *storagev1alpha1.AccessBucketStatus, c *engine.Condition) {
+		st.Verified, st.Reason, st.Message = c.Status, c.Reason, c.Message
+		if len(st.Message) > maxBucketMessage {
+			st.Message = st.Message[:maxBucketMessage-3] + "..."
+		}
+	}
+	out := make([]storagev1alpha1.AccessBucketStatus, 0, len(a.Status.Buckets))
+	for _, item := range a.Spec.Buckets {
+		name := string(item.Name)
+		st := was[name]
+		st.Name, st.Access, st.Prefix, st.Revoked = name, item.Access, string(item.Prefix), false
+		switch c, checked := checks[name]; {
+		case checked:
+			st.BucketName = c.bucketName
+			say(&st, verifiedIn(c))
+		case f.buckets[name] != nil:
+			say(&st, f.buckets[name].ready(a, nil))
+		case st.Verified == "":
+			say(&st, &engine.Condition{Status: metav1.ConditionUnknown, Reason: storagev1alpha1.ReasonProvisioning,
+				Message: "The key has not been checked here yet."})
+		}
+		out = append(out, st)
+	}
+	for _, st := range a.Status.Buckets {
+		if _, kept := a.AccessBucketNamed(st.Name); kept {
+			continue
+		}
+		c, checked := checks[st.Name]
+		if checked && c.revoked {
+			if _, extra := accessGaps(c.access, c.check); len(extra) == 0 {
+				revoked = append(revoked, c)
+				continue
+			}
+		}
+		if st.BucketName == "" {
+			continue // never reached: no policy of it names the key
+		}
+		st.Revoked = true
+		if checked {
+			say(&st, verifiedIn(c))
+		}
+		out = append(out, st)
+	}
+	a.Status.Buckets = out
+	return revoked
+}
+
 // accessConditions derives Ready and AccessVerified from what a pass found; nil leaves one as
 // it is.
 func accessConditions(a *storagev1alpha1.BucketAccess, f accessFound) (ready, verified *engine.Condition) {
-	if f.check != nil {
-		verified = verifiedCondition(a, f.check)
+	if len(f.checks) > 0 {
+		verified = verifiedCondition(a, f.checks)
 	}
 	if f.ready != nil {
-		ready = f.ready.ready(a, f.check)
+		ready = f.ready.ready(a, f.checks)
 	}
 	return ready, verified
 }

@@ -61,9 +61,9 @@ type BucketAccessReconciler struct {
 
 	// written is this controller's record of its own last writes (engine.Writes).
 	written engine.Writes
-	// checked holds the last check of each BucketAccess's key, so a pass woken by its Bucket
-	// within ResyncPeriod does not send the same three requests again.
-	checked ttlcache.Cache[types.UID, keyCheck]
+	// checked holds the last check of each BucketAccess's key in each of its buckets, so a pass
+	// woken by a Bucket within ResyncPeriod does not send the same requests again.
+	checked ttlcache.Cache[types.UID, []keyCheck]
 	// refusals holds a provider's refusal of a second key, asked again once a resync period.
 	refusals ttlcache.Cache[types.UID, string]
 }
@@ -116,7 +116,9 @@ func (k accessKind) Normal(ctx context.Context, a *storagev1alpha1.BucketAccess,
 	if done {
 		return out
 	}
-	a.Status.BucketName = target.bucket.Status.BucketName
+	if !a.MultiBucket() {
+		a.Status.BucketName = target.buckets[0].bucket.Status.BucketName
+	}
 	a.Status.SecretName = a.SecretNameOrDefault()
 	var first *contractclient.Credentials
 	if a.Status.PrincipalID == "" {
@@ -138,39 +140,58 @@ func (k accessKind) Normal(ctx context.Context, a *storagev1alpha1.BucketAccess,
 	return k.verify(ctx, a, target, held, found, res.After)
 }
 
-// target is what a BucketAccess's key reaches: its Bucket, the Bucket's Contract, and the
-// Secret the key goes to (nil: not written yet).
+// target is what a BucketAccess's key reaches: its Buckets, in the order of spec.buckets, their
+// Contract, and the Secret the key goes to (nil: not written yet).
 type target struct {
-	bucket   *storagev1alpha1.Bucket
+	buckets  []targetBucket
 	contract *storagev1alpha1.Contract
 	secret   *corev1.Secret
 }
 
-// connect finds the Bucket, its Contract and the Secret; done says the pass ends with out,
-// waiting for one of them.
+// targetBucket is one Bucket the key reaches, with the access and prefix it has there.
+type targetBucket struct {
+	storagev1alpha1.AccessBucket
+	bucket *storagev1alpha1.Bucket
+}
+
+// connect finds the Buckets, their Contract and the Secret; done says the pass ends with out,
+// waiting for one of them. Of a BucketAccess over several Buckets, each that cannot be reached
+// (missing, not ready, of another Contract than the first) is named in found.buckets, and the
+// first of them in the list decides Ready.
 func (k accessKind) connect(ctx context.Context, a *storagev1alpha1.BucketAccess, found accessFound) (*target, accessOutcome, bool) {
-	bucket := &storagev1alpha1.Bucket{}
-	if err := k.Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: a.Spec.Bucket}, bucket); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, found.end(accessBucketMissing{}, 0, nil), true
+	t := &target{}
+	var problem accessFinding
+	for _, item := range a.AccessBuckets() {
+		bucket, why, err := k.bucketOf(ctx, a, string(item.Name))
+		if err != nil {
+			return nil, found.end(nil, 0, err), true
 		}
-		return nil, found.end(nil, 0, fmt.Errorf("reading Bucket %q: %w", a.Spec.Bucket, err)), true
-	}
-	if observing(bucket) {
-		// Its policy, which grants the keys access, is never written.
-		why := "its spec.managementPolicy is Observe, so the operator writes nothing to its bucket and cannot give keys access to it: set it to Manage"
-		return nil, found.end(accessBucketNotReady{why}, 0, nil), true
-	}
-	if bucket.Status.BucketName == "" || bucket.Status.BucketName != bucket.Spec.BucketName {
-		why := "its bucket is not made yet"
-		if c := meta.FindStatusCondition(bucket.Status.Conditions, storagev1alpha1.ReadyCondition); c != nil {
-			why = fmt.Sprintf("%s: %s", c.Reason, strings.TrimSuffix(c.Message, "."))
+		if why == nil && len(t.buckets) > 0 && bucket.Spec.ContractName != t.buckets[0].bucket.Spec.ContractName {
+			first := t.buckets[0].bucket
+			why = accessContractMismatch{bucket: bucket.Name, contract: bucket.Spec.ContractName, first: first.Name, firstContract: first.Spec.ContractName}
 		}
-		return nil, found.end(accessBucketNotReady{why}, 0, nil), true
+		if why != nil {
+			if found.buckets == nil {
+				found.buckets = map[string]accessFinding{}
+			}
+			found.buckets[string(item.Name)] = why
+			if problem == nil {
+				problem = why
+			}
+			continue
+		}
+		t.buckets = append(t.buckets, targetBucket{AccessBucket: item, bucket: bucket})
 	}
-	contract, why, err := k.contractOf(ctx, a, bucket)
+	if len(a.AccessBuckets()) == 0 {
+		problem = accessBucketMissing{} // only past the CRD's rules: neither form
+	}
+	if problem != nil {
+		return nil, found.end(problem, 0, nil), true
+	}
+	first := t.buckets[0].bucket
+	contract, why, err := k.contractOf(ctx, a, first)
 	if contract == nil {
-		return nil, found.end(accessContractNotReady{why}, 0, err), true
+		return nil, found.end(accessContractNotReady{first.Name, why}, 0, err), true
 	}
 	if existingAccount(contract) {
 		// Principals are the provider's to make; nothing changes that but a new Contract.
@@ -183,7 +204,32 @@ func (k accessKind) connect(ctx context.Context, a *storagev1alpha1.BucketAccess
 	case err != nil:
 		return nil, found.end(nil, 0, err), true
 	}
-	return &target{bucket: bucket, contract: contract, secret: secret}, accessOutcome{}, false
+	t.contract, t.secret = contract, secret
+	return t, accessOutcome{}, false
+}
+
+// bucketOf reads Bucket name and says why the key cannot reach it yet (nil: it can), or err.
+func (k accessKind) bucketOf(ctx context.Context, a *storagev1alpha1.BucketAccess, name string) (*storagev1alpha1.Bucket, accessFinding, error) {
+	bucket := &storagev1alpha1.Bucket{}
+	if err := k.Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: name}, bucket); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, accessBucketMissing{name}, nil
+		}
+		return nil, nil, fmt.Errorf("reading Bucket %q: %w", name, err)
+	}
+	if observing(bucket) {
+		// Its policy, which grants the keys access, is never written.
+		why := "its spec.managementPolicy is Observe, so the operator writes nothing to its bucket and cannot give keys access to it: set it to Manage"
+		return nil, accessBucketNotReady{name, why}, nil
+	}
+	if bucket.Status.BucketName == "" || bucket.Status.BucketName != bucket.Spec.BucketName {
+		why := "its bucket is not made yet"
+		if c := meta.FindStatusCondition(bucket.Status.Conditions, storagev1alpha1.ReadyCondition); c != nil {
+			why = fmt.Sprintf("%s: %s", c.Reason, strings.TrimSuffix(c.Message, "."))
+		}
+		return nil, accessBucketNotReady{name, why}, nil
+	}
+	return bucket, nil, nil
 }
 
 // contractOf finds the Bucket's Contract, active, and the contract whose account holds the

@@ -30,7 +30,7 @@ import (
 func newAccess(ns, name, bucket string, access storagev1alpha1.AccessMode) *storagev1alpha1.BucketAccess {
 	return &storagev1alpha1.BucketAccess{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       storagev1alpha1.BucketAccessSpec{Bucket: bucket, Access: access},
+		Spec:       storagev1alpha1.BucketAccessSpec{Bucket: storagev1alpha1.BucketName(bucket), Access: access},
 	}
 }
 

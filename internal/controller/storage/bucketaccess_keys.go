@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,47 +75,86 @@ func (p principalKeys) Revoke(ctx context.Context, accessKeyID string) error {
 	return p.pass.Record(ctx, func(o *storagev1alpha1.BucketAccess) { o.Status.PolicyPrincipal = principal })
 }
 
-// Verify checks what the key can do in the bucket: a key that cannot yet do all its access
-// allows waits for the Bucket's policy to carry it.
+// Verify checks what the key can do in each of its buckets: a key that cannot yet do all its
+// access allows waits for the Bucket's policy to carry it.
 func (p principalKeys) Verify(ctx context.Context, key contractclient.Credentials) (credentials.Verdict, error) {
 	a := p.access
-	check, err := p.kind.check(ctx, a, p.target.contract, key)
+	checks, err := p.kind.check(ctx, a, p.target, key)
 	if err != nil {
 		return credentials.Verdict{}, err
 	}
-	if missing, _ := accessGaps(a.Spec.Access, check); len(missing) > 0 {
-		p.kind.checked.Delete(a.UID) // the policy is on its way: ask again on the retry
-		return credentials.Verdict{Reason: storagev1alpha1.ReasonNewKeyPending, Retry: tuning.PolicyWait,
-			Why: fmt.Sprintf("New key %s cannot %s yet: the Bucket's policy does not carry it yet", key.AccessKeyID, strings.Join(missing, " or "))}, nil
-	}
-	if outside := outsideGaps(check); len(outside) > 0 {
-		return credentials.Verdict{Reason: storagev1alpha1.ReasonPrefixUnsupported, Retry: engine.WaitingRetry(p.kind.ResyncPeriod),
-			Why: fmt.Sprintf("New key %s can also %s outside prefix %q: the S3 server does not enforce the policy's prefix condition, or the bucket's ACL or policy allows more",
-				key.AccessKeyID, strings.Join(outside, " and "), a.Spec.Prefix)}, nil
+	for _, c := range checks {
+		if c.revoked {
+			continue
+		}
+		in := ""
+		if a.MultiBucket() {
+			in = " in Bucket " + c.bucket
+		}
+		if missing, _ := accessGaps(c.access, c.check); len(missing) > 0 {
+			p.kind.checked.Delete(a.UID) // the policy is on its way: ask again on the retry
+			return credentials.Verdict{Reason: storagev1alpha1.ReasonNewKeyPending, Retry: tuning.PolicyWait,
+				Why: fmt.Sprintf("New key %s cannot %s%s yet: the Bucket's policy does not carry it yet", key.AccessKeyID, strings.Join(missing, " or "), in)}, nil
+		}
+		if outside := outsideGaps(c.check); len(outside) > 0 {
+			return credentials.Verdict{Reason: storagev1alpha1.ReasonPrefixUnsupported, Retry: engine.WaitingRetry(p.kind.ResyncPeriod),
+				Why: fmt.Sprintf("New key %s can also %s outside prefix %q%s: the S3 server does not enforce the policy's prefix condition, or the bucket's ACL or policy allows more",
+					key.AccessKeyID, strings.Join(outside, " and "), c.prefix, in)}, nil
+		}
 	}
 	return credentials.Verdict{Works: true}, nil
 }
 
-// keyCheck is what a key was last found able to do, under prefix ("" for the whole bucket).
+// keyCheck is what a key was last found able to do in one bucket, under prefix ("" for the
+// whole bucket).
 type keyCheck struct {
 	key, prefix string
-	check       objectstore.AccessCheck
+	// bucket is the Bucket, bucketName its S3 bucket.
+	bucket, bucketName string
+	// access is what the key is to do there; revoked: nothing, the Bucket was taken out of
+	// spec.buckets.
+	access  storagev1alpha1.AccessMode
+	revoked bool
+	check   objectstore.AccessCheck
 }
 
-// check finds out what key can do in the bucket, asking again only when the key changed or the
-// last answer is older than the resync period.
-func (k accessKind) check(ctx context.Context, a *storagev1alpha1.BucketAccess, contract *storagev1alpha1.Contract,
-	key contractclient.Credentials) (objectstore.AccessCheck, error) {
-	if last, _, ok := k.checked.Get(a.UID, k.ResyncPeriod); ok && last.key == key.AccessKeyID && last.prefix == a.Spec.Prefix {
-		return last.check, nil
+// check finds out what key can do in each bucket it is for, and in each bucket taken out of
+// spec.buckets whose policy may still name it; it asks again only when the key or the buckets
+// changed, or the last answer is older than the resync period.
+func (k accessKind) check(ctx context.Context, a *storagev1alpha1.BucketAccess, t *target,
+	key contractclient.Credentials) ([]keyCheck, error) {
+	want := make([]keyCheck, 0, len(t.buckets))
+	for _, b := range t.buckets {
+		want = append(want, keyCheck{key: key.AccessKeyID, prefix: string(b.Prefix), bucket: string(b.Name),
+			bucketName: b.bucket.Status.BucketName, access: b.Access})
 	}
-	store := k.Stores(accountOf(contract, key))
-	check, err := store.CheckAccess(ctx, a.Status.BucketName, a.Spec.Prefix)
-	if err != nil {
-		return check, err
+	for _, st := range a.Status.Buckets {
+		if _, kept := a.AccessBucketNamed(st.Name); !kept && st.BucketName != "" {
+			want = append(want, keyCheck{key: key.AccessKeyID, bucket: st.Name, bucketName: st.BucketName, revoked: true})
+		}
 	}
-	k.checked.Put(a.UID, keyCheck{key: key.AccessKeyID, prefix: a.Spec.Prefix, check: check})
-	return check, nil
+	if last, _, ok := k.checked.Get(a.UID, k.ResyncPeriod); ok && sameChecks(last, want) {
+		return last, nil
+	}
+	store := k.Stores(accountOf(t.contract, key))
+	for i := range want {
+		check, err := store.CheckAccess(ctx, want[i].bucketName, want[i].prefix)
+		if err != nil {
+			return nil, err
+		}
+		want[i].check = check
+	}
+	k.checked.Put(a.UID, want)
+	return want, nil
+}
+
+// sameChecks says whether last checked what want asks for: the same key, buckets, accesses and
+// prefixes.
+func sameChecks(last, want []keyCheck) bool {
+	return slices.EqualFunc(last, want, func(l, w keyCheck) bool {
+		w.check = l.check
+		return l == w
+	})
 }
 
 // keys is the BucketAccess's key through this pass. first is the principal's first key pair
@@ -124,18 +164,28 @@ func (k accessKind) keys(a *storagev1alpha1.BucketAccess, p *engine.Pass[*storag
 	held := &heldSecret{secrets: k.secrets(), owner: a, secret: t.secret, keyFirst: true, name: a.SecretNameOrDefault(),
 		render: func(key *contractclient.Credentials) (credentials.Secret, error) {
 			conn := credentials.Connection{Endpoint: t.contract.Status.Endpoint, Region: t.contract.Status.Region,
-				Bucket: a.Status.BucketName, Prefix: a.Spec.Prefix}
+				Bucket: a.Status.BucketName, Prefix: string(a.Spec.Prefix)}
+			what := "the credentials for bucket " + a.Status.BucketName
+			if a.MultiBucket() {
+				conn.Buckets = make([]credentials.BucketConnection, 0, len(t.buckets))
+				var names []string
+				for _, b := range t.buckets {
+					conn.Buckets = append(conn.Buckets, credentials.BucketConnection{Name: string(b.Name), Bucket: b.bucket.Status.BucketName, Prefix: string(b.Prefix)})
+					names = append(names, b.bucket.Status.BucketName)
+				}
+				what = "the credentials for buckets " + strings.Join(names, ", ")
+			}
 			rendered, err := credentials.Render(a.SecretFormats(), conn, key)
 			return credentials.Secret{
 				Labels:   map[string]string{storagev1alpha1.ContractLabel: t.contract.Name, storagev1alpha1.BucketAccessLabel: a.Name},
 				Rendered: rendered,
-				What:     "the credentials for bucket " + a.Status.BucketName,
+				What:     what,
 			}, err
 		}}
 	keys := keysOf(p, a, principalKeys{kind: k, access: a, pass: p, target: t, first: first}, held,
 		credentials.Shared{Refusals: &k.refusals, ResyncPeriod: k.ResyncPeriod, Now: k.Now.Time(), Recorder: k.Recorder})
 	// A key limited to a prefix is handed out only once it is found limited to it.
-	keys.VerifyFirst = a.Spec.Prefix != ""
+	keys.VerifyFirst = string(a.Spec.Prefix) != ""
 	return keys, held
 }
 
@@ -147,8 +197,8 @@ func (k accessKind) keysFailed(found accessFound, a *storagev1alpha1.BucketAcces
 	case res.Found.State == credentials.Withheld && res.Found.Err != nil:
 		return found.end(accessS3Failed{res.Found.Err}, 0, res.Err), true
 	case res.Found.State == credentials.Withheld:
-		if last, _, ok := k.checked.Get(a.UID, k.ResyncPeriod); ok && last.key == res.Found.NewKey {
-			found.check = &last
+		if last, _, ok := k.checked.Get(a.UID, k.ResyncPeriod); ok && len(last) > 0 && last[0].key == res.Found.NewKey {
+			found.checks = last
 		}
 		reason := res.Found.Reason
 		if reason == storagev1alpha1.ReasonNewKeyPending {
@@ -176,14 +226,17 @@ func (k accessKind) verify(ctx context.Context, a *storagev1alpha1.BucketAccess,
 		}
 		return found.end(accessKeyReplacing{a.SecretNameOrDefault(), a.Status.AccessKeyID}, after, nil)
 	}
-	check, err := k.check(ctx, a, t.contract, key)
+	checks, err := k.check(ctx, a, t, key)
 	if err != nil {
 		return found.end(accessS3Failed{err}, 0, err)
 	}
-	found.check = &keyCheck{key: key.AccessKeyID, prefix: a.Spec.Prefix, check: check}
-	if missing, _ := accessGaps(a.Spec.Access, check); len(missing) > 0 {
-		k.checked.Delete(a.UID)
-		return found.end(accessIssued{}, tuning.PolicyWait, nil)
+	found.checks = checks
+	for _, c := range checks {
+		if missing, extra := accessGaps(c.access, c.check); len(missing) > 0 || (c.revoked && len(extra) > 0) {
+			// A policy is on its way, to grant the key or to drop it: ask again soon.
+			k.checked.Delete(a.UID)
+			return found.end(accessIssued{}, tuning.PolicyWait, nil)
+		}
 	}
 	if found.keys.State == credentials.NotWorking {
 		after = engine.Sooner(after, tuning.PolicyWait)

@@ -28,8 +28,9 @@ var BucketAccessUsers = BucketUsers{
 }
 
 // AccessGrants returns, sorted by name, what the BucketAccesses in namespace that name Bucket
-// bucket are to be granted in its policy. One being deleted gets nothing: its statements go
-// first, then its principal.
+// bucket are to be granted in its policy: the access and prefix spec.buckets (or spec.access
+// and spec.prefix) give it there. One being deleted gets nothing: its statements go first, then
+// its principal; one that no longer names the Bucket is not listed, so its statements go.
 func AccessGrants(ctx context.Context, reader client.Reader, namespace, bucket string) ([]bucketpolicy.AccessGrant, error) {
 	list, err := index.BucketAccessesOf(ctx, reader, namespace, bucket)
 	if err != nil {
@@ -44,18 +45,38 @@ func AccessGrants(ctx context.Context, reader client.Reader, namespace, bucket s
 		if err := json.Unmarshal(a.Status.PolicyPrincipal.Raw, &principal); err != nil || len(principal) == 0 {
 			continue
 		}
-		grants = append(grants, bucketpolicy.AccessGrant{Name: a.Name, Access: string(a.Spec.Access), Prefix: a.Spec.Prefix, Principal: principal})
+		item, ok := a.AccessBucketNamed(bucket)
+		if !ok {
+			continue
+		}
+		grants = append(grants, bucketpolicy.AccessGrant{Name: a.Name, Access: string(item.Access), Prefix: string(item.Prefix), Principal: principal})
 	}
 	slices.SortFunc(grants, func(a, b bucketpolicy.AccessGrant) int { return strings.Compare(a.Name, b.Name) })
 	return grants, nil
 }
 
+// bucketOfAccess maps a BucketAccess to the Buckets whose policy names it: those it names, and
+// those status.buckets still lists after they were taken out of spec.buckets. (An update maps
+// the object before and after it, so a Bucket taken out is woken too.)
 func bucketOfAccess(_ context.Context, obj client.Object) []reconcile.Request {
 	a, ok := obj.(*storagev1alpha1.BucketAccess)
-	if !ok || a.Spec.Bucket == "" {
+	if !ok {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: a.Namespace, Name: a.Spec.Bucket}}}
+	var reqs []reconcile.Request
+	add := func(name string) {
+		req := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: a.Namespace, Name: name}}
+		if name != "" && !slices.Contains(reqs, req) {
+			reqs = append(reqs, req)
+		}
+	}
+	for _, b := range a.AccessBuckets() {
+		add(string(b.Name))
+	}
+	for _, st := range a.Status.Buckets {
+		add(st.Name)
+	}
+	return reqs
 }
 
 // accessChangedForBucket lets through what changes a Bucket's policy or its users: a

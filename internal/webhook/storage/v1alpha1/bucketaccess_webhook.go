@@ -90,25 +90,23 @@ const MinRotationPeriod = time.Minute
 // storage.osm.dev/bucket-access label on its Secret, and label values are at most 63 characters.
 const maxBucketAccessName = validation.LabelValueMaxLength
 
-// ValidateCreate checks the name and the whole spec, that the Bucket exists in the namespace and
-// is not being deleted, and that the Secret is no Contract's and no other BucketAccess's. It
-// warns when the Bucket is not Ready yet.
+// ValidateCreate checks the name and the whole spec, that each Bucket exists in the namespace and
+// is not being deleted, that they all belong to one Contract, and that the Secret is no
+// Contract's and no other BucketAccess's. It warns when a Bucket is not Ready yet.
 func (v *BucketAccessValidator) ValidateCreate(ctx context.Context, a *storagev1alpha1.BucketAccess) (admission.Warnings, error) {
 	errs := validateBucketAccessName(a)
 	errs = append(errs, validateBucketAccessSpec(a, nil)...)
 	for _, e := range errs {
-		if e.Field == "spec.bucket" {
+		if strings.HasPrefix(e.Field, "spec.bucket") {
 			// A malformed name is not looked up: the answer would be the lookup's own error.
 			return nil, invalid(bucketAccessGroupKind, a.Name, errs)
 		}
 	}
-	bucketErr, warnings, err := v.checkBucket(ctx, a)
+	bucketErrs, warnings, err := v.checkBuckets(ctx, a, nil)
 	if err != nil {
 		return nil, err
 	}
-	if bucketErr != nil {
-		errs = append(errs, bucketErr)
-	}
+	errs = append(errs, bucketErrs...)
 	if !hasError(errs, "spec.secretName") {
 		secretErr, err := v.checkSecretFree(ctx, a)
 		if err != nil {
@@ -121,12 +119,20 @@ func (v *BucketAccessValidator) ValidateCreate(ctx context.Context, a *storagev1
 	return warnings, invalid(bucketAccessGroupKind, a.Name, errs)
 }
 
-// ValidateUpdate refuses changes to bucket and secretName and checks the fields that changed. An
-// update that leaves the spec alone (labels, finalizers, the rotate-key annotation) is always
-// allowed, so a BucketAccess admitted under older rules, or whose Bucket is gone, stays
-// manageable.
-func (v *BucketAccessValidator) ValidateUpdate(_ context.Context, oldA, newA *storagev1alpha1.BucketAccess) (admission.Warnings, error) {
-	return nil, invalid(bucketAccessGroupKind, newA.Name, validateBucketAccessSpec(newA, oldA))
+// ValidateUpdate refuses changes to bucket and secretName and checks the fields that changed; a
+// Bucket added to spec.buckets is looked up as on create. An update that leaves the spec alone
+// (labels, finalizers, the rotate-key annotation) is always allowed, so a BucketAccess admitted
+// under older rules, or whose Bucket is gone, stays manageable.
+func (v *BucketAccessValidator) ValidateUpdate(ctx context.Context, oldA, newA *storagev1alpha1.BucketAccess) (admission.Warnings, error) {
+	errs := validateBucketAccessSpec(newA, oldA)
+	if len(errs) > 0 {
+		return nil, invalid(bucketAccessGroupKind, newA.Name, errs)
+	}
+	errs, warnings, err := v.checkBuckets(ctx, newA, oldA)
+	if err != nil {
+		return nil, err
+	}
+	return warnings, invalid(bucketAccessGroupKind, newA.Name, errs)
 }
 
 // ValidateDelete allows every deletion; revoking the keys is the controller's business.
@@ -173,25 +179,20 @@ func validateBucketAccessSpec(a, old *storagev1alpha1.BucketAccess) field.ErrorL
 	specPath := field.NewPath("spec")
 
 	if oldSpec != nil {
-		errs = append(errs, immutable(specPath.Child("bucket"), spec.Bucket, oldSpec.Bucket)...)
+		errs = append(errs, immutable(specPath.Child("bucket"), string(spec.Bucket), string(oldSpec.Bucket))...)
 		errs = append(errs, immutableSecretName(specPath.Child("secretName"), a, old)...)
 	}
-	switch {
-	case spec.Bucket == "" && oldSpec == nil:
-		errs = append(errs, field.Required(specPath.Child("bucket"), "name the Bucket, in this namespace, the credentials are for"))
-	case spec.Bucket != "" && (oldSpec == nil || spec.Bucket != oldSpec.Bucket):
-		for _, msg := range validation.IsDNS1123Subdomain(spec.Bucket) {
-			errs = append(errs, field.Invalid(specPath.Child("bucket"), spec.Bucket, msg+" (the name of a Bucket in this namespace)"))
+	if len(spec.Buckets) > 0 || (oldSpec != nil && len(oldSpec.Buckets) > 0) {
+		errs = append(errs, validateBucketList(specPath, spec, oldSpec)...)
+	} else {
+		switch {
+		case spec.Bucket == "" && oldSpec == nil:
+			errs = append(errs, field.Required(specPath.Child("bucket"), "name the Bucket, in this namespace, the credentials are for (or several in spec.buckets)"))
+		case spec.Bucket != "" && (oldSpec == nil || spec.Bucket != oldSpec.Bucket):
+			errs = append(errs, validateBucketName(specPath.Child("bucket"), spec.Bucket)...)
 		}
-	}
-
-	if oldSpec == nil || spec.Access != oldSpec.Access {
-		switch spec.Access {
-		case storagev1alpha1.AccessReadOnly, storagev1alpha1.AccessReadWrite, storagev1alpha1.AccessWriteOnly:
-		case "":
-			errs = append(errs, field.Required(specPath.Child("access"), "say what the credentials may do: ReadOnly, ReadWrite or WriteOnly"))
-		default:
-			errs = append(errs, field.NotSupported(specPath.Child("access"), spec.Access, accessModes))
+		if oldSpec == nil || spec.Access != oldSpec.Access {
+			errs = append(errs, validateAccessMode(specPath.Child("access"), spec.Access)...)
 		}
 	}
 
@@ -204,6 +205,86 @@ func validateBucketAccessSpec(a, old *storagev1alpha1.BucketAccess) field.ErrorL
 
 	if spec.Rotation != nil && (oldSpec == nil || !apiequality.Semantic.DeepEqual(spec.Rotation, oldSpec.Rotation)) {
 		errs = append(errs, validateRotation(specPath.Child("rotation"), spec.Rotation)...)
+	}
+	return errs
+}
+
+// validateBucketName checks that name can be a Bucket's.
+func validateBucketName(path *field.Path, name storagev1alpha1.BucketName) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Subdomain(string(name)) {
+		errs = append(errs, field.Invalid(path, name, msg+" (the name of a Bucket in this namespace)"))
+	}
+	return errs
+}
+
+// validateAccessMode checks that mode is one of the three.
+func validateAccessMode(path *field.Path, mode storagev1alpha1.AccessMode) field.ErrorList {
+	switch mode {
+	case storagev1alpha1.AccessReadOnly, storagev1alpha1.AccessReadWrite, storagev1alpha1.AccessWriteOnly:
+		return nil
+	case "":
+		return field.ErrorList{field.Required(path, "say what the credentials may do: ReadOnly, ReadWrite or WriteOnly")}
+	}
+	return field.ErrorList{field.NotSupported(path, mode, accessModes)}
+}
+
+// validateBucketList checks the list form (spec.buckets): that it is the only form, keeps being
+// it, holds at most MaxAccessBuckets items each named once, and that each item changed names a
+// Bucket and an access. The CRD's rules say the same first; this is what a cluster without them
+// (or an older CRD) still enforces.
+func validateBucketList(specPath *field.Path, spec, oldSpec *storagev1alpha1.BucketAccessSpec) field.ErrorList {
+	var errs field.ErrorList
+	path := specPath.Child("buckets")
+	switch {
+	case oldSpec != nil && (len(oldSpec.Buckets) > 0) != (len(spec.Buckets) > 0):
+		return field.ErrorList{field.Forbidden(path,
+			"a BucketAccess keeps its form: spec.bucket cannot become spec.buckets or the reverse (make a new BucketAccess)")}
+	case spec.Bucket != "":
+		errs = append(errs, field.Forbidden(specPath.Child("bucket"), "name either spec.bucket (one Bucket) or spec.buckets (several), not both"))
+	}
+	if spec.Access != "" {
+		errs = append(errs, field.Forbidden(specPath.Child("access"), "spec.access goes with spec.bucket; with spec.buckets each item says its access"))
+	}
+	if spec.Prefix != "" {
+		errs = append(errs, field.Forbidden(specPath.Child("prefix"), "spec.prefix goes with spec.bucket; with spec.buckets each item says its prefix"))
+	}
+	if len(spec.Buckets) > storagev1alpha1.MaxAccessBuckets {
+		errs = append(errs, field.TooMany(path, len(spec.Buckets), storagev1alpha1.MaxAccessBuckets))
+	}
+	was := map[storagev1alpha1.BucketName]storagev1alpha1.AccessBucket{}
+	if oldSpec != nil {
+		for _, b := range oldSpec.Buckets {
+			was[b.Name] = b
+		}
+	}
+	seen := map[storagev1alpha1.BucketName]bool{}
+	envNames := map[string]storagev1alpha1.BucketName{}
+	for i, b := range spec.Buckets {
+		item := path.Index(i)
+		if seen[b.Name] {
+			errs = append(errs, field.Duplicate(item.Child("name"), b.Name))
+			continue
+		}
+		seen[b.Name] = true
+		env := storagev1alpha1.EnvNameOf(string(b.Name))
+		if other, taken := envNames[env]; taken {
+			errs = append(errs, field.Invalid(item.Child("name"), b.Name, fmt.Sprintf(
+				"its variables in the Secret would be those of Bucket %s (BUCKET_NAME_%s): name the Buckets so that they differ in more than '-' and '.'", other, env)))
+		}
+		envNames[env] = b.Name
+		if old, ok := was[b.Name]; ok && old == b {
+			continue
+		}
+		errs = append(errs, validateBucketName(item.Child("name"), b.Name)...)
+		errs = append(errs, validateAccessMode(item.Child("access"), b.Access)...)
+	}
+	for i, f := range spec.Formats {
+		if f == storagev1alpha1.FormatCOSI || f == storagev1alpha1.FormatOBC {
+			errs = append(errs, field.Invalid(specPath.Child("formats").Index(i), f, fmt.Sprintf(
+				"%s describes one bucket per Secret, and spec.buckets has several: use env, aws-files, rclone or s3cfg, "+
+					"or a BucketAccess per bucket (spec.bucket) for %s", f, f)))
+		}
 	}
 	return errs
 }
@@ -250,24 +331,70 @@ func validateRotation(path *field.Path, r *storagev1alpha1.KeyRotation) field.Er
 	return errs
 }
 
-// checkBucket returns a field error when the Bucket does not exist in the namespace or is being
-// deleted, a warning when it exists but is not Ready, and an error when the lookup itself
-// failed.
-func (v *BucketAccessValidator) checkBucket(ctx context.Context, a *storagev1alpha1.BucketAccess) (*field.Error, admission.Warnings, error) {
-	name := a.Spec.Bucket
-	path := field.NewPath("spec", "bucket")
-	var b storagev1alpha1.Bucket
-	err := v.Reader.Get(ctx, types.NamespacedName{Namespace: a.Namespace, Name: name}, &b)
-	switch {
-	case apierrors.IsNotFound(err):
-		return field.Invalid(path, name, fmt.Sprintf("no Bucket of this name in namespace %q", a.Namespace)), nil, nil
-	case err != nil:
-		logf.FromContext(ctx).Error(err, "Looking up the BucketAccess's Bucket", "bucket", name)
-		return nil, nil, apierrors.NewInternalError(fmt.Errorf("looking up Bucket %q: %w", name, err))
-	case b.DeletionTimestamp != nil:
-		return field.Invalid(path, name, "the Bucket is being deleted"), nil, nil
+// checkBuckets looks up the Buckets a names that old (nil on create) did not, and returns a
+// field error for each that does not exist in the namespace or is being deleted, a warning for
+// each that is not Ready, and an error when a lookup itself failed. With several Buckets, each
+// added one must belong to the Contract of the others that exist: one key is a principal of one
+// account. Nothing is looked up when no Bucket was added (an update of anything else).
+func (v *BucketAccessValidator) checkBuckets(ctx context.Context, a, old *storagev1alpha1.BucketAccess) (field.ErrorList, admission.Warnings, error) {
+	items := a.AccessBuckets()
+	added := make([]bool, len(items))
+	// The Buckets a already had come first, so that their Contract is the one an added
+	// Bucket is held to, whatever the order of the list.
+	var order, addedOrder []int
+	for i, b := range items {
+		if old != nil {
+			if _, had := old.AccessBucketNamed(string(b.Name)); had {
+				order = append(order, i)
+				continue
+			}
+		}
+		added[i] = true
+		addedOrder = append(addedOrder, i)
 	}
-	return nil, bucketNotReadyWarnings(path, &b), nil
+	if len(addedOrder) == 0 {
+		return nil, nil, nil
+	}
+	order = append(order, addedOrder...)
+	var errs field.ErrorList
+	var warnings admission.Warnings
+	var first *storagev1alpha1.Bucket // the first Bucket found: its Contract is the BucketAccess's
+	for _, i := range order {
+		item := items[i]
+		path := field.NewPath("spec", "bucket")
+		if a.MultiBucket() {
+			path = field.NewPath("spec", "buckets").Index(i).Child("name")
+		}
+		name := string(item.Name)
+		b := &storagev1alpha1.Bucket{}
+		err := v.Reader.Get(ctx, types.NamespacedName{Namespace: a.Namespace, Name: name}, b)
+		switch {
+		case apierrors.IsNotFound(err):
+			if added[i] {
+				errs = append(errs, field.Invalid(path, name, fmt.Sprintf("no Bucket of this name in namespace %q", a.Namespace)))
+			}
+			continue
+		case err != nil:
+			logf.FromContext(ctx).Error(err, "Looking up the BucketAccess's Bucket", "bucket", name)
+			return nil, nil, apierrors.NewInternalError(fmt.Errorf("looking up Bucket %q: %w", name, err))
+		case b.DeletionTimestamp != nil && added[i]:
+			errs = append(errs, field.Invalid(path, name, "the Bucket is being deleted"))
+			continue
+		}
+		if added[i] {
+			warnings = append(warnings, bucketNotReadyWarnings(path, b)...)
+		}
+		switch {
+		case first == nil:
+			first = b
+		case b.Spec.ContractName != first.Spec.ContractName && added[i]:
+			errs = append(errs, field.Invalid(path, name, fmt.Sprintf(
+				"Bucket %s belongs to Contract %s, and Bucket %s to Contract %s: one key reaches the Buckets of one Contract "+
+					"(its principal is in that Contract's account); make a BucketAccess for each Contract",
+				b.Name, b.Spec.ContractName, first.Name, first.Spec.ContractName)))
+		}
+	}
+	return errs, warnings, nil
 }
 
 // bucketNotReadyWarnings warns that the access waits for a Bucket that is not Ready.

@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -98,8 +99,12 @@ func TestBucketAccessValidateCreate(t *testing.T) {
 	elsewhere := readyBucket()
 	elsewhere.Namespace = "team-b"
 	elsewhere.Name = "theirs"
+	logs := readyBucket()
+	logs.Name = "logs"
+	foreign := readyBucket()
+	foreign.Name, foreign.Spec.ContractName = "foreign", "team-c"
 	reader := webhooktest.Reader{Objects: []client.Object{
-		readyBucket(), notReady, fresh, going, elsewhere,
+		readyBucket(), notReady, fresh, going, elsewhere, logs, foreign,
 		// Contract team-a writes team-a-credentials (the default); Contract moved has moved its
 		// Secret in the spec but status still names the old one, which still holds the keys.
 		&storagev1alpha1.Contract{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "team-a"}},
@@ -143,7 +148,7 @@ func TestBucketAccessValidateCreate(t *testing.T) {
 
 		// spec.bucket
 		{name: "no bucket", modify: func(a *storagev1alpha1.BucketAccess) { a.Spec.Bucket = "" }, want: []string{
-			`spec.bucket: Required value: name the Bucket, in this namespace, the credentials are for`,
+			`spec.bucket: Required value: name the Bucket, in this namespace, the credentials are for (or several in spec.buckets)`,
 		}},
 		{name: "bucket that is no object name is not looked up", modify: func(a *storagev1alpha1.BucketAccess) { a.Spec.Bucket = "Data" }, want: []string{
 			`spec.bucket: Invalid value: "Data": ` + dnsSubdomain + ` (the name of a Bucket in this namespace)`,
@@ -162,6 +167,62 @@ func TestBucketAccessValidateCreate(t *testing.T) {
 		}},
 		{name: "Bucket without conditions yet is admitted with a warning", modify: func(a *storagev1alpha1.BucketAccess) { a.Spec.Bucket = "fresh" }, warnings: []string{
 			`spec.bucket: Bucket fresh is not Ready yet: the BucketAccess waits for it (Ready=False, reason BucketNotReady)`,
+		}},
+
+		// spec.buckets
+		{name: "several Buckets of one Contract, one not Ready", modify: multi(
+			storagev1alpha1.AccessBucket{Name: "data", Access: storagev1alpha1.AccessReadOnly},
+			storagev1alpha1.AccessBucket{Name: "logs", Access: storagev1alpha1.AccessWriteOnly, Prefix: "web/"},
+			storagev1alpha1.AccessBucket{Name: "waiting", Access: storagev1alpha1.AccessReadWrite}), warnings: []string{
+			`spec.buckets[2].name: Bucket waiting is not Ready (ContractNotReady): the BucketAccess waits for it (Ready=False, reason BucketNotReady)`,
+		}},
+		{name: "both forms", modify: func(a *storagev1alpha1.BucketAccess) {
+			multi(storagev1alpha1.AccessBucket{Name: "logs", Access: storagev1alpha1.AccessReadOnly})(a)
+			a.Spec.Bucket, a.Spec.Access, a.Spec.Prefix = "data", storagev1alpha1.AccessReadOnly, "web/"
+		}, want: []string{
+			`spec.bucket: Forbidden: name either spec.bucket (one Bucket) or spec.buckets (several), not both`,
+			`spec.access: Forbidden: spec.access goes with spec.bucket; with spec.buckets each item says its access`,
+			`spec.prefix: Forbidden: spec.prefix goes with spec.bucket; with spec.buckets each item says its prefix`,
+		}},
+		{name: "items named twice, malformed, without access", modify: multi(
+			storagev1alpha1.AccessBucket{Name: "data", Access: storagev1alpha1.AccessReadOnly},
+			storagev1alpha1.AccessBucket{Name: "data", Access: storagev1alpha1.AccessReadWrite},
+			storagev1alpha1.AccessBucket{Name: "Logs", Access: "Admin"},
+			storagev1alpha1.AccessBucket{Name: "photos"}), want: []string{
+			`spec.buckets[1].name: Duplicate value: "data"`,
+			`spec.buckets[2].name: Invalid value: "Logs": ` + dnsSubdomain + ` (the name of a Bucket in this namespace)`,
+			`spec.buckets[2].access: Unsupported value: "Admin": supported values: "ReadOnly", "ReadWrite", "WriteOnly"`,
+			`spec.buckets[3].access: Required value: say what the credentials may do: ReadOnly, ReadWrite or WriteOnly`,
+		}},
+		{name: "names that give the same variables, and formats of one bucket", modify: func(a *storagev1alpha1.BucketAccess) {
+			multi(storagev1alpha1.AccessBucket{Name: "data", Access: storagev1alpha1.AccessReadOnly},
+				storagev1alpha1.AccessBucket{Name: "a-b", Access: storagev1alpha1.AccessReadOnly},
+				storagev1alpha1.AccessBucket{Name: "a.b", Access: storagev1alpha1.AccessReadOnly})(a)
+			a.Spec.Formats = []storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv, storagev1alpha1.FormatCOSI, storagev1alpha1.FormatOBC}
+		}, want: []string{
+			`spec.buckets[2].name: Invalid value: "a.b": its variables in the Secret would be those of Bucket a-b (BUCKET_NAME_A_B): ` +
+				`name the Buckets so that they differ in more than '-' and '.'`,
+			`spec.formats[1]: Invalid value: "cosi": cosi describes one bucket per Secret, and spec.buckets has several: ` +
+				`use env, aws-files, rclone or s3cfg, or a BucketAccess per bucket (spec.bucket) for cosi`,
+			`spec.formats[2]: Invalid value: "obc": obc describes one bucket per Secret, and spec.buckets has several: ` +
+				`use env, aws-files, rclone or s3cfg, or a BucketAccess per bucket (spec.bucket) for obc`,
+		}},
+		{name: "more items than a BucketAccess reaches", modify: func(a *storagev1alpha1.BucketAccess) {
+			var items []storagev1alpha1.AccessBucket
+			for i := range storagev1alpha1.MaxAccessBuckets + 1 {
+				items = append(items, storagev1alpha1.AccessBucket{Name: storagev1alpha1.BucketName(fmt.Sprintf("b%d", i)), Access: storagev1alpha1.AccessReadOnly})
+			}
+			multi(items...)(a)
+		}, want: []string{`spec.buckets: Too many: 17: must have at most 16 items`}},
+		{name: "a Bucket missing, one being deleted, one of another Contract", modify: multi(
+			storagev1alpha1.AccessBucket{Name: "data", Access: storagev1alpha1.AccessReadOnly},
+			storagev1alpha1.AccessBucket{Name: "missing", Access: storagev1alpha1.AccessReadOnly},
+			storagev1alpha1.AccessBucket{Name: "going", Access: storagev1alpha1.AccessReadOnly},
+			storagev1alpha1.AccessBucket{Name: "foreign", Access: storagev1alpha1.AccessReadOnly}), want: []string{
+			`spec.buckets[1].name: Invalid value: "missing": no Bucket of this name in namespace "team-a"`,
+			`spec.buckets[2].name: Invalid value: "going": the Bucket is being deleted`,
+			`spec.buckets[3].name: Invalid value: "foreign": Bucket foreign belongs to Contract team-c, and Bucket data to Contract team-a: ` +
+				`one key reaches the Buckets of one Contract (its principal is in that Contract's account); make a BucketAccess for each Contract`,
 		}},
 
 		// spec.access
@@ -270,6 +331,13 @@ func TestBucketAccessValidateCreate(t *testing.T) {
 				t.Errorf("ValidateCreate() causes mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// multi turns a BucketAccess into one over items (spec.buckets).
+func multi(items ...storagev1alpha1.AccessBucket) func(*storagev1alpha1.BucketAccess) {
+	return func(a *storagev1alpha1.BucketAccess) {
+		a.Spec.Bucket, a.Spec.Access, a.Spec.Buckets = "", "", items
 	}
 }
 
@@ -385,6 +453,61 @@ func TestBucketAccessValidateUpdate(t *testing.T) {
 			if len(warnings) > 0 {
 				t.Errorf("warnings = %q, want none", warnings)
 			}
+			if diff := cmp.Diff(tt.want, webhooktest.Causes(t, err)); diff != "" {
+				t.Errorf("ValidateUpdate() causes mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Buckets added to spec.buckets are looked up as on create, and held to the Contract of the
+// Buckets already there; anything else is not looked up.
+func TestBucketAccessValidateUpdateBuckets(t *testing.T) {
+	logs := readyBucket()
+	logs.Name = "logs"
+	foreign := readyBucket()
+	foreign.Name, foreign.Spec.ContractName = "foreign", "team-c"
+	reader := webhooktest.Reader{Objects: []client.Object{readyBucket(), logs, foreign}}
+	data := storagev1alpha1.AccessBucket{Name: "data", Access: storagev1alpha1.AccessReadOnly}
+	tests := []struct {
+		name   string
+		modify func(*storagev1alpha1.BucketAccess)
+		reader client.Reader
+		want   []string
+	}{
+		{name: "an item's access and prefix changed: no lookups", reader: webhooktest.Reader{Err: errors.New("no lookups")},
+			modify: func(a *storagev1alpha1.BucketAccess) {
+				a.Spec.Buckets[0].Access, a.Spec.Buckets[0].Prefix = storagev1alpha1.AccessReadWrite, "web/"
+			}},
+		{name: "a Bucket removed: no lookups", reader: webhooktest.Reader{Err: errors.New("no lookups")},
+			modify: func(a *storagev1alpha1.BucketAccess) { a.Spec.Buckets = a.Spec.Buckets[:1] }},
+		{name: "a Bucket of the same Contract added first in the list", reader: reader, modify: func(a *storagev1alpha1.BucketAccess) {
+			a.Spec.Buckets = append([]storagev1alpha1.AccessBucket{{Name: "logs", Access: storagev1alpha1.AccessWriteOnly}}, a.Spec.Buckets...)
+		}},
+		{name: "a Bucket of another Contract added first in the list", reader: reader, modify: func(a *storagev1alpha1.BucketAccess) {
+			a.Spec.Buckets = append([]storagev1alpha1.AccessBucket{{Name: "foreign", Access: storagev1alpha1.AccessWriteOnly}}, a.Spec.Buckets...)
+		}, want: []string{
+			`spec.buckets[0].name: Invalid value: "foreign": Bucket foreign belongs to Contract team-c, and Bucket data to Contract team-a: ` +
+				`one key reaches the Buckets of one Contract (its principal is in that Contract's account); make a BucketAccess for each Contract`,
+		}},
+		{name: "a missing Bucket added", reader: reader, modify: func(a *storagev1alpha1.BucketAccess) {
+			a.Spec.Buckets = append(a.Spec.Buckets, storagev1alpha1.AccessBucket{Name: "missing", Access: storagev1alpha1.AccessReadOnly})
+		}, want: []string{`spec.buckets[2].name: Invalid value: "missing": no Bucket of this name in namespace "team-a"`}},
+		{name: "the list form turned into the single form", reader: reader, modify: func(a *storagev1alpha1.BucketAccess) {
+			a.Spec.Buckets, a.Spec.Bucket, a.Spec.Access = nil, "data", storagev1alpha1.AccessReadOnly
+		}, want: []string{
+			`spec.bucket: Invalid value: "data": cannot change (was unset)`,
+			`spec.buckets: Forbidden: a BucketAccess keeps its form: spec.bucket cannot become spec.buckets or the reverse (make a new BucketAccess)`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			oldA := validBucketAccess()
+			oldA.Spec.SecretName = "reader-credentials"
+			multi(data, storagev1alpha1.AccessBucket{Name: "gone", Access: storagev1alpha1.AccessReadOnly})(oldA)
+			newA := oldA.DeepCopy()
+			tt.modify(newA)
+			_, err := (&BucketAccessValidator{Reader: tt.reader}).ValidateUpdate(context.Background(), oldA, newA)
 			if diff := cmp.Diff(tt.want, webhooktest.Causes(t, err)); diff != "" {
 				t.Errorf("ValidateUpdate() causes mismatch (-want +got):\n%s", diff)
 			}

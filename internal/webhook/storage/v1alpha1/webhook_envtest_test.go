@@ -337,7 +337,7 @@ var _ = Describe("Bucket admission", func() {
 func newBucketAccess(ns, name, bucket string, access storagev1alpha1.AccessMode) *storagev1alpha1.BucketAccess {
 	return &storagev1alpha1.BucketAccess{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       storagev1alpha1.BucketAccessSpec{Bucket: bucket, Access: access},
+		Spec:       storagev1alpha1.BucketAccessSpec{Bucket: storagev1alpha1.BucketName(bucket), Access: access},
 	}
 }
 
@@ -532,6 +532,45 @@ var _ = Describe("BucketAccess admission", func() {
 		a.Labels = map[string]string{"touched": "yes"}
 		Expect(k8sClient.Update(ctx, a)).To(Succeed())
 		Expect(a.Spec.SecretName).To(Equal(a.Name + "-credentials"))
+	})
+
+	// The CRD keeps the two forms apart before the webhooks run: exactly one of spec.bucket and
+	// spec.buckets, access and prefix only with the first, and no switch between them.
+	It("takes several Buckets in spec.buckets, each named once, and keeps the two forms apart", func(ctx SpecContext) {
+		setReady(ctx)
+		Expect(k8sClient.Create(ctx, newBucket(ns, "logs", "team-a-logs", "team-a"))).To(Succeed())
+		item := func(name string, access storagev1alpha1.AccessMode, prefix storagev1alpha1.ObjectPrefix) storagev1alpha1.AccessBucket {
+			return storagev1alpha1.AccessBucket{Name: storagev1alpha1.BucketName(name), Access: access, Prefix: prefix}
+		}
+		a := newBucketAccess(ns, "app", "", "")
+		a.Spec.Buckets = []storagev1alpha1.AccessBucket{item("data", storagev1alpha1.AccessReadOnly, "")}
+		a.Spec.Bucket, a.Spec.Access = "data", storagev1alpha1.AccessReadOnly
+		Expect(kubectlMessage(k8sClient.Create(ctx, a))).To(Equal(`The BucketAccess "app" is invalid: ` +
+			`spec: Invalid value: name either spec.bucket (one Bucket) or spec.buckets (several), not both`))
+		a.Spec.Bucket = ""
+		Expect(kubectlMessage(k8sClient.Create(ctx, a))).To(Equal(`The BucketAccess "app" is invalid: ` +
+			`spec: Invalid value: spec.access goes with spec.bucket; with spec.buckets each item says its access`))
+
+		a.Spec.Bucket, a.Spec.Access = "", ""
+		a.Spec.Buckets = []storagev1alpha1.AccessBucket{item("data", storagev1alpha1.AccessReadOnly, ""), item("data", storagev1alpha1.AccessReadWrite, "/a*")}
+		Expect(kubectlMessage(k8sClient.Create(ctx, a))).To(Equal(`The BucketAccess "app" is invalid: ` +
+			"\n* " + `spec.buckets[1]: Duplicate value: {"name":"data"}` +
+			"\n* " + `spec.buckets[1].prefix: Invalid value: "/a*": prefix may not start with '/'` +
+			"\n* " + `spec.buckets[1].prefix: Invalid value: "/a*": prefix may not contain '$', '*' or '?': in a bucket policy they are variables and wildcards`))
+
+		a.Spec.Buckets = []storagev1alpha1.AccessBucket{item("data", storagev1alpha1.AccessReadOnly, ""), item("logs", storagev1alpha1.AccessWriteOnly, "web/")}
+		Expect(k8sClient.Create(ctx, a)).To(Succeed())
+		Expect(a.Spec.SecretName).To(Equal("app-credentials"))
+
+		// Items come and go; the form stays.
+		a.Spec.Buckets = a.Spec.Buckets[1:]
+		Expect(k8sClient.Update(ctx, a)).To(Succeed())
+		a.Spec.Buckets = append(a.Spec.Buckets, item("missing", storagev1alpha1.AccessReadOnly, ""))
+		Expect(kubectlMessage(k8sClient.Update(ctx, a))).To(Equal(`The BucketAccess "app" is invalid: ` +
+			`spec.buckets[1].name: Invalid value: "missing": no Bucket of this name in namespace "` + ns + `"`))
+		a.Spec.Buckets, a.Spec.Bucket, a.Spec.Access = nil, "logs", storagev1alpha1.AccessWriteOnly
+		Expect(kubectlMessage(k8sClient.Update(ctx, a))).To(Equal(`The BucketAccess "app" is invalid: ` +
+			`spec: Invalid value: a BucketAccess keeps its form: spec.bucket cannot become spec.buckets or the reverse (make a new BucketAccess)`))
 	})
 
 	It("lets a BucketAccess whose Bucket is gone be updated", func(ctx SpecContext) {
