@@ -16,6 +16,7 @@ import (
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	osmcredentials "github.com/object-storage-manager/object-storage-manager/internal/credentials"
 )
 
 // Reasons the plugin gives for what has no Ready condition of its own. Each has a section of
@@ -152,7 +153,21 @@ var contractKeys = []string{
 	storagev1alpha1.SecretKeyEndpointURL, storagev1alpha1.SecretKeyRegion,
 }
 
+// accessKeys are the keys a one-Bucket BucketAccess's Secret holds in the env format.
 var accessKeys = append(slices.Clip(contractKeys), storagev1alpha1.SecretKeyBucketName)
+
+// accessKeysOf are the keys a's Secret holds in the env format: accessKeys for one Bucket,
+// BUCKET_NAME_<NAME> for each of several.
+func accessKeysOf(a *storagev1alpha1.BucketAccess) []string {
+	if len(a.Spec.Buckets) == 0 {
+		return accessKeys
+	}
+	keys := slices.Clip(contractKeys)
+	for _, b := range a.Spec.Buckets {
+		keys = append(keys, osmcredentials.EnvBucketNameKey(string(b.Name)))
+	}
+	return keys
+}
 
 // contract is the node of a Contract and its Secret.
 func (t *tracer) contract(name string) (*node, *storagev1alpha1.Contract, error) {
@@ -250,7 +265,7 @@ func (t *tracer) bucket(b *storagev1alpha1.Bucket, withContract, withUsers bool)
 // access is the node of a BucketAccess and its Secret.
 func (t *tracer) access(a *storagev1alpha1.BucketAccess) (*node, error) {
 	n := conditionNode(kindBucketAccess, a, a.Status.Conditions)
-	s, err := t.secret(secretName(a.Status.SecretName, a.SecretNameOrDefault()), "BucketAccess "+a.Name, accessKeys...)
+	s, err := t.secret(secretName(a.Status.SecretName, a.SecretNameOrDefault()), "BucketAccess "+a.Name, accessKeysOf(a)...)
 	if err != nil {
 		return nil, err
 	}

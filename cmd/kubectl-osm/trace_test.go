@@ -44,6 +44,16 @@ func access(name, bucket string, conds []metav1.Condition) *storagev1alpha1.Buck
 	return a
 }
 
+// multiAccess is a BucketAccess over several Buckets (spec.buckets), ReadWrite in each.
+func multiAccess(name string, conds []metav1.Condition, buckets ...string) *storagev1alpha1.BucketAccess {
+	a := &storagev1alpha1.BucketAccess{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	for _, b := range buckets {
+		a.Spec.Buckets = append(a.Spec.Buckets, storagev1alpha1.AccessBucket{Name: storagev1alpha1.BucketName(b), Access: storagev1alpha1.AccessReadWrite})
+	}
+	a.Status.Conditions = conds
+	return a
+}
+
 // ownedBy makes an Application the controller of a BucketAccess, as the Application
 // controller does for each link's.
 func ownedBy(a *storagev1alpha1.BucketAccess, app string) *storagev1alpha1.BucketAccess {
@@ -220,6 +230,30 @@ Everything above is Ready.
   └─ Application/web                 False   BucketAccessNotReady   Waiting for web-photos
 
 > BucketAccess/web-photos is the first not Ready (NoStatus). More: kubectl -n demo describe bucketaccess web-photos; what to do: docs/troubleshooting.md#nostatus
+`,
+	}, {
+		name: "a BucketAccess over several Buckets: every one of them, and each one's variable in its Secret",
+		objs: []client.Object{
+			contract("demo", available),
+			secret("demo-credentials", contractKeys...),
+			bucket("photos", "demo", available),
+			bucket("thumbs", "demo", ready(metav1.ConditionFalse, "S3Rejected", "The S3 server refused the bucket's policy")),
+			multiAccess("resizer", available, "photos", "thumbs"),
+			secret("resizer-credentials", contractKeys[0], contractKeys[1], contractKeys[2], contractKeys[3], "BUCKET_NAME_PHOTOS"),
+		},
+		ref: ref{kindBucketAccess, "resizer"},
+		want: `
+  NAME                               READY   REASON        MESSAGE
+  BucketAccess/resizer               True    Available     Fine
+  ├─ Bucket/photos                   True    Available     Fine
+  │  └─ Contract/demo                True    Available     Fine
+  │     └─ Secret/demo-credentials   -       Exists        Holds AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL, AWS_REGION
+> ├─ Bucket/thumbs                   False   S3Rejected    The S3 server refused the bucket's policy
+  │  └─ Contract/demo                True    Available     Fine
+  │     └─ Secret/demo-credentials   -       Exists        Holds AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL, AWS_REGION
+  └─ Secret/resizer-credentials      -       KeysMissing   Lacks BUCKET_NAME_THUMBS; BucketAccess resizer writes them
+
+> Bucket/thumbs is the first not Ready (S3Rejected). More: kubectl -n demo describe bucket thumbs; what to do: docs/troubleshooting.md#s3rejected
 `,
 	}, {
 		name: "a Contract: its Secret, then the Buckets that name it; a blocked deletion shows why",

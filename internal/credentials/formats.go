@@ -35,6 +35,12 @@ const (
 	envBucketPrefixPrefix = storagev1alpha1.SecretKeyBucketPrefix + "_"
 )
 
+// EnvBucketNameKey is the env format's variable that holds, in the Secret of a BucketAccess over
+// several Buckets, the S3 bucket of the Bucket named name.
+func EnvBucketNameKey(name string) string {
+	return envBucketNamePrefix + storagev1alpha1.EnvNameOf(name)
+}
+
 // Rendered is a Secret's credentials in the formats asked for.
 type Rendered struct {
 	// Data is set on the Secret; Remove are keys the operator wrote in a format that is no
@@ -162,7 +168,7 @@ func Env(c Connection, key *contractclient.Credentials) map[string][]byte {
 		storagev1alpha1.SecretKeyRegion:      []byte(c.Region),
 	}
 	for _, b := range c.Buckets {
-		data[envBucketNamePrefix+storagev1alpha1.EnvNameOf(b.Name)] = []byte(b.Bucket)
+		data[EnvBucketNameKey(b.Name)] = []byte(b.Bucket)
 		if b.Prefix != "" {
 			data[envBucketPrefixPrefix+storagev1alpha1.EnvNameOf(b.Name)] = []byte(b.Prefix)
 		}
