@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -93,18 +91,5 @@ func TestTheSteadyStateCountsUsageReadsWithS3CallsAgainstTheLimit(t *testing.T) 
 	st.provider["GET /v1/contracts/{id}/usage"] = 2000
 	if got := st.line(time.Minute, 1000); !strings.Contains(got, "OVER the limit of 3") {
 		t.Errorf("a usage read per Bucket on top of three S3 calls: %q", got)
-	}
-}
-
-// A run rewrites the page from docHeader and its sections: prose written into the page above the
-// sections and not into docHeader would be lost by the next run.
-func TestThePagesProseIsTheHeaderARunWrites(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "performance.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	prose, _, _ := strings.Cut(string(doc), "<!-- bench-scale ")
-	if prose != docHeader {
-		t.Errorf("docs/performance.md above its sections differs from docHeader (hack/bench/scale/report.go): edit both")
 	}
 }
