@@ -306,19 +306,30 @@ func (r *report) writeDoc(path string) error {
 	if err := r.plot(filepath.Join(filepath.Dir(path), plotName)); err != nil {
 		return err
 	}
-	sections := map[string]string{}
-	if old, err := os.ReadFile(path); err == nil {
-		sections = readSections(string(old))
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
 	}
-	sections[r.opts.key()] = r.section(plotName)
+	return os.WriteFile(path, composeDoc(string(old), r.opts.key(), r.section(plotName)), 0o644)
+}
+
+// composeDoc is the page old (empty for a new one) with the section of key set: its prose
+// above the sections is people's, kept as it is (docHeader starts a new page), and the other
+// runs' sections stay, in order.
+func composeDoc(old, key, section string) []byte {
+	header, sections := docHeader, readSections(old)
+	if prose, _, found := strings.Cut(old, "<!-- bench-scale "); found {
+		header = prose
+	}
+	sections[key] = section
 	keys := slices.Collect(maps.Keys(sections))
 	slices.SortFunc(keys, compareKeys)
 	var buf bytes.Buffer
-	buf.WriteString(docHeader)
+	buf.WriteString(header)
 	for _, k := range keys {
 		fmt.Fprintf(&buf, sectionBegin+"\n%s"+sectionEnd+"\n\n", k, sections[k], k)
 	}
-	return os.WriteFile(path, append(bytes.TrimRight(buf.Bytes(), "\n"), '\n'), 0o644)
+	return append(bytes.TrimRight(buf.Bytes(), "\n"), '\n')
 }
 
 // sectionRE finds the sections of earlier runs in the page.

@@ -93,3 +93,21 @@ func TestTheSteadyStateCountsUsageReadsWithS3CallsAgainstTheLimit(t *testing.T) 
 		t.Errorf("a usage read per Bucket on top of three S3 calls: %q", got)
 	}
 }
+
+// A run rewrites its own section of the page and nothing else: prose people wrote above the
+// sections (the resync budget's, the memory's) and other runs' sections stay.
+func TestARunKeepsThePagesProseAndOtherSections(t *testing.T) {
+	old := "# Performance at scale\n\nProse a person wrote.\n\n" +
+		"<!-- bench-scale N=100 begin -->\nold 100\n<!-- bench-scale N=100 end -->\n\n" +
+		"<!-- bench-scale N=1000 begin -->\nold 1000\n<!-- bench-scale N=1000 end -->\n"
+	got := string(composeDoc(old, "N=1000", "new 1000\n"))
+	want := "# Performance at scale\n\nProse a person wrote.\n\n" +
+		"<!-- bench-scale N=100 begin -->\nold 100\n<!-- bench-scale N=100 end -->\n\n" +
+		"<!-- bench-scale N=1000 begin -->\nnew 1000\n<!-- bench-scale N=1000 end -->\n"
+	if got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	if fresh := string(composeDoc("", "N=100", "first\n")); !strings.HasPrefix(fresh, docHeader) {
+		t.Errorf("a new page does not start with docHeader:\n%s", fresh)
+	}
+}
