@@ -323,16 +323,13 @@ func metricsOptions(opts Options) metricsserver.Options {
 //   - ConfigMaps (the obc format's): only those labelled storage.osm.dev/contract;
 //   - Deployments, Services, Ingresses and CronJobs: only those labelled as the Application
 //     controller's children (app.kubernetes.io/managed-by=object-storage-manager);
-//   - no object keeps its managedFields, which the operator never reads;
-//   - the operator's own kinds (Contract, Bucket, BucketAccess, Application) keep only the
-//     annotations of the operator's own groups (OwnAnnotationsTransform).
+//   - no object keeps its managedFields, which the operator never reads.
 //
 // With namespaces, the cache watches only those.
 func CacheOptions(namespaces []string) cache.Options {
 	labelled, err := labels.NewRequirement(storagev1alpha1.ContractLabel, selection.Exists, nil)
 	utilruntime.Must(err)
 	children := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{paascontroller.LabelManagedBy: paascontroller.ManagedBy})}
-	own := cache.ByObject{Transform: OwnAnnotationsTransform}
 	var watched map[string]cache.Config
 	for _, ns := range namespaces {
 		if watched == nil {
@@ -351,48 +348,8 @@ func CacheOptions(namespaces []string) cache.Options {
 			&networkingv1.Ingress{}: children,
 			&batchv1.CronJob{}:      children,
 			&batchv1.Job{}:          children,
-			// The operator's own kinds: one of each per tenant object, 10,000 Buckets and more.
-			&storagev1alpha1.Bucket{}:       own,
-			&storagev1alpha1.Contract{}:     own,
-			&storagev1alpha1.BucketAccess{}: own,
-			&paasv1alpha1.Application{}:     own,
 		},
 	}
-}
-
-// OwnAnnotationsTransform is how a Contract, Bucket, BucketAccess or Application enters the
-// cache: without managedFields, and with only the annotations of the operator's own groups
-// (storage.osm.dev/..., paas.osm.dev/...), the only ones its passes read. Everything else a
-// tool or a person wrote there (kubectl's last-applied-configuration, a copy of the whole
-// object; Helm's, Argo CD's) no pass reads, and each Bucket would carry it in memory.
-//
-// Safe because the operator never writes these kinds whole from the cache: their metadata and
-// status are written as merge patches of what a pass changed (engine/status, the Application's
-// BucketAccess patches), which leave the server's other annotations as they are; and a write
-// with no managedFields keeps the server's. Labels, finalizers and owner references are kept.
-func OwnAnnotationsTransform(obj any) (any, error) {
-	o, ok := obj.(metav1.Object)
-	if !ok {
-		return obj, nil
-	}
-	o.SetManagedFields(nil)
-	annotations := o.GetAnnotations()
-	for k := range annotations {
-		if !OwnAnnotation(k) {
-			delete(annotations, k)
-		}
-	}
-	if len(annotations) == 0 {
-		o.SetAnnotations(nil)
-	}
-	return obj, nil
-}
-
-// OwnAnnotation says whether an annotation key is of the operator's own groups, the ones
-// OwnAnnotationsTransform keeps.
-func OwnAnnotation(key string) bool {
-	prefix, _, found := strings.Cut(key, "/")
-	return found && (prefix == storagev1alpha1.GroupVersion.Group || prefix == paasv1alpha1.GroupVersion.Group)
 }
 
 // SecretTransform is how a Secret enters the cache: without managedFields, and without its data
