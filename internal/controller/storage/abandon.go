@@ -54,7 +54,7 @@ func (k bucketKind) Abandon(_ context.Context, b *storagev1alpha1.Bucket) (strin
 // Abandon lets a BucketAccess go: its principal, if one was made, stays with its keys; the
 // Secret goes with the BucketAccess, which owns it.
 func (k accessKind) Abandon(_ context.Context, a *storagev1alpha1.BucketAccess) (string, error) {
-	k.checked.Delete(a.UID)
+	k.forgetChecks(a.UID)
 	switch {
 	case a.Status.PrincipalID != "":
 		return fmt.Sprintf("principal %s of contract %s stays, with key %s%s: revoke it at the provider",

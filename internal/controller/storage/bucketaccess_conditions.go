@@ -213,10 +213,14 @@ func verifiedCondition(a *storagev1alpha1.BucketAccess, checks []keyCheck) *engi
 // access allows and nothing more, or, in a bucket taken out of spec.buckets, nothing.
 func verifiedIn(c keyCheck) *engine.Condition {
 	missing, extra := accessGaps(c.access, c.check)
-	switch {
-	case c.revoked && len(extra) > 0:
+	switch still := stillReaches(c); {
+	case len(still) > 0:
 		return engine.False(storagev1alpha1.ReasonPolicyPending, fmt.Sprintf(
 			"Taken out of spec.buckets, but the key can still %s there (%s): the Bucket's policy does not drop it yet.",
+			strings.Join(still, " and "), checked(&c)))
+	case c.revoked && len(extra) > 0:
+		return engine.True(storagev1alpha1.ReasonVerified, fmt.Sprintf(
+			"Taken out of spec.buckets: the key can %s there only as every key can, by the bucket's canned ACL (%s).",
 			strings.Join(extra, " and "), checked(&c)))
 	case c.revoked:
 		return engine.True(storagev1alpha1.ReasonVerified, fmt.Sprintf("Taken out of spec.buckets: the key is refused there (%s).", checked(&c)))
@@ -337,11 +341,9 @@ func setBucketStatus(a *storagev1alpha1.BucketAccess, f accessFound) (revoked []
 			continue
 		}
 		c, checked := checks[st.Name]
-		if checked && c.revoked {
-			if _, extra := accessGaps(c.access, c.check); len(extra) == 0 {
-				revoked = append(revoked, c)
-				continue
-			}
+		if checked && c.revoked && len(stillReaches(c)) == 0 {
+			revoked = append(revoked, c)
+			continue
 		}
 		if st.BucketName == "" {
 			continue // never reached: no policy of it names the key
@@ -439,6 +441,24 @@ func accessGaps(access storagev1alpha1.AccessMode, c objectstore.AccessCheck) (m
 		}
 	}
 	return missing, extra
+}
+
+// stillReaches lists what a key can still do in a bucket taken out of spec.buckets beyond what
+// the bucket lets every key do; nothing for a bucket it keeps.
+func stillReaches(c keyCheck) []string {
+	if !c.revoked {
+		return nil
+	}
+	var still []string
+	for _, d := range []struct {
+		what          string
+		can, everyone bool
+	}{{"list", c.check.List, c.everyone.List}, {"read", c.check.Read, c.everyone.Read}, {"write", c.check.Write, c.everyone.Write}} {
+		if d.can && !d.everyone {
+			still = append(still, d.what)
+		}
+	}
+	return still
 }
 
 // outsideGaps lists what a key checked under a prefix can do outside it.

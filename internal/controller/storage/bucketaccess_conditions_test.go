@@ -163,3 +163,39 @@ func TestBucketAccessOverSeveralBuckets(t *testing.T) {
 		t.Errorf("status.buckets[photos] = %+v, want what the last check said", st)
 	}
 }
+
+// A public bucket taken out of spec.buckets still lets the key list and read, as it lets every
+// key: that is no grant of the key's, so the bucket leaves status.buckets once the key can do
+// no more there than that. A write it could still make is its own, and keeps it there.
+func TestAPublicBucketTakenOutIsRevokedOnceTheKeyCanDoNoMoreThanAnyKey(t *testing.T) {
+	public := objectstore.AccessCheck{List: true, Read: true}
+	a := &storagev1alpha1.BucketAccess{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"},
+		Spec: storagev1alpha1.BucketAccessSpec{Buckets: []storagev1alpha1.AccessBucket{{Name: "photos", Access: storagev1alpha1.AccessReadOnly}}},
+		Status: storagev1alpha1.BucketAccessStatus{Buckets: []storagev1alpha1.AccessBucketStatus{
+			{Name: "photos", BucketName: "ns-photos"}, {Name: "site", BucketName: "ns-site"}}},
+	}
+	found := func(site objectstore.AccessCheck) accessFound {
+		return accessFound{ready: accessIssued{}, checks: []keyCheck{
+			{key: "AK1", bucket: "photos", bucketName: "ns-photos", access: storagev1alpha1.AccessReadOnly, check: public},
+			{key: "AK1", bucket: "site", bucketName: "ns-site", revoked: true, check: site, everyone: public},
+		}}
+	}
+
+	stillWrites := found(objectstore.AccessCheck{List: true, Read: true, Write: true})
+	_, verified := accessConditions(a, stillWrites)
+	check(t, "AccessVerified", verified, &want{metav1.ConditionFalse, storagev1alpha1.ReasonPolicyPending,
+		"Bucket site: Taken out of spec.buckets, but the key can still write there"})
+	if revoked := setBucketStatus(a, stillWrites); len(revoked) != 0 {
+		t.Errorf("revoked = %+v, want none while the key still writes", revoked)
+	}
+
+	asAnyKey := found(public)
+	_, verified = accessConditions(a, asAnyKey)
+	check(t, "AccessVerified", verified, &want{metav1.ConditionTrue, storagev1alpha1.ReasonVerified, "in each bucket"})
+	if revoked := setBucketStatus(a, asAnyKey); len(revoked) != 1 || revoked[0].bucket != "site" {
+		t.Errorf("revoked = %+v, want site", revoked)
+	}
+	if v := verifiedIn(asAnyKey.checks[1]); !strings.Contains(v.Message, "only as every key can, by the bucket's canned ACL") {
+		t.Errorf("site: %s, want it to say the ACL is why the key still lists and reads", v.Message)
+	}
+}

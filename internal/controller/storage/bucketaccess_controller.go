@@ -64,6 +64,8 @@ type BucketAccessReconciler struct {
 	// checked holds the last check of each BucketAccess's key in each of its buckets, so a pass
 	// woken by a Bucket within ResyncPeriod does not send the same requests again.
 	checked ttlcache.Cache[types.UID, []keyCheck]
+	// progress holds the checks of a pass that failed before it checked every bucket.
+	progress ttlcache.Cache[types.UID, []partialCheck]
 	// refusals holds a provider's refusal of a second key, asked again once a resync period.
 	refusals ttlcache.Cache[types.UID, string]
 }

@@ -62,7 +62,7 @@ func (k accessKind) Delete(ctx context.Context, a *storagev1alpha1.BucketAccess,
 			return found.end(nil, 0, fmt.Errorf("deleting Secret %q: %w", secret.Name, err))
 		}
 	}
-	k.checked.Delete(a.UID)
+	k.forgetChecks(a.UID)
 	return found.end(accessDeleting{}, 0, p.Release(ctx))
 }
 

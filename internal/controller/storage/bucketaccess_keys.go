@@ -11,6 +11,8 @@ import (
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
@@ -92,7 +94,7 @@ func (p principalKeys) Verify(ctx context.Context, key contractclient.Credential
 			in = " in Bucket " + c.bucket
 		}
 		if missing, _ := accessGaps(c.access, c.check); len(missing) > 0 {
-			p.kind.checked.Delete(a.UID) // the policy is on its way: ask again on the retry
+			p.kind.forgetChecks(a.UID) // the policy is on its way: ask again on the retry
 			return credentials.Verdict{Reason: storagev1alpha1.ReasonNewKeyPending, Retry: tuning.PolicyWait,
 				Why: fmt.Sprintf("New key %s cannot %s%s yet: the Bucket's policy does not carry it yet", key.AccessKeyID, strings.Join(missing, " or "), in)}, nil
 		}
@@ -116,6 +118,25 @@ type keyCheck struct {
 	access  storagev1alpha1.AccessMode
 	revoked bool
 	check   objectstore.AccessCheck
+	// everyone is what the bucket's canned ACL lets every key do, in a bucket taken out of
+	// spec.buckets: the key is refused there once it can do no more than that.
+	everyone objectstore.AccessCheck
+}
+
+// grantedToEveryone is what the canned ACL of the Bucket named name lets any key do: a public
+// bucket still lets a key list and read once its policy has dropped it.
+func (k accessKind) grantedToEveryone(ctx context.Context, namespace, name string) objectstore.AccessCheck {
+	b := &storagev1alpha1.Bucket{}
+	if err := k.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, b); err != nil {
+		return objectstore.AccessCheck{} // gone: nothing to allow for
+	}
+	switch b.Spec.CannedACL {
+	case storagev1alpha1.CannedACLPublicRead, storagev1alpha1.CannedACLAuthenticatedRead:
+		return objectstore.AccessCheck{List: true, Read: true}
+	case storagev1alpha1.CannedACLPublicReadWrite:
+		return objectstore.AccessCheck{List: true, Read: true, Write: true}
+	}
+	return objectstore.AccessCheck{}
 }
 
 // check finds out what key can do in each bucket it is for, and in each bucket taken out of
@@ -130,31 +151,57 @@ func (k accessKind) check(ctx context.Context, a *storagev1alpha1.BucketAccess, 
 	}
 	for _, st := range a.Status.Buckets {
 		if _, kept := a.AccessBucketNamed(st.Name); !kept && st.BucketName != "" {
-			want = append(want, keyCheck{key: key.AccessKeyID, bucket: st.Name, bucketName: st.BucketName, revoked: true})
+			want = append(want, keyCheck{key: key.AccessKeyID, bucket: st.Name, bucketName: st.BucketName, revoked: true,
+				everyone: k.grantedToEveryone(ctx, a.Namespace, st.Name)})
 		}
 	}
-	if last, _, ok := k.checked.Get(a.UID, k.ResyncPeriod); ok && sameChecks(last, want) {
+	if last, _, ok := k.checked.Get(a.UID, k.ResyncPeriod); ok && slices.EqualFunc(last, want, sameCheck) {
 		return last, nil
 	}
+	// A pass cut short by a failed request keeps what it found, and the next one asks only for
+	// the rest: a key over many buckets needs a dozen requests or more, which all at once would
+	// seldom get through a server that fails now and then.
+	progress, _, _ := k.progress.Get(a.UID, k.ResyncPeriod)
+	now := k.Now.Time()
 	store := k.Stores(accountOf(t.contract, key))
 	for i := range want {
+		if j := slices.IndexFunc(progress, func(p partialCheck) bool {
+			return sameCheck(p.keyCheck, want[i]) && now.Sub(p.at) < k.ResyncPeriod
+		}); j >= 0 {
+			want[i].check = progress[j].check
+			continue
+		}
 		check, err := store.CheckAccess(ctx, want[i].bucketName, want[i].prefix)
 		if err != nil {
 			return nil, err
 		}
 		want[i].check = check
+		progress = append(progress, partialCheck{keyCheck: want[i], at: now})
+		k.progress.Put(a.UID, progress)
 	}
+	k.progress.Delete(a.UID)
 	k.checked.Put(a.UID, want)
 	return want, nil
 }
 
-// sameChecks says whether last checked what want asks for: the same key, buckets, accesses and
-// prefixes.
-func sameChecks(last, want []keyCheck) bool {
-	return slices.EqualFunc(last, want, func(l, w keyCheck) bool {
-		w.check = l.check
-		return l == w
-	})
+// partialCheck is one bucket's check of a pass that did not check them all, and when it was
+// made.
+type partialCheck struct {
+	keyCheck
+	at time.Time
+}
+
+// forgetChecks drops what a BucketAccess's key was found to do, so the next pass asks again.
+func (k accessKind) forgetChecks(uid types.UID) {
+	k.checked.Delete(uid)
+	k.progress.Delete(uid)
+}
+
+// sameCheck says whether last checked what want asks for: the same key, bucket, access and
+// prefix.
+func sameCheck(last, want keyCheck) bool {
+	want.check = last.check
+	return last == want
 }
 
 // keys is the BucketAccess's key through this pass. first is the principal's first key pair
@@ -232,9 +279,9 @@ func (k accessKind) verify(ctx context.Context, a *storagev1alpha1.BucketAccess,
 	}
 	found.checks = checks
 	for _, c := range checks {
-		if missing, extra := accessGaps(c.access, c.check); len(missing) > 0 || (c.revoked && len(extra) > 0) {
+		if missing, _ := accessGaps(c.access, c.check); len(missing) > 0 || len(stillReaches(c)) > 0 {
 			// A policy is on its way, to grant the key or to drop it: ask again soon.
-			k.checked.Delete(a.UID)
+			k.forgetChecks(a.UID)
 			return found.end(accessIssued{}, tuning.PolicyWait, nil)
 		}
 	}
