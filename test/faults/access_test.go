@@ -39,6 +39,130 @@ func (sc *scenario) createAccesses() {
 		sc.accesses = append(sc.accesses, a)
 		sc.issued[a.UID] = nil
 	}
+	sc.createSharedAccesses()
+}
+
+// sharedModes are the accesses of a BucketAccess over several Buckets, in the order of its
+// spec.buckets. The last is taken away mid-run (narrowSharedAccesses); it is ReadWrite, so a key
+// still reaching it shows in a write, which no canned ACL of the scenario grants.
+var sharedModes = []storagev1alpha1.AccessBucket{
+	{Access: storagev1alpha1.AccessReadOnly},
+	{Access: storagev1alpha1.AccessWriteOnly, Prefix: "in/"},
+	{Access: storagev1alpha1.AccessReadWrite},
+}
+
+// createSharedAccesses makes, for each Contract with enough Buckets, one BucketAccess over
+// three of them, one of each access mode.
+func (sc *scenario) createSharedAccesses() {
+	byContract := map[string][]*storagev1alpha1.Bucket{}
+	for _, b := range sc.buckets {
+		byContract[b.Spec.ContractName] = append(byContract[b.Spec.ContractName], b)
+	}
+	for _, c := range sc.contracts {
+		buckets := byContract[c.Name]
+		if len(buckets) < len(sharedModes) {
+			continue
+		}
+		a := &storagev1alpha1.BucketAccess{
+			ObjectMeta: metav1.ObjectMeta{Namespace: sc.ns, Name: "shared-" + c.Name},
+			Spec: storagev1alpha1.BucketAccessSpec{
+				Rotation: &storagev1alpha1.KeyRotation{Period: metav1.Duration{Duration: 24 * 3600e9}, Overlap: &rotationOverlap}},
+		}
+		for i, m := range sharedModes {
+			m.Name = storagev1alpha1.BucketName(buckets[i].Name)
+			a.Spec.Buckets = append(a.Spec.Buckets, m)
+		}
+		sc.create(a)
+		sc.accesses = append(sc.accesses, a)
+		sc.issued[a.UID] = nil
+	}
+}
+
+// narrowSharedAccesses takes the last Bucket from every BucketAccess over several, while the
+// manager dies and calls fail, and waits until each is Ready without it. It returns how many
+// keys still write where they no longer may, and fails the test if a key could not write there
+// before (a check that could not fail) or lost a Bucket it keeps.
+func (sc *scenario) narrowSharedAccesses() (outlived, narrowed int) {
+	sc.t.Helper()
+	type cut struct {
+		a       *storagev1alpha1.BucketAccess
+		dropped string // the S3 bucket taken away
+	}
+	var cuts []cut
+	for _, a := range sc.accesses {
+		if len(a.Spec.Buckets) < len(sharedModes) {
+			continue
+		}
+		sc.remember(a)
+		dropped := bucketOf(a, a.Spec.Buckets[len(a.Spec.Buckets)-1].Name)
+		if err := sc.tryWrite(a, dropped); err != nil {
+			sc.t.Fatalf("%s: its key cannot write to %s before it is taken away: %v", a.Name, dropped, err)
+		}
+		patch := client.RawPatch(k8stypes.JSONPatchType, fmt.Appendf(nil, `[{"op":"remove","path":"/spec/buckets/%d"}]`, len(a.Spec.Buckets)-1))
+		if err := sc.k8s.Patch(sc.ctx, a, patch); err != nil {
+			sc.t.Fatalf("taking a Bucket from %s: %v", a.Name, err)
+		}
+		cuts = append(cuts, cut{a: a, dropped: dropped})
+	}
+	// Ready alone may still be the previous generation's: each must have seen its new spec and
+	// let go of the Bucket (status.buckets keeps one taken out until it is refused there).
+	sc.waitFor("every narrowed BucketAccess without its last Bucket", func() (string, bool) {
+		for _, c := range cuts {
+			if err := sc.k8s.Get(sc.ctx, client.ObjectKeyFromObject(c.a), c.a); err != nil {
+				return err.Error(), false
+			}
+			if st := c.a.Status; st.ObservedGeneration != c.a.Generation || len(st.Buckets) != len(c.a.Spec.Buckets) {
+				return fmt.Sprintf("%s: generation %d observed %d, %d buckets in status", c.a.Name, c.a.Generation, st.ObservedGeneration, len(st.Buckets)), false
+			}
+		}
+		return "", true
+	})
+	sc.waitReady()
+	for _, c := range cuts {
+		sc.remember(c.a)
+		if err := sc.tryWrite(c.a, c.dropped); objectstore.ErrorCode(err) != "AccessDenied" {
+			sc.t.Errorf("%s: its key still writes to %s, taken from it: %v", c.a.Name, c.dropped, err)
+			outlived++
+		}
+		// What it keeps, it keeps: the ReadOnly Bucket still lists.
+		kept := bucketOf(c.a, c.a.Spec.Buckets[0].Name)
+		if _, err := sc.keyClient(c.a).ListObjectsV2(sc.ctx, &s3.ListObjectsV2Input{Bucket: aws.String(kept), MaxKeys: aws.Int32(1)}); err != nil {
+			sc.t.Errorf("%s: its key lost %s, which it keeps: %v", c.a.Name, kept, err)
+		}
+	}
+	return outlived, len(cuts)
+}
+
+// tryWrite writes an object with a BucketAccess's key and takes it away again, so the bucket
+// stays as the scenario left it.
+func (sc *scenario) tryWrite(a *storagev1alpha1.BucketAccess, bucket string) error {
+	key := aws.String("narrow-probe")
+	if _, err := sc.keyClient(a).PutObject(sc.ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: key}); err != nil {
+		return err
+	}
+	_, err := sc.admin().DeleteObject(sc.ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: key})
+	return err
+}
+
+// keyClient is an S3 client with the key in a BucketAccess's Secret.
+func (sc *scenario) keyClient(a *storagev1alpha1.BucketAccess) *s3.Client {
+	secret := &corev1.Secret{}
+	if err := sc.k8s.Get(sc.ctx, client.ObjectKey{Namespace: sc.ns, Name: a.SecretNameOrDefault()}, secret); err != nil {
+		sc.t.Fatalf("reading the Secret of %s: %v", a.Name, err)
+	}
+	return localenv.NewS3Client(sc.stk.S3.Direct, sc.stk.S3.Region,
+		string(secret.Data[storagev1alpha1.SecretKeyAccessKeyID]), string(secret.Data[storagev1alpha1.SecretKeySecretAccessKey]))
+}
+
+// bucketOf is the S3 bucket of the Bucket named name in a BucketAccess's status, or, when name
+// is empty, of its single Bucket (its first, for one over several).
+func bucketOf(a *storagev1alpha1.BucketAccess, name storagev1alpha1.BucketName) string {
+	for _, b := range a.Status.Buckets {
+		if b.Name == string(name) || name == "" {
+			return b.BucketName
+		}
+	}
+	return a.Status.BucketName
 }
 
 // rotateAccesses asks every BucketAccess for a new key and waits until each holds it, its
@@ -99,7 +223,7 @@ func (sc *scenario) checkKeys(a *storagev1alpha1.BucketAccess) (outlived int) {
 		outlived += max(0, len(active)-1)
 	}
 	for _, k := range sc.issued[a.UID] {
-		if k != current && sc.keyWorks(k, a.Status.BucketName) {
+		if k != current && sc.keyWorks(k, bucketOf(a, "")) {
 			sc.t.Errorf("%s: replaced key %s still works at the S3 server", a.Name, k)
 			outlived++
 		}

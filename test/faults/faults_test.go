@@ -150,6 +150,13 @@ func TestNothingLeaksDuplicatesOrWedgesUnderFaults(t *testing.T) {
 	var outlived int
 	restarts += sc.restartDuring(func() { outlived = sc.rotateAccesses("r1") })
 	rotated := len(sc.accesses)
+	// Each key over several Buckets loses one of them: refused there, kept at the others.
+	var narrowed int
+	restarts += sc.restartDuring(func() {
+		var n int
+		n, narrowed = sc.narrowSharedAccesses()
+		outlived += n
+	})
 
 	// Applications back up into the Buckets and restore, two to a backup Bucket: no backup key
 	// may write outside its own prefix, and no object outside it may change.
@@ -217,11 +224,11 @@ func TestNothingLeaksDuplicatesOrWedgesUnderFaults(t *testing.T) {
 		s3total, float64(s3total)/float64(sz.buckets), apitotal, float64(apitotal)/float64(contracts), apiBound)
 	t.Logf("faults injected: S3 %s; contract API %s", s3Faults.Summary(), apiFaults.Summary())
 	em := sc.emptying
-	line := fmt.Sprintf("faults: %d buckets, %d bucketaccesses rotated, %d applications backed up and restored, "+
+	line := fmt.Sprintf("faults: %d buckets, %d bucketaccesses rotated (%d over several buckets, narrowed by one), %d applications backed up and restored, "+
 		"%d buckets force-deleted with %d object versions (%d restarts mid-emptying), %.0f%% injected (%d faults), %d restarts: "+
 		"%d leaked, %d duplicated, %d lost secrets, %d keys outliving their revocation, %d objects touched outside their application's prefix, "+
 		"%d objects deleted outside the force-deleted buckets, all settled in %.0f s",
-		sz.buckets, rotated, len(sc.apps), len(em.forced), em.versions, midEmptying.hits, sz.rate*100, s3n+apin, restarts,
+		sz.buckets, rotated, narrowed, len(sc.apps), len(em.forced), em.versions, midEmptying.hits, sz.rate*100, s3n+apin, restarts,
 		leaked+principalsLeft, duplicated+left+principalsTwice, lost, outlived, trespassed, deletedOutside, settled.Seconds())
 	fmt.Println(line)
 	t.Log(line)

@@ -271,6 +271,12 @@ func describeResource(o client.Object) string {
 		}
 	case *storagev1alpha1.BucketAccess:
 		s += describeKeyStatus(&v.Status.KeyStatus)
+		for _, b := range v.Status.Buckets {
+			s += fmt.Sprintf("; %s %s %q verified=%s/%s", b.Name, b.Access, b.Prefix, b.Verified, b.Reason)
+			if b.Revoked {
+				s += " revoked"
+			}
+		}
 	case *storagev1alpha1.Contract:
 		s += describeKeyStatus(&v.Status.KeyStatus)
 	case *paasv1alpha1.Application:
@@ -367,16 +373,46 @@ func hasSecret(secrets []corev1.Secret, o client.Object) bool {
 }
 
 // tryKey says what the key in a Secret may do: list the bucket the Secret names (a
-// BucketAccess's), or its account's buckets (a Contract's).
+// BucketAccess's), each bucket it names under its prefix (a BucketAccess over several), or its
+// account's buckets (a Contract's).
 func (r *run) tryKey(secret *corev1.Secret) string {
 	c := localenv.NewS3Client(r.stk.S3.Direct, r.stk.S3.Region,
 		string(secret.Data[storagev1alpha1.SecretKeyAccessKeyID]), string(secret.Data[storagev1alpha1.SecretKeySecretAccessKey]))
+	list := func(bucket, prefix string) string {
+		_, err := c.ListObjectsV2(r.ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(prefix), MaxKeys: aws.Int32(1)})
+		return outcome(err)
+	}
 	if bucket := string(secret.Data[storagev1alpha1.SecretKeyBucketName]); bucket != "" {
-		_, err := c.ListObjectsV2(r.ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), MaxKeys: aws.Int32(1)})
-		return "listing its bucket: " + outcome(err)
+		return "listing its bucket: " + list(bucket, "")
+	}
+	if named := namedBuckets(secret.Data); len(named) > 0 {
+		var tries []string
+		for _, n := range named {
+			tries = append(tries, fmt.Sprintf("listing %s: %s", n.variable, list(n.bucket, n.prefix)))
+		}
+		return strings.Join(tries, ", ")
 	}
 	_, err := c.ListBuckets(r.ctx, &s3.ListBucketsInput{})
 	return "listing buckets: " + outcome(err)
+}
+
+// namedBucket is one bucket a list form's Secret names: its variable, bucket and prefix.
+type namedBucket struct{ variable, bucket, prefix string }
+
+// namedBuckets are the buckets of a list form's env Secret (BUCKET_NAME_<NAME>, with
+// BUCKET_PREFIX_<NAME>), by variable.
+func namedBuckets(data map[string][]byte) []namedBucket {
+	var out []namedBucket
+	for k, v := range data {
+		name, ok := strings.CutPrefix(k, storagev1alpha1.SecretKeyBucketName+"_")
+		if !ok {
+			continue
+		}
+		out = append(out, namedBucket{variable: k, bucket: string(v),
+			prefix: string(data[storagev1alpha1.SecretKeyBucketPrefix+"_"+name])})
+	}
+	slices.SortFunc(out, func(a, b namedBucket) int { return strings.Compare(a.variable, b.variable) })
+	return out
 }
 
 // describeChildren says which of the objects an Application makes exist.

@@ -27,8 +27,9 @@ type step struct {
 	stale bool
 }
 
-// The workload: two Contracts (Delete, Retain), three Buckets with settings, two BucketAccesses
-// (one rotated, one deleted and made again under its name), an Application with a backup and a
+// The workload: two Contracts (Delete, Retain), three Buckets with settings, three BucketAccesses
+// (one rotated, one deleted and made again under its name, one over two Buckets and then
+// narrowed to one), an Application with a backup and a
 // restore, user data, and every deletion in the order a user goes. The stack has no
 // kube-controller-manager, so the harness plays its part where the workload needs it: the
 // CronJob's run (a snapshot written with the backup's key, the CronJob's status), the restore
@@ -47,6 +48,7 @@ var workload = []step{
 		r.create(access("writer", "data", storagev1alpha1.AccessReadWrite))
 		r.create(access("reader", "archive", storagev1alpha1.AccessReadOnly))
 	}},
+	{name: "issue a key over two buckets", do: func(r *run) { r.create(sharedAccess()) }},
 	{name: "deploy application", do: func(r *run) { r.create(webApp()) }},
 	{name: "write data and a backup", do: (*run).writeData},
 	{name: "change bucket settings", do: func(r *run) {
@@ -59,6 +61,14 @@ var workload = []step{
 	}},
 	{name: "ask for a restore", do: func(r *run) { r.annotate(&paasv1alpha1.Application{}, "web", paasv1alpha1.RestoreAnnotation, "snap-1") }},
 	{name: "restore job completes", do: (*run).completeRestore},
+	// The key loses scratch and keeps data: scratch's policy stops naming it, and it is refused
+	// there, before scratch goes.
+	{name: "narrow the shared key to one bucket", stale: true, do: func(r *run) {
+		r.update(&storagev1alpha1.BucketAccess{}, "shared", func(o client.Object) {
+			a := o.(*storagev1alpha1.BucketAccess)
+			a.Spec.Buckets = a.Spec.Buckets[:1]
+		})
+	}},
 	{name: "delete scratch", stale: true, do: func(r *run) { r.remove(&storagev1alpha1.Bucket{}, "scratch") }},
 	{name: "recreate scratch", stale: true, do: func(r *run) {
 		r.create(bucket(r.ns, "scratch", "owner", storagev1alpha1.ReclaimPolicyDelete, storagev1alpha1.CannedACLPrivate))
@@ -69,6 +79,7 @@ var workload = []step{
 	{name: "delete bucketaccesses", stale: true, do: func(r *run) {
 		r.remove(&storagev1alpha1.BucketAccess{}, "writer")
 		r.remove(&storagev1alpha1.BucketAccess{}, "reader")
+		r.remove(&storagev1alpha1.BucketAccess{}, "shared")
 	}},
 	{name: "empty and delete buckets", stale: true, do: func(r *run) {
 		r.emptyBucket("data")
@@ -108,6 +119,16 @@ func access(name, bucket string, mode storagev1alpha1.AccessMode) *storagev1alph
 	return &storagev1alpha1.BucketAccess{ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: storagev1alpha1.BucketAccessSpec{Bucket: storagev1alpha1.BucketName(bucket), Access: mode,
 			Rotation: &storagev1alpha1.KeyRotation{Period: metav1.Duration{Duration: 24 * 3600e9}, Overlap: &metav1.Duration{Duration: 1e9}}}}
+}
+
+// sharedAccess is one key over two Buckets of one Contract: data to read, scratch to write
+// under a prefix.
+func sharedAccess() *storagev1alpha1.BucketAccess {
+	return &storagev1alpha1.BucketAccess{ObjectMeta: metav1.ObjectMeta{Name: "shared"},
+		Spec: storagev1alpha1.BucketAccessSpec{Buckets: []storagev1alpha1.AccessBucket{
+			{Name: "data", Access: storagev1alpha1.AccessReadOnly},
+			{Name: "scratch", Access: storagev1alpha1.AccessReadWrite, Prefix: "tmp/"},
+		}}}
 }
 
 func webApp() *paasv1alpha1.Application {
