@@ -92,8 +92,19 @@ func AccessStatements(grants []AccessGrant, resourcePrefix, bucket string) []any
 			out = append(out, statement(sid+"Objects", principal, actions.objects, resourcePrefix+bucket+"/"+prefix+"*"))
 		}
 	}
+	if principal := mergedPrincipal(grants, WriteOnly, anyPrefix); principal != nil {
+		deny := statement(AccessStatementPrefix+WriteOnly+"Deny", principal, writeOnlyDenied, resourcePrefix+bucket+"/*")
+		deny["Effect"] = "Deny"
+		out = append(out, deny)
+	}
 	return out
 }
+
+// writeOnlyDenied are what a WriteOnly key is refused outright, in the whole bucket. An Allow
+// that is not there is not enough: Ceph RGW makes the uploader an object's owner, and the
+// object's ACL grants its owner FULL_CONTROL, which RGW honours unless a policy denies it. So
+// without this a leaked backup key reads, and re-grants, the backups it wrote.
+var writeOnlyDenied = []string{"s3:GetObject", "s3:GetObjectVersion", "s3:GetObjectAcl", "s3:PutObjectAcl"}
 
 // grantPrefixes are the prefixes of the grants of mode, sorted, "" (the whole bucket) first.
 func grantPrefixes(grants []AccessGrant, mode string) []string {
@@ -117,12 +128,16 @@ func prefixSid(prefix string) string {
 	return "Prefix" + hex.EncodeToString(sum[:6])
 }
 
+// anyPrefix, as mergedPrincipal's prefix, takes the grants of every prefix.
+const anyPrefix = "*"
+
 // mergedPrincipal is one Principal element that names every principal granted mode under
-// prefix: for each kind ("AWS"), its one value, or the sorted values; nil when none is.
+// prefix (anyPrefix: under any): for each kind ("AWS"), its one value, or the sorted values; nil
+// when none is.
 func mergedPrincipal(grants []AccessGrant, mode, prefix string) map[string]any {
 	values := map[string][]string{}
 	for _, g := range grants {
-		if g.Access != mode || g.Prefix != prefix {
+		if g.Access != mode || (g.Prefix != prefix && prefix != anyPrefix) {
 			continue
 		}
 		for kind, v := range g.Principal {

@@ -24,7 +24,7 @@ func TestAccessStatementsGrantEachModeOnlyItsActionsOnOneBucket(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.access, func(t *testing.T) {
-			stmts := AccessStatements([]AccessGrant{{Name: "app.reader", Access: tt.access, Principal: principal}}, "arn:aws:s3:::", "photos")
+			stmts, _ := allowsAndDenies(AccessStatements([]AccessGrant{{Name: "app.reader", Access: tt.access, Principal: principal}}, "arn:aws:s3:::", "photos"))
 			encoded, _ := json.Marshal(stmts)
 			for _, a := range tt.forbiddenActions {
 				if strings.Contains(string(encoded), `"`+a+`"`) {
@@ -57,6 +57,42 @@ func TestAccessStatementsGrantEachModeOnlyItsActionsOnOneBucket(t *testing.T) {
 	}
 }
 
+// allowsAndDenies splits statements by their effect.
+func allowsAndDenies(stmts []any) (allows, denies []any) {
+	for _, s := range stmts {
+		if s.(map[string]any)["Effect"] == "Deny" {
+			denies = append(denies, s)
+			continue
+		}
+		allows = append(allows, s)
+	}
+	return allows, denies
+}
+
+// A WriteOnly key is denied, in the whole bucket and whatever its prefix, reading objects and
+// their ACLs and changing those ACLs: on Ceph RGW the uploader owns what it wrote, and an
+// object's ACL grants its owner everything unless a policy says Deny. One statement names every
+// WriteOnly principal; only they are named there.
+func TestWriteOnlyKeysAreDeniedReadingWhatTheyWrote(t *testing.T) {
+	grants := []AccessGrant{
+		{Name: "reader", Access: ReadOnly, Principal: map[string]any{"AWS": "AK1"}},
+		{Name: "backup", Access: WriteOnly, Principal: map[string]any{"AWS": "AK2"}},
+		{Name: "logs", Access: WriteOnly, Prefix: "logs/", Principal: map[string]any{"AWS": "AK3"}},
+	}
+	_, denies := allowsAndDenies(AccessStatements(grants, "arn:aws:s3:::", "b"))
+	if len(denies) != 1 {
+		t.Fatalf("deny statements: %v, want one", denies)
+	}
+	deny := denies[0].(map[string]any)
+	if deny["Resource"] != "arn:aws:s3:::b/*" || !sameStrings(deny["Principal"].(map[string]any)["AWS"], []string{"AK2", "AK3"}) ||
+		!sameStrings(deny["Action"], []string{"s3:GetObject", "s3:GetObjectVersion", "s3:GetObjectAcl", "s3:PutObjectAcl"}) {
+		t.Errorf("deny statement = %v: want reads and ACLs of the whole bucket denied to AK2 and AK3", deny)
+	}
+	if _, denies := allowsAndDenies(AccessStatements(grants[:1], "arn:aws:s3:::", "b")); len(denies) != 0 {
+		t.Errorf("a policy without WriteOnly grants denies something: %v", denies)
+	}
+}
+
 func sameStrings(v any, want []string) bool {
 	got, ok := v.([]any)
 	if !ok || len(got) != len(want) {
@@ -79,7 +115,7 @@ func TestGrantsOfOneModeShareItsStatements(t *testing.T) {
 		{Name: "c", Access: WriteOnly, Principal: map[string]any{"AWS": "AK4"}},
 		{Name: "d", Access: ReadOnly, Principal: nil}, // no principal yet
 	}
-	stmts := AccessStatements(grants, "arn:aws:s3:::", "b")
+	stmts, _ := allowsAndDenies(AccessStatements(grants, "arn:aws:s3:::", "b"))
 	var sids []string
 	principals := map[string]any{}
 	for _, s := range stmts {
@@ -152,7 +188,8 @@ func TestPrefixedGrantsReachOnlyTheirPrefix(t *testing.T) {
 	}
 	byPrincipal := map[string][]map[string]any{}
 	sids := map[string]bool{}
-	for _, s := range AccessStatements(grants, "arn:aws:s3:::", "b") {
+	allows, _ := allowsAndDenies(AccessStatements(grants, "arn:aws:s3:::", "b"))
+	for _, s := range allows {
 		m := s.(map[string]any)
 		p := m["Principal"].(map[string]any)["AWS"].(string)
 		byPrincipal[p] = append(byPrincipal[p], m)

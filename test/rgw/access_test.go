@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -80,10 +81,19 @@ var _ = Describe("BucketAccess on Ceph RGW", func() {
 		Expect(code(putObject(ctx, reader, photos, "new.jpg"))).To(Equal("AccessDenied"))
 		Expect(code(deleteObject(ctx, reader, photos, "cat.jpg"))).To(Equal("AccessDenied"))
 
-		By("WriteOnly writes and cannot read, list or delete")
+		By("WriteOnly writes and cannot read, list or delete, nor read back or re-grant what it wrote")
 		Expect(putObject(ctx, backup, photos, "backup-1.tar")).To(Succeed())
 		Expect(code(getObject(ctx, backup, photos, "cat.jpg"))).To(Equal("AccessDenied"))
-		_, err := backup.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(photos)})
+		var err error
+		// RGW makes the uploader the object's owner, whose ACL grants it everything: only the
+		// policy's explicit Deny refuses it.
+		Expect(code(getObject(ctx, backup, photos, "backup-1.tar"))).To(Equal("AccessDenied"))
+		_, err = backup.GetObjectAcl(ctx, &s3.GetObjectAclInput{Bucket: aws.String(photos), Key: aws.String("backup-1.tar")})
+		Expect(code(err)).To(Equal("AccessDenied"))
+		_, err = backup.PutObjectAcl(ctx, &s3.PutObjectAclInput{Bucket: aws.String(photos), Key: aws.String("backup-1.tar"), ACL: s3types.ObjectCannedACLPublicRead})
+		Expect(code(err)).To(Equal("AccessDenied"))
+		Expect(getObject(ctx, reader, photos, "backup-1.tar")).To(Succeed(), "the account's ReadOnly key reads the backup")
+		_, err = backup.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(photos)})
 		Expect(code(err)).To(Equal("AccessDenied"))
 		Expect(code(deleteObject(ctx, backup, photos, "cat.jpg"))).To(Equal("AccessDenied"))
 
@@ -149,10 +159,8 @@ var _ = Describe("BucketAccess on Ceph RGW", func() {
 		Expect(deleteObject(ctx, key, uploads, "new.txt")).To(Succeed())
 		Expect(putObject(ctx, key, backups, "db/new.dump")).To(Succeed())
 		Expect(code(putObject(ctx, key, backups, "other.dump"))).To(Equal("AccessDenied"))
-		// An object the account wrote: on RGW an object the principal uploaded itself can be
-		// read back by it (the uploader owns it and the object's ACL grants its owner), for a
-		// single-bucket WriteOnly key as much as here; reported, not changed here.
 		Expect(code(getObject(ctx, key, backups, "db/old.dump"))).To(Equal("AccessDenied"))
+		Expect(code(getObject(ctx, key, backups, "db/new.dump"))).To(Equal("AccessDenied"), "what it wrote itself")
 		Expect(code(getObject(ctx, key, private, "seed.txt"))).To(Equal("AccessDenied"))
 		Expect(code(putObject(ctx, key, private, "new.txt"))).To(Equal("AccessDenied"))
 

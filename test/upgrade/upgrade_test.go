@@ -57,6 +57,7 @@ func upgradeFrom(t *testing.T, old revision) {
 	w.putInFlight()
 	w.settle("with a rotation and a restore in flight")
 	before := w.snapshot()
+	policiesBefore := w.policies()
 
 	// As a rollout would, the old manager goes, the CRDs are replaced, the new one comes.
 	if err := stk.StopManager(); err != nil {
@@ -92,7 +93,7 @@ func upgradeFrom(t *testing.T, old revision) {
 	for _, c := range apiCalls {
 		t.Logf("contract API write during the upgrade: %s %s: %d", c.Method, c.Path, c.Status)
 	}
-	s3Seen := s3Writes.Seen()
+	s3Seen, policiesMigrated := migrated(s3Writes.Seen(), policiesBefore, w.policies())
 	for _, w := range s3Seen {
 		t.Logf("S3 write during the upgrade: %s", w)
 	}
@@ -100,9 +101,10 @@ func upgradeFrom(t *testing.T, old revision) {
 	d := diff(t, before, after)
 	revoked := w.revokedKeys(before)
 	fmt.Fprintf(os.Stderr, "upgrade: %d objects of 4 kinds: %d S3 writes, %d keys rotated, %d Secrets rewritten, %d Ready lost "+
-		"(from %s; also %d contract API writes, %d keys revoked, %d statuses changed, %d statuses with new fields, %d Secrets with new metadata)\n",
+		"(from %s; also %d contract API writes, %d keys revoked, %d statuses changed, %d statuses with new fields, %d Secrets with new metadata; "+
+		"migrations: %d policies given their WriteOnly Deny)\n",
 		len(before.objects), len(s3Seen), d.keysRotated, d.secretsRewritten, lost, old.name,
-		apiWrites, revoked, d.statusesChanged, d.statusesExtended, d.secretsRelabelled)
+		apiWrites, revoked, d.statusesChanged, d.statusesExtended, d.secretsRelabelled, policiesMigrated)
 	for _, c := range []struct {
 		what string
 		n    int
