@@ -1,10 +1,12 @@
 package upgrade
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
 	"net/url"
+	"reflect"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -54,6 +56,35 @@ func migrated(writes []string, before, after map[string]string) (rest []string, 
 	return rest, n
 }
 
+// withoutNewDeny is a Bucket's status after the upgrade without the Deny statement the
+// migration added to its observed policy (status.policy), when the status before had none: the
+// one status change the migration makes.
+func withoutNewDeny(before, after map[string]any) map[string]any {
+	if hasDeny(before["policy"]) || !hasDeny(after["policy"]) {
+		return after
+	}
+	policy, _ := after["policy"].(map[string]any)
+	stmts, _ := policy["Statement"].([]any)
+	kept := slices.DeleteFunc(slices.Clone(stmts), func(st any) bool {
+		m, _ := st.(map[string]any)
+		return m["Sid"] == writeOnlyDeny
+	})
+	out, p := maps.Clone(after), maps.Clone(policy)
+	p["Statement"] = kept
+	out["policy"] = p
+	return out
+}
+
+// hasDeny says whether an observed policy (status.policy) carries the WriteOnly Deny.
+func hasDeny(policy any) bool {
+	m, _ := policy.(map[string]any)
+	stmts, _ := m["Statement"].([]any)
+	return slices.ContainsFunc(stmts, func(st any) bool {
+		s, _ := st.(map[string]any)
+		return s["Sid"] == writeOnlyDeny
+	})
+}
+
 // policyWrite reads the bucket of a "PUT /bucket?policy: 204" write.
 func policyWrite(w string) (bucket string, ok bool) {
 	req, _, _ := strings.Cut(w, ":")
@@ -83,5 +114,24 @@ func TestMigratedTakesOnlyPolicyWritesThatAddedTheDeny(t *testing.T) {
 	rest, n := migrated(writes, before, after)
 	if n != 1 || !slices.Equal(rest, writes[1:]) {
 		t.Errorf("migrated %d, left %q; want 1, and every write but the first", n, rest)
+	}
+}
+
+// Of a Bucket's status, only the Deny statement the migration added is forgiven: the policy
+// without it must be the one before, and a status that had it already is compared whole.
+func TestWithoutNewDenyForgivesOnlyTheAddedStatement(t *testing.T) {
+	allow := map[string]any{"Sid": "OSMAccessWriteOnlyObjects"}
+	deny := map[string]any{"Sid": writeOnlyDeny}
+	status := func(stmts ...any) map[string]any {
+		return map[string]any{"bucketName": "b", "policy": map[string]any{"Statement": stmts}}
+	}
+	if got := withoutNewDeny(status(allow), status(allow, deny)); !reflect.DeepEqual(got, status(allow)) {
+		t.Errorf("the added Deny was not forgiven: %v", got)
+	}
+	if got := withoutNewDeny(status(allow, deny), status(deny)); !reflect.DeepEqual(got, status(deny)) {
+		t.Errorf("a status that had the Deny before was changed: %v", got)
+	}
+	if got := withoutNewDeny(status(), status(allow, deny)); reflect.DeepEqual(got, status()) {
+		t.Errorf("a statement besides the Deny was forgiven: %v", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -116,6 +117,9 @@ func diff(t interface{ Logf(string, ...any) }, before, after snapshot) changes {
 	}
 	for name, b := range before.objects {
 		a := after.objects[name]
+		if strings.HasPrefix(name, "Bucket/") {
+			a.status = withoutNewDeny(b.status, a.status)
+		}
 		kept := map[string]any{}
 		for field := range b.status {
 			kept[field] = a.status[field]
