@@ -124,6 +124,10 @@ rgw frontends = beast endpoint=127.0.0.1:{{.RGWPort}}
 rgw enable static website = true
 rgw dns name = s3.localhost
 rgw dns s3website name = s3-website.localhost
+# STS (AssumeRoleWithWebIdentity) and the IAM role and OpenID Connect provider APIs. The STS key
+# encrypts the session tokens RGW hands out: 16 characters, AES-128.
+rgw s3 auth use sts = true
+rgw sts key = {{.STSKey}}
 # At level 1 radosgw logs every request line, and admin ops carry secret keys in the query
 # string. Errors are logged at level 0 and stay visible.
 debug rgw = 0/5
@@ -169,7 +173,7 @@ func StartCeph(ctx context.Context, opts CephOptions) (_ *Ceph, err error) {
 	}
 	fsid := newUUID()
 	conf := filepath.Join(opts.Dir, "ceph.conf")
-	if err := writeCephConf(conf, cephConfData{FSID: fsid, Dir: opts.Dir, MonPort: monPort, RGWPort: rgwPort}); err != nil {
+	if err := writeCephConf(conf, cephConfData{FSID: fsid, Dir: opts.Dir, MonPort: monPort, RGWPort: rgwPort, STSKey: RandomHex(8)}); err != nil {
 		return nil, err
 	}
 
@@ -241,6 +245,7 @@ func StartCeph(ctx context.Context, opts CephOptions) (_ *Ceph, err error) {
 type cephConfData struct {
 	FSID             string
 	Dir              string
+	STSKey           string
 	MonPort, RGWPort int
 }
 
