@@ -12,7 +12,7 @@
 //     authentication, and --tenant-rate-limit each tenant (OSM-Tenant: the namespace a call is
 //     for) within it; both are on by default. Requests that fail authentication share a small
 //     budget of their own, so a flood without the token starves nobody;
-//   - --max-principals, --max-keys and --max-topics bound what one contract holds, and
+//   - --max-principals, --max-keys, --max-topics and --max-roles bound what one contract holds, and
 //     --tombstone-retention how long a deleted principal or revoked key is remembered for
 //     replays, so no tenant's churn grows the records without bound;
 //   - --allowed-push-endpoints lists where notification topics may push (none by default), and
@@ -257,6 +257,7 @@ func parseFlags(args []string) (options, error) {
 		"principals one contract may have (422 beyond), and deleted ones it remembers within --tombstone-retention (429 beyond); -1 for no limit")
 	fs.IntVar(&o.limits.Keys, "max-keys", contractserver.DefaultKeys, "key pairs one contract, and each of its principals, may have (422 beyond); -1 for no limit")
 	fs.IntVar(&o.limits.Topics, "max-topics", contractserver.DefaultTopics, "notification topics one contract may have (422 beyond); -1 for no limit")
+	fs.IntVar(&o.limits.Roles, "max-roles", contractserver.DefaultRoles, "roles for keyless access one contract may have (422 beyond); -1 for no limit")
 	fs.DurationVar(&o.limits.TombstoneRetention, "tombstone-retention", contractserver.DefaultTombstoneRetention,
 		"how long a deleted principal or revoked key is remembered, so that a replay of the request that made it is answered as before (410) and never makes it again; -1s to remember for ever")
 	fs.StringVar(&o.tlsCertFile, "tls-cert-file", "", "serve HTTPS with this PEM certificate (chain), re-read when it changes; needs --tls-private-key-file")
