@@ -1,6 +1,7 @@
 package contractserver
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -83,5 +84,79 @@ func TestRoleValidation(t *testing.T) {
 				t.Errorf("validateOIDCProvider accepted %+v", body)
 			}
 		})
+	}
+}
+
+// TestRoleRecords: the server's records of providers and roles, on a backend that keeps what
+// it was asked for: a role is bounded, finished after a failed attempt, answered without the
+// backend once made, and goes with a cancel; a new issuer replaces the old at the backend.
+func TestRoleRecords(t *testing.T) {
+	backend := &rolesBackend{}
+	ts := startServer(t, Config{Backend: backend, Limits: Limits{Roles: 1}, OIDCIssuers: allow(t, "https://one.example", "https://two.example")})
+	ctx := t.Context()
+	c := createContract(t, ts.client, "uid-roles", contractapi.ContractRequest{Plan: "standard"})
+	thumb := []string{strings.Repeat("a", 40)}
+	putProvider := func(issuer string, want int) {
+		t.Helper()
+		resp, err := ts.client.PutOIDCProviderWithResponse(ctx, c.Id, contractapi.OIDCProviderRequest{IssuerUrl: issuer, Audiences: []string{"osm"}, Thumbprints: thumb})
+		if err != nil || resp.StatusCode() != want {
+			t.Fatalf("putOIDCProvider %s: %v %s, want %d: %s", issuer, err, resp.Status(), want, resp.Body)
+		}
+	}
+	role := func(sa string) contractapi.RoleRequest {
+		return contractapi.RoleRequest{Subject: "system:serviceaccount:ns:" + sa, Grants: []contractapi.RoleGrant{{Bucket: "photos", Access: contractapi.ReadOnly}}}
+	}
+	putRole := func(name, sa string) *contractapi.PutRoleResponse {
+		t.Helper()
+		resp, err := ts.client.PutRoleWithResponse(ctx, c.Id, name, role(sa))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+
+	putProvider("https://one.example", http.StatusCreated)
+	backend.failRole = errors.New("backend down")
+	if resp := putRole("reader", "sa"); resp.StatusCode() != http.StatusServiceUnavailable {
+		t.Fatalf("putRole with the backend failing: %s, want 503: %s", resp.Status(), resp.Body)
+	}
+	// The failed attempt left a pending record, which the repeat finishes (200, as a topic's).
+	if resp := putRole("reader", "sa"); resp.StatusCode() != http.StatusOK {
+		t.Fatalf("putRole again: %s, want 200: %s", resp.Status(), resp.Body)
+	}
+	if _, hasRole := backend.has(c.Id, "", "reader"); !hasRole {
+		t.Fatal("the repeated putRole did not make the role at the backend")
+	}
+	calls := backend.callCount()
+	if resp := putRole("reader", "sa"); resp.StatusCode() != http.StatusOK || backend.callCount() != calls {
+		t.Errorf("putRole as it is: %s with %d backend calls, want 200 and none", resp.Status(), backend.callCount()-calls)
+	}
+	if resp := putRole("writer", "sa"); resp.StatusCode() != http.StatusUnprocessableEntity {
+		t.Errorf("a second role past the bound of one: %s, want 422", resp.Status())
+	}
+
+	putProvider("https://two.example", http.StatusOK)
+	if one, _ := backend.has(c.Id, "https://one.example", ""); one {
+		t.Error("the provider of the issuer replaced is still at the backend")
+	}
+	if two, _ := backend.has(c.Id, "https://two.example", ""); !two {
+		t.Error("the new issuer's provider is not at the backend")
+	}
+	if resp := putRole("reader", "sa"); resp.StatusCode() != http.StatusOK {
+		t.Errorf("putRole after the issuer changed: %s, want 200", resp.Status())
+	}
+	backend.mu.Lock()
+	trusted := backend.roles[c.Id+"/reader"].Provider.IssuerURL
+	backend.mu.Unlock()
+	if trusted != "https://two.example" {
+		t.Errorf("after the issuer changed the role trusts %q, want it made again for https://two.example", trusted)
+	}
+
+	force := true
+	if resp, err := ts.client.CancelContractWithResponse(ctx, c.Id, &contractapi.CancelContractParams{Force: &force}); err != nil || resp.StatusCode() != http.StatusNoContent {
+		t.Fatalf("cancel: %v %v", err, resp)
+	}
+	if provider, hasRole := backend.has(c.Id, "https://two.example", "reader"); provider || hasRole {
+		t.Errorf("after the cancel the backend holds provider %v, role %v; want neither", provider, hasRole)
 	}
 }
