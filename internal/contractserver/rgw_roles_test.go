@@ -141,6 +141,31 @@ func TestRGWRoles(t *testing.T) {
 		}
 	})
 
+	t.Run("the trust's audience condition is checked, not only the provider's audiences", func(t *testing.T) {
+		// A role whose trust wants another app_id than the token's aud, which the provider
+		// accepts: only the condition can refuse it.
+		spec := RoleSpec{Provider: OIDCProviderSpec{IssuerURL: iss.URL, Audiences: []string{"not-" + aud}}, Subject: subA,
+			Grants: []RoleGrant{{Bucket: a.bucket, Access: "ReadOnly"}}}
+		trust, _, err := rgwRoleDocuments(a.id, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = b.withIAM(ctx, rgwAccountOf(a.contract.Id+"$contract-"+a.contract.Id), func(iam iamCall) error {
+			_, err := iam(url.Values{"Action": {"CreateRole"}, "RoleName": {"other-audience"}, "AssumeRolePolicyDocument": {trust}})
+			return err
+		})
+		if err != nil {
+			t.Fatalf("CreateRole: %v", err)
+		}
+		arn := "arn:aws:iam::" + a.id + ":role/other-audience"
+		if err := tryExchange(ceph.Endpoint, arn, mintToken(t, key, iss, subA, aud)); err == nil {
+			t.Errorf("a token exchanged for a role whose trust names another audience")
+		}
+		if err := b.DeleteRole(ctx, a.contract.Id+"$contract-"+a.contract.Id, "other-audience"); err != nil {
+			t.Fatalf("DeleteRole: %v", err)
+		}
+	})
+
 	t.Run("a contract's own keys make no role and no provider", func(t *testing.T) {
 		iam := newSignedClient("iam", ceph.Region, a.creds.AccessKeyID, a.creds.SecretAccessKey, http.DefaultClient)
 		for _, form := range []url.Values{
