@@ -12,10 +12,11 @@
 //     authentication, and --tenant-rate-limit each tenant (OSM-Tenant: the namespace a call is
 //     for) within it; both are on by default. Requests that fail authentication share a small
 //     budget of their own, so a flood without the token starves nobody;
-//   - --max-principals, --max-keys and --max-topics bound what one contract holds, and
+//   - --max-principals, --max-keys, --max-topics and --max-roles bound what one contract holds, and
 //     --tombstone-retention how long a deleted principal or revoked key is remembered for
 //     replays, so no tenant's churn grows the records without bound;
-//   - --allowed-push-endpoints lists where notification topics may push (none by default);
+//   - --allowed-push-endpoints lists where notification topics may push (none by default), and
+//     --allowed-oidc-issuers which OpenID Connect issuers accounts may trust (none by default);
 //   - --max-request-bytes caps request bodies (413), and a request must be read within 30 s
 //     (headers 10 s); a refused request's body is read for at most a second;
 //   - --encryption-key-file (required, 64 hex characters, outside --data-dir) encrypts the
@@ -76,6 +77,7 @@ type options struct {
 	maxRequestBytes                                      int64
 	limits                                               contractserver.Limits
 	pushEndpoints                                        egress.Allowlist
+	oidcIssuers                                          egress.Allowlist
 }
 
 func main() {
@@ -126,6 +128,7 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 		Logger:                  log,
 		WebsiteEndpoint:         opts.websiteEndpoint,
 		PushEndpoints:           opts.pushEndpoints,
+		OIDCIssuers:             opts.oidcIssuers,
 	})
 	if err != nil {
 		return err
@@ -240,6 +243,9 @@ func parseFlags(args []string) (options, error) {
 		"comma-separated or repeated: https://events.example.com/hooks. The backend POSTs every event there from the provider's network; "+
 		"name in-cluster or private hosts exactly, as the backend resolves what a wildcard matches. Empty (the default) refuses every topic (400). "+
 		"On rgw a tenant's own keys make topics around it: see docs/s3-servers.md")
+	fs.Var(&o.oidcIssuers, contractserver.OIDCIssuersFlag, "OpenID Connect issuers (a token's iss) a contract's account may trust for keyless access, as URL patterns scheme://host[:port][/path], "+
+		"comma-separated or repeated: https://oidc.cluster.example. The backend fetches each one's signing keys from its /.well-known/openid-configuration, "+
+		"from the provider's network, and trusts whoever holds them. Empty (the default) refuses every provider (400)")
 	fs.StringVar(&o.plans, "plans", "standard", "plans offered, comma-separated, each NAME or NAME=QUOTA (e.g. standard,small=1Gi)")
 	fs.Float64Var(&o.rateLimit, "rate-limit", contractserver.DefaultRequestsPerSecond,
 		"requests per second each client holding the token may make, with a burst of ten seconds' worth, before it is answered 429; 0 for no limit (requests with a wrong token are limited apart, always). "+
@@ -251,6 +257,7 @@ func parseFlags(args []string) (options, error) {
 		"principals one contract may have (422 beyond), and deleted ones it remembers within --tombstone-retention (429 beyond); -1 for no limit")
 	fs.IntVar(&o.limits.Keys, "max-keys", contractserver.DefaultKeys, "key pairs one contract, and each of its principals, may have (422 beyond); -1 for no limit")
 	fs.IntVar(&o.limits.Topics, "max-topics", contractserver.DefaultTopics, "notification topics one contract may have (422 beyond); -1 for no limit")
+	fs.IntVar(&o.limits.Roles, "max-roles", contractserver.DefaultRoles, "roles for keyless access one contract may have (422 beyond); -1 for no limit")
 	fs.DurationVar(&o.limits.TombstoneRetention, "tombstone-retention", contractserver.DefaultTombstoneRetention,
 		"how long a deleted principal or revoked key is remembered, so that a replay of the request that made it is answered as before (410) and never makes it again; -1s to remember for ever")
 	fs.StringVar(&o.tlsCertFile, "tls-cert-file", "", "serve HTTPS with this PEM certificate (chain), re-read when it changes; needs --tls-private-key-file")

@@ -259,3 +259,17 @@ func toAnyList(strs []string) []any {
 	}
 	return out
 }
+
+// IdentityStatements are the statements of a role's own policy that give it access to bucket
+// under prefix: AccessStatements' actions and resources for one grant, without a Principal
+// (an identity policy names no one: it is its holder's) and without a Sid, so that grants in
+// several buckets share one policy. An unknown mode gets nothing.
+func IdentityStatements(access, prefix, resourcePrefix, bucket string) []any {
+	self := map[string]any{"AWS": "self"}
+	stmts := AccessStatements([]AccessGrant{{Access: access, Prefix: prefix, Principal: self}}, resourcePrefix, bucket)
+	for _, s := range stmts {
+		delete(s.(map[string]any), "Principal")
+		delete(s.(map[string]any), "Sid")
+	}
+	return stmts
+}

@@ -220,3 +220,15 @@ func TestPrefixedGrantsReachOnlyTheirPrefix(t *testing.T) {
 		t.Errorf("the WriteOnly grant under web/: %v", backup)
 	}
 }
+
+func TestIdentityStatements(t *testing.T) {
+	got := mustJSON(IdentityStatements(ReadOnly, "db/", "arn:aws:s3:::", "photos"))
+	want := `[{"Action":["s3:ListBucket"],"Condition":{"StringLike":{"s3:prefix":"db/*"}},"Effect":"Allow","Resource":"arn:aws:s3:::photos"},` +
+		`{"Action":["s3:GetObject"],"Effect":"Allow","Resource":"arn:aws:s3:::photos/db/*"}]`
+	if got != want {
+		t.Errorf("IdentityStatements(ReadOnly, db/):\n got %s\nwant %s", got, want)
+	}
+	if got := IdentityStatements("Admin", "", "arn:aws:s3:::", "photos"); len(got) != 0 {
+		t.Errorf("an unknown mode got %v", got)
+	}
+}

@@ -101,6 +101,27 @@ func (e ProblemType) Valid() bool {
 	}
 }
 
+// Defines values for RoleGrantAccess.
+const (
+	ReadOnly  RoleGrantAccess = "ReadOnly"
+	ReadWrite RoleGrantAccess = "ReadWrite"
+	WriteOnly RoleGrantAccess = "WriteOnly"
+)
+
+// Valid indicates whether the value is a known member of the RoleGrantAccess enum.
+func (e RoleGrantAccess) Valid() bool {
+	switch e {
+	case ReadOnly:
+		return true
+	case ReadWrite:
+		return true
+	case WriteOnly:
+		return true
+	default:
+		return false
+	}
+}
+
 // AccessKey A key pair of a contract, without its secret.
 type AccessKey struct {
 	// AccessKeyId The S3 access key id.
@@ -332,6 +353,32 @@ type KeyRotationSupport struct {
 	Supported bool `json:"supported"`
 }
 
+// OIDCProvider The OpenID Connect provider of a contract's account.
+type OIDCProvider struct {
+	// Arn The provider's ARN in the account.
+	//
+	// Example: arn:aws:iam::7h2kq9x4mv3np8dz:oidc-provider/oidc.cluster.example
+	Arn       string   `json:"arn"`
+	Audiences []string `json:"audiences"`
+	IssuerUrl string   `json:"issuerUrl"`
+}
+
+// OIDCProviderRequest The OpenID Connect issuer a contract's account trusts.
+type OIDCProviderRequest struct {
+	// Audiences The `aud` values a token may carry.
+	Audiences []string `json:"audiences"`
+
+	// IssuerUrl The issuer (a token's `iss`), an http:// or https:// URL the provider allows.
+	//
+	// Example: https://oidc.cluster.example
+	IssuerUrl string `json:"issuerUrl"`
+
+	// Thumbprints SHA-1 fingerprints (40 hex digits) of the certificates in the issuer's JWKS (`x5c`).
+	// Ceph RGW 16.2 records them but does not check them; the issuer's URL is what decides
+	// whose keys are trusted.
+	Thumbprints []string `json:"thumbprints"`
+}
+
 // Principal A principal of a contract's account. Carries key ids, never secrets.
 type Principal struct {
 	// AccessKeyIds The access key ids of its key pairs that work now, oldest first.
@@ -456,6 +503,40 @@ type Requester struct {
 	Namespace *string `json:"namespace,omitempty"`
 }
 
+// Role A role of a contract's account.
+type Role struct {
+	// Arn What a client names the role by (`AWS_ROLE_ARN`).
+	//
+	// Example: arn:aws:iam::7h2kq9x4mv3np8dz:role/photos-reader
+	Arn     string `json:"arn"`
+	Name    string `json:"name"`
+	Subject string `json:"subject"`
+}
+
+// RoleGrant What a role may do in one bucket of the account.
+type RoleGrant struct {
+	Access RoleGrantAccess `json:"access"`
+
+	// Bucket The bucket's name in the account.
+	Bucket string `json:"bucket"`
+
+	// Prefix Limits the grant to the objects whose names start with it.
+	Prefix *string `json:"prefix,omitempty"`
+}
+
+// RoleGrantAccess defines model for RoleGrant.Access.
+type RoleGrantAccess string
+
+// RoleRequest Who may assume a role, and what it may do.
+type RoleRequest struct {
+	Grants []RoleGrant `json:"grants"`
+
+	// Subject The `sub` a token must carry, a Kubernetes ServiceAccount's.
+	//
+	// Example: system:serviceaccount:shop:photos
+	Subject string `json:"subject"`
+}
+
 // Topic A topic of a contract's account.
 type Topic struct {
 	// Arn What a bucket notification configuration names the topic by.
@@ -511,6 +592,9 @@ type PrincipalID = string
 
 // PrincipalIdempotencyKey defines model for PrincipalIdempotencyKey.
 type PrincipalIdempotencyKey = string
+
+// RoleName defines model for RoleName.
+type RoleName = string
 
 // TopicName defines model for TopicName.
 type TopicName = string
@@ -577,6 +661,12 @@ type CreateContractJSONRequestBody = ContractRequest
 
 // SetBucketQuotaJSONRequestBody defines body for SetBucketQuota for application/json ContentType.
 type SetBucketQuotaJSONRequestBody = BucketQuota
+
+// PutOIDCProviderJSONRequestBody defines body for PutOIDCProvider for application/json ContentType.
+type PutOIDCProviderJSONRequestBody = OIDCProviderRequest
+
+// PutRoleJSONRequestBody defines body for PutRole for application/json ContentType.
+type PutRoleJSONRequestBody = RoleRequest
 
 // PutTopicJSONRequestBody defines body for PutTopic for application/json ContentType.
 type PutTopicJSONRequestBody = TopicRequest
@@ -756,6 +846,38 @@ type ClientInterface interface {
 	// Corresponds with DELETE /v1/contracts/{id}/keys/{accessKeyId} (the `RemoveKey` operationId).
 	RemoveKey(ctx context.Context, id ContractID, accessKeyId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PutOIDCProviderWithBody Make the contract's account trust an OpenID Connect issuer, or change its audiences.
+	//
+	// The account trusts one issuer: the cluster whose ServiceAccount tokens its roles accept.
+	// The provider fetches the issuer's signing keys from `issuerUrl` (its
+	// `/.well-known/openid-configuration` and the `jwks_uri` there), so only an issuer the
+	// provider allows is taken (the reference server's `--allowed-oidc-issuers`, none by
+	// default): anything else is `400 invalid-request`. A token is accepted only with one of
+	// `audiences` as its `aud`. Idempotent: the same request answers `200` with the same
+	// provider; another `issuerUrl` replaces the one trusted before, and the roles made for
+	// it then trust the new one only when put again. Without STS at the backend: `501 not-supported`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/contracts/{id}/oidc-provider (the `PutOIDCProvider` operationId).
+	PutOIDCProviderWithBody(ctx context.Context, id ContractID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutOIDCProvider Make the contract's account trust an OpenID Connect issuer, or change its audiences.
+	//
+	// The account trusts one issuer: the cluster whose ServiceAccount tokens its roles accept.
+	// The provider fetches the issuer's signing keys from `issuerUrl` (its
+	// `/.well-known/openid-configuration` and the `jwks_uri` there), so only an issuer the
+	// provider allows is taken (the reference server's `--allowed-oidc-issuers`, none by
+	// default): anything else is `400 invalid-request`. A token is accepted only with one of
+	// `audiences` as its `aud`. Idempotent: the same request answers `200` with the same
+	// provider; another `issuerUrl` replaces the one trusted before, and the roles made for
+	// it then trust the new one only when put again. Without STS at the backend: `501 not-supported`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/contracts/{id}/oidc-provider (the `PutOIDCProvider` operationId).
+	PutOIDCProvider(ctx context.Context, id ContractID, body PutOIDCProviderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreatePrincipal Create a principal in a contract's account, or return the one already created for this Idempotency-Key.
 	//
 	// Makes a principal with one key pair. It can do nothing until a bucket policy names its
@@ -812,6 +934,49 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /v1/contracts/{id}/principals/{principalId}/keys/{accessKeyId} (the `RemovePrincipalKey` operationId).
 	RemovePrincipalKey(ctx context.Context, id ContractID, principalId PrincipalID, accessKeyId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteRole Delete a role.
+	//
+	// Deletes the role with its policy: no token is exchanged for it any more, and sessions
+	// handed out before are refused at their next request. Deleting a role that does not
+	// exist, or one of a cancelled contract, succeeds (`204`).
+	//
+	// Corresponds with DELETE /v1/contracts/{id}/roles/{roleName} (the `DeleteRole` operationId).
+	DeleteRole(ctx context.Context, id ContractID, roleName RoleName, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutRoleWithBody Make a role a ServiceAccount's token assumes, or change what it may do.
+	//
+	// Makes the role in the contract's account. It trusts only the account's OpenID Connect
+	// provider (putOIDCProvider first: without one, `409 invalid-request`), and only a token
+	// whose `sub` is `subject` and whose `aud` is one of the provider's audiences. Its policy
+	// allows, in each bucket of `grants`, the actions of the grant's access (as a
+	// BucketAccess's key would have them), under its prefix, and nothing else; a bucket that is
+	// not the account's is reached by nothing. Idempotent: the same request answers `200`; another
+	// `subject` or other `grants` change the role, for the next exchange of a token (sessions
+	// already handed out follow the role's policy at each request). A request that failed with
+	// a `5xx` may be repeated.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/contracts/{id}/roles/{roleName} (the `PutRole` operationId).
+	PutRoleWithBody(ctx context.Context, id ContractID, roleName RoleName, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutRole Make a role a ServiceAccount's token assumes, or change what it may do.
+	//
+	// Makes the role in the contract's account. It trusts only the account's OpenID Connect
+	// provider (putOIDCProvider first: without one, `409 invalid-request`), and only a token
+	// whose `sub` is `subject` and whose `aud` is one of the provider's audiences. Its policy
+	// allows, in each bucket of `grants`, the actions of the grant's access (as a
+	// BucketAccess's key would have them), under its prefix, and nothing else; a bucket that is
+	// not the account's is reached by nothing. Idempotent: the same request answers `200`; another
+	// `subject` or other `grants` change the role, for the next exchange of a token (sessions
+	// already handed out follow the role's policy at each request). A request that failed with
+	// a `5xx` may be repeated.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/contracts/{id}/roles/{roleName} (the `PutRole` operationId).
+	PutRole(ctx context.Context, id ContractID, roleName RoleName, body PutRoleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListTopics List the topics of a contract.
 	//
@@ -1056,6 +1221,58 @@ func (c *Client) RemoveKey(ctx context.Context, id ContractID, accessKeyId strin
 	return c.Client.Do(req)
 }
 
+// PutOIDCProviderWithBody Make the contract's account trust an OpenID Connect issuer, or change its audiences.
+//
+// The account trusts one issuer: the cluster whose ServiceAccount tokens its roles accept.
+// The provider fetches the issuer's signing keys from `issuerUrl` (its
+// `/.well-known/openid-configuration` and the `jwks_uri` there), so only an issuer the
+// provider allows is taken (the reference server's `--allowed-oidc-issuers`, none by
+// default): anything else is `400 invalid-request`. A token is accepted only with one of
+// `audiences` as its `aud`. Idempotent: the same request answers `200` with the same
+// provider; another `issuerUrl` replaces the one trusted before, and the roles made for
+// it then trust the new one only when put again. Without STS at the backend: `501 not-supported`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/contracts/{id}/oidc-provider (the `PutOIDCProvider` operationId).
+func (c *Client) PutOIDCProviderWithBody(ctx context.Context, id ContractID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutOIDCProviderRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutOIDCProvider Make the contract's account trust an OpenID Connect issuer, or change its audiences.
+//
+// The account trusts one issuer: the cluster whose ServiceAccount tokens its roles accept.
+// The provider fetches the issuer's signing keys from `issuerUrl` (its
+// `/.well-known/openid-configuration` and the `jwks_uri` there), so only an issuer the
+// provider allows is taken (the reference server's `--allowed-oidc-issuers`, none by
+// default): anything else is `400 invalid-request`. A token is accepted only with one of
+// `audiences` as its `aud`. Idempotent: the same request answers `200` with the same
+// provider; another `issuerUrl` replaces the one trusted before, and the roles made for
+// it then trust the new one only when put again. Without STS at the backend: `501 not-supported`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/contracts/{id}/oidc-provider (the `PutOIDCProvider` operationId).
+func (c *Client) PutOIDCProvider(ctx context.Context, id ContractID, body PutOIDCProviderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutOIDCProviderRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CreatePrincipal Create a principal in a contract's account, or return the one already created for this Idempotency-Key.
 //
 // Makes a principal with one key pair. It can do nothing until a bucket policy names its
@@ -1153,6 +1370,79 @@ func (c *Client) AddPrincipalKey(ctx context.Context, id ContractID, principalId
 // Corresponds with DELETE /v1/contracts/{id}/principals/{principalId}/keys/{accessKeyId} (the `RemovePrincipalKey` operationId).
 func (c *Client) RemovePrincipalKey(ctx context.Context, id ContractID, principalId PrincipalID, accessKeyId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRemovePrincipalKeyRequest(c.Server, id, principalId, accessKeyId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteRole Delete a role.
+//
+// Deletes the role with its policy: no token is exchanged for it any more, and sessions
+// handed out before are refused at their next request. Deleting a role that does not
+// exist, or one of a cancelled contract, succeeds (`204`).
+//
+// Corresponds with DELETE /v1/contracts/{id}/roles/{roleName} (the `DeleteRole` operationId).
+func (c *Client) DeleteRole(ctx context.Context, id ContractID, roleName RoleName, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteRoleRequest(c.Server, id, roleName)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutRoleWithBody Make a role a ServiceAccount's token assumes, or change what it may do.
+//
+// Makes the role in the contract's account. It trusts only the account's OpenID Connect
+// provider (putOIDCProvider first: without one, `409 invalid-request`), and only a token
+// whose `sub` is `subject` and whose `aud` is one of the provider's audiences. Its policy
+// allows, in each bucket of `grants`, the actions of the grant's access (as a
+// BucketAccess's key would have them), under its prefix, and nothing else; a bucket that is
+// not the account's is reached by nothing. Idempotent: the same request answers `200`; another
+// `subject` or other `grants` change the role, for the next exchange of a token (sessions
+// already handed out follow the role's policy at each request). A request that failed with
+// a `5xx` may be repeated.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/contracts/{id}/roles/{roleName} (the `PutRole` operationId).
+func (c *Client) PutRoleWithBody(ctx context.Context, id ContractID, roleName RoleName, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutRoleRequestWithBody(c.Server, id, roleName, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutRole Make a role a ServiceAccount's token assumes, or change what it may do.
+//
+// Makes the role in the contract's account. It trusts only the account's OpenID Connect
+// provider (putOIDCProvider first: without one, `409 invalid-request`), and only a token
+// whose `sub` is `subject` and whose `aud` is one of the provider's audiences. Its policy
+// allows, in each bucket of `grants`, the actions of the grant's access (as a
+// BucketAccess's key would have them), under its prefix, and nothing else; a bucket that is
+// not the account's is reached by nothing. Idempotent: the same request answers `200`; another
+// `subject` or other `grants` change the role, for the next exchange of a token (sessions
+// already handed out follow the role's policy at each request). A request that failed with
+// a `5xx` may be repeated.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/contracts/{id}/roles/{roleName} (the `PutRole` operationId).
+func (c *Client) PutRole(ctx context.Context, id ContractID, roleName RoleName, body PutRoleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutRoleRequest(c.Server, id, roleName, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1564,6 +1854,53 @@ func NewRemoveKeyRequest(server string, id ContractID, accessKeyId string) (*htt
 	return req, nil
 }
 
+// NewPutOIDCProviderRequest calls the generic PutOIDCProvider builder with application/json body
+func NewPutOIDCProviderRequest(server string, id ContractID, body PutOIDCProviderJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutOIDCProviderRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewPutOIDCProviderRequestWithBody constructs an http.Request for the PutOIDCProvider method, with any body, and a specified content type
+func NewPutOIDCProviderRequestWithBody(server string, id ContractID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/contracts/%s/oidc-provider", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewCreatePrincipalRequest constructs an http.Request for the CreatePrincipal method
 func NewCreatePrincipalRequest(server string, id ContractID, params *CreatePrincipalParams) (*http.Request, error) {
 	var err error
@@ -1791,6 +2128,101 @@ func NewRemovePrincipalKeyRequest(server string, id ContractID, principalId Prin
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewDeleteRoleRequest constructs an http.Request for the DeleteRole method
+func NewDeleteRoleRequest(server string, id ContractID, roleName RoleName) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "roleName", roleName, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/contracts/%s/roles/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutRoleRequest calls the generic PutRole builder with application/json body
+func NewPutRoleRequest(server string, id ContractID, roleName RoleName, body PutRoleJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutRoleRequestWithBody(server, id, roleName, "application/json", bodyReader)
+}
+
+// NewPutRoleRequestWithBody constructs an http.Request for the PutRole method, with any body, and a specified content type
+func NewPutRoleRequestWithBody(server string, id ContractID, roleName RoleName, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "roleName", roleName, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/contracts/%s/roles/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -2111,6 +2543,38 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /v1/contracts/{id}/keys/{accessKeyId} (the `RemoveKey` operationId).
 	RemoveKeyWithResponse(ctx context.Context, id ContractID, accessKeyId string, reqEditors ...RequestEditorFn) (*RemoveKeyResponse, error)
 
+	// PutOIDCProviderWithBodyWithResponse Make the contract's account trust an OpenID Connect issuer, or change its audiences.
+	//
+	// The account trusts one issuer: the cluster whose ServiceAccount tokens its roles accept.
+	// The provider fetches the issuer's signing keys from `issuerUrl` (its
+	// `/.well-known/openid-configuration` and the `jwks_uri` there), so only an issuer the
+	// provider allows is taken (the reference server's `--allowed-oidc-issuers`, none by
+	// default): anything else is `400 invalid-request`. A token is accepted only with one of
+	// `audiences` as its `aud`. Idempotent: the same request answers `200` with the same
+	// provider; another `issuerUrl` replaces the one trusted before, and the roles made for
+	// it then trust the new one only when put again. Without STS at the backend: `501 not-supported`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/contracts/{id}/oidc-provider (the `PutOIDCProvider` operationId).
+	PutOIDCProviderWithBodyWithResponse(ctx context.Context, id ContractID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutOIDCProviderResponse, error)
+
+	// PutOIDCProviderWithResponse Make the contract's account trust an OpenID Connect issuer, or change its audiences.
+	//
+	// The account trusts one issuer: the cluster whose ServiceAccount tokens its roles accept.
+	// The provider fetches the issuer's signing keys from `issuerUrl` (its
+	// `/.well-known/openid-configuration` and the `jwks_uri` there), so only an issuer the
+	// provider allows is taken (the reference server's `--allowed-oidc-issuers`, none by
+	// default): anything else is `400 invalid-request`. A token is accepted only with one of
+	// `audiences` as its `aud`. Idempotent: the same request answers `200` with the same
+	// provider; another `issuerUrl` replaces the one trusted before, and the roles made for
+	// it then trust the new one only when put again. Without STS at the backend: `501 not-supported`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/contracts/{id}/oidc-provider (the `PutOIDCProvider` operationId).
+	PutOIDCProviderWithResponse(ctx context.Context, id ContractID, body PutOIDCProviderJSONRequestBody, reqEditors ...RequestEditorFn) (*PutOIDCProviderResponse, error)
+
 	// CreatePrincipalWithResponse Create a principal in a contract's account, or return the one already created for this Idempotency-Key.
 	//
 	// Makes a principal with one key pair. It can do nothing until a bucket policy names its
@@ -2177,6 +2641,51 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /v1/contracts/{id}/principals/{principalId}/keys/{accessKeyId} (the `RemovePrincipalKey` operationId).
 	RemovePrincipalKeyWithResponse(ctx context.Context, id ContractID, principalId PrincipalID, accessKeyId string, reqEditors ...RequestEditorFn) (*RemovePrincipalKeyResponse, error)
+
+	// DeleteRoleWithResponse Delete a role.
+	//
+	// Deletes the role with its policy: no token is exchanged for it any more, and sessions
+	// handed out before are refused at their next request. Deleting a role that does not
+	// exist, or one of a cancelled contract, succeeds (`204`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/contracts/{id}/roles/{roleName} (the `DeleteRole` operationId).
+	DeleteRoleWithResponse(ctx context.Context, id ContractID, roleName RoleName, reqEditors ...RequestEditorFn) (*DeleteRoleResponse, error)
+
+	// PutRoleWithBodyWithResponse Make a role a ServiceAccount's token assumes, or change what it may do.
+	//
+	// Makes the role in the contract's account. It trusts only the account's OpenID Connect
+	// provider (putOIDCProvider first: without one, `409 invalid-request`), and only a token
+	// whose `sub` is `subject` and whose `aud` is one of the provider's audiences. Its policy
+	// allows, in each bucket of `grants`, the actions of the grant's access (as a
+	// BucketAccess's key would have them), under its prefix, and nothing else; a bucket that is
+	// not the account's is reached by nothing. Idempotent: the same request answers `200`; another
+	// `subject` or other `grants` change the role, for the next exchange of a token (sessions
+	// already handed out follow the role's policy at each request). A request that failed with
+	// a `5xx` may be repeated.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/contracts/{id}/roles/{roleName} (the `PutRole` operationId).
+	PutRoleWithBodyWithResponse(ctx context.Context, id ContractID, roleName RoleName, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutRoleResponse, error)
+
+	// PutRoleWithResponse Make a role a ServiceAccount's token assumes, or change what it may do.
+	//
+	// Makes the role in the contract's account. It trusts only the account's OpenID Connect
+	// provider (putOIDCProvider first: without one, `409 invalid-request`), and only a token
+	// whose `sub` is `subject` and whose `aud` is one of the provider's audiences. Its policy
+	// allows, in each bucket of `grants`, the actions of the grant's access (as a
+	// BucketAccess's key would have them), under its prefix, and nothing else; a bucket that is
+	// not the account's is reached by nothing. Idempotent: the same request answers `200`; another
+	// `subject` or other `grants` change the role, for the next exchange of a token (sessions
+	// already handed out follow the role's policy at each request). A request that failed with
+	// a `5xx` may be repeated.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/contracts/{id}/roles/{roleName} (the `PutRole` operationId).
+	PutRoleWithResponse(ctx context.Context, id ContractID, roleName RoleName, body PutRoleJSONRequestBody, reqEditors ...RequestEditorFn) (*PutRoleResponse, error)
 
 	// ListTopicsWithResponse List the topics of a contract.
 	//
@@ -2891,6 +3400,124 @@ func (r RemoveKeyResponse) ContentType() string {
 	return ""
 }
 
+// PutOIDCProviderResponse429Headers the declared response headers of an HTTP 429 response for PutOIDCProvider
+type PutOIDCProviderResponse429Headers struct {
+	RetryAfter int
+}
+
+// PutOIDCProviderResponse503Headers the declared response headers of an HTTP 503 response for PutOIDCProvider
+type PutOIDCProviderResponse503Headers struct {
+	RetryAfter int
+}
+
+type PutOIDCProviderResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OIDCProvider
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *OIDCProvider
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
+	ApplicationproblemJSON501 *NotSupported
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *BackendUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutOIDCProviderResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PutOIDCProviderResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutOIDCProviderResponse) GetJSON200() *OIDCProvider {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PutOIDCProviderResponse) GetJSON201() *OIDCProvider {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PutOIDCProviderResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PutOIDCProviderResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PutOIDCProviderResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PutOIDCProviderResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PutOIDCProviderResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PutOIDCProviderResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
+func (r PutOIDCProviderResponse) GetApplicationproblemJSON501() *NotSupported {
+	return r.ApplicationproblemJSON501
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PutOIDCProviderResponse) GetApplicationproblemJSON503() *BackendUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PutOIDCProviderResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutOIDCProviderResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutOIDCProviderResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutOIDCProviderResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreatePrincipalResponse429Headers the declared response headers of an HTTP 429 response for CreatePrincipal
 type CreatePrincipalResponse429Headers struct {
 	RetryAfter int
@@ -3433,6 +4060,228 @@ func (r RemovePrincipalKeyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RemovePrincipalKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteRoleResponse429Headers the declared response headers of an HTTP 429 response for DeleteRole
+type DeleteRoleResponse429Headers struct {
+	RetryAfter int
+}
+
+// DeleteRoleResponse503Headers the declared response headers of an HTTP 503 response for DeleteRole
+type DeleteRoleResponse503Headers struct {
+	RetryAfter int
+}
+
+type DeleteRoleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
+	ApplicationproblemJSON501 *NotSupported
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *BackendUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteRoleResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteRoleResponse503Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DeleteRoleResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteRoleResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteRoleResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DeleteRoleResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteRoleResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
+func (r DeleteRoleResponse) GetApplicationproblemJSON501() *NotSupported {
+	return r.ApplicationproblemJSON501
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteRoleResponse) GetApplicationproblemJSON503() *BackendUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteRoleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteRoleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteRoleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteRoleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PutRoleResponse429Headers the declared response headers of an HTTP 429 response for PutRole
+type PutRoleResponse429Headers struct {
+	RetryAfter int
+}
+
+// PutRoleResponse503Headers the declared response headers of an HTTP 503 response for PutRole
+type PutRoleResponse503Headers struct {
+	RetryAfter int
+}
+
+type PutRoleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Role
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Role
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
+	ApplicationproblemJSON501 *NotSupported
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *BackendUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutRoleResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PutRoleResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutRoleResponse) GetJSON200() *Role {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PutRoleResponse) GetJSON201() *Role {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PutRoleResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PutRoleResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PutRoleResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PutRoleResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PutRoleResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PutRoleResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PutRoleResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
+func (r PutRoleResponse) GetApplicationproblemJSON501() *NotSupported {
+	return r.ApplicationproblemJSON501
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PutRoleResponse) GetApplicationproblemJSON503() *BackendUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PutRoleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutRoleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutRoleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutRoleResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -4012,6 +4861,50 @@ func (c *ClientWithResponses) RemoveKeyWithResponse(ctx context.Context, id Cont
 	return ParseRemoveKeyResponse(rsp)
 }
 
+// PutOIDCProviderWithBodyWithResponse Make the contract's account trust an OpenID Connect issuer, or change its audiences.
+//
+// The account trusts one issuer: the cluster whose ServiceAccount tokens its roles accept.
+// The provider fetches the issuer's signing keys from `issuerUrl` (its
+// `/.well-known/openid-configuration` and the `jwks_uri` there), so only an issuer the
+// provider allows is taken (the reference server's `--allowed-oidc-issuers`, none by
+// default): anything else is `400 invalid-request`. A token is accepted only with one of
+// `audiences` as its `aud`. Idempotent: the same request answers `200` with the same
+// provider; another `issuerUrl` replaces the one trusted before, and the roles made for
+// it then trust the new one only when put again. Without STS at the backend: `501 not-supported`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/contracts/{id}/oidc-provider (the `PutOIDCProvider` operationId).
+func (c *ClientWithResponses) PutOIDCProviderWithBodyWithResponse(ctx context.Context, id ContractID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutOIDCProviderResponse, error) {
+	rsp, err := c.PutOIDCProviderWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutOIDCProviderResponse(rsp)
+}
+
+// PutOIDCProviderWithResponse Make the contract's account trust an OpenID Connect issuer, or change its audiences.
+//
+// The account trusts one issuer: the cluster whose ServiceAccount tokens its roles accept.
+// The provider fetches the issuer's signing keys from `issuerUrl` (its
+// `/.well-known/openid-configuration` and the `jwks_uri` there), so only an issuer the
+// provider allows is taken (the reference server's `--allowed-oidc-issuers`, none by
+// default): anything else is `400 invalid-request`. A token is accepted only with one of
+// `audiences` as its `aud`. Idempotent: the same request answers `200` with the same
+// provider; another `issuerUrl` replaces the one trusted before, and the roles made for
+// it then trust the new one only when put again. Without STS at the backend: `501 not-supported`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/contracts/{id}/oidc-provider (the `PutOIDCProvider` operationId).
+func (c *ClientWithResponses) PutOIDCProviderWithResponse(ctx context.Context, id ContractID, body PutOIDCProviderJSONRequestBody, reqEditors ...RequestEditorFn) (*PutOIDCProviderResponse, error) {
+	rsp, err := c.PutOIDCProvider(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutOIDCProviderResponse(rsp)
+}
+
 // CreatePrincipalWithResponse Create a principal in a contract's account, or return the one already created for this Idempotency-Key.
 //
 // Makes a principal with one key pair. It can do nothing until a bucket policy names its
@@ -4107,6 +5000,69 @@ func (c *ClientWithResponses) RemovePrincipalKeyWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseRemovePrincipalKeyResponse(rsp)
+}
+
+// DeleteRoleWithResponse Delete a role.
+//
+// Deletes the role with its policy: no token is exchanged for it any more, and sessions
+// handed out before are refused at their next request. Deleting a role that does not
+// exist, or one of a cancelled contract, succeeds (`204`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/contracts/{id}/roles/{roleName} (the `DeleteRole` operationId).
+func (c *ClientWithResponses) DeleteRoleWithResponse(ctx context.Context, id ContractID, roleName RoleName, reqEditors ...RequestEditorFn) (*DeleteRoleResponse, error) {
+	rsp, err := c.DeleteRole(ctx, id, roleName, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteRoleResponse(rsp)
+}
+
+// PutRoleWithBodyWithResponse Make a role a ServiceAccount's token assumes, or change what it may do.
+//
+// Makes the role in the contract's account. It trusts only the account's OpenID Connect
+// provider (putOIDCProvider first: without one, `409 invalid-request`), and only a token
+// whose `sub` is `subject` and whose `aud` is one of the provider's audiences. Its policy
+// allows, in each bucket of `grants`, the actions of the grant's access (as a
+// BucketAccess's key would have them), under its prefix, and nothing else; a bucket that is
+// not the account's is reached by nothing. Idempotent: the same request answers `200`; another
+// `subject` or other `grants` change the role, for the next exchange of a token (sessions
+// already handed out follow the role's policy at each request). A request that failed with
+// a `5xx` may be repeated.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/contracts/{id}/roles/{roleName} (the `PutRole` operationId).
+func (c *ClientWithResponses) PutRoleWithBodyWithResponse(ctx context.Context, id ContractID, roleName RoleName, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutRoleResponse, error) {
+	rsp, err := c.PutRoleWithBody(ctx, id, roleName, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutRoleResponse(rsp)
+}
+
+// PutRoleWithResponse Make a role a ServiceAccount's token assumes, or change what it may do.
+//
+// Makes the role in the contract's account. It trusts only the account's OpenID Connect
+// provider (putOIDCProvider first: without one, `409 invalid-request`), and only a token
+// whose `sub` is `subject` and whose `aud` is one of the provider's audiences. Its policy
+// allows, in each bucket of `grants`, the actions of the grant's access (as a
+// BucketAccess's key would have them), under its prefix, and nothing else; a bucket that is
+// not the account's is reached by nothing. Idempotent: the same request answers `200`; another
+// `subject` or other `grants` change the role, for the next exchange of a token (sessions
+// already handed out follow the role's policy at each request). A request that failed with
+// a `5xx` may be repeated.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/contracts/{id}/roles/{roleName} (the `PutRole` operationId).
+func (c *ClientWithResponses) PutRoleWithResponse(ctx context.Context, id ContractID, roleName RoleName, body PutRoleJSONRequestBody, reqEditors ...RequestEditorFn) (*PutRoleResponse, error) {
+	rsp, err := c.PutRole(ctx, id, roleName, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutRoleResponse(rsp)
 }
 
 // ListTopicsWithResponse List the topics of a contract.
@@ -4818,6 +5774,118 @@ func ParseRemoveKeyResponse(rsp *http.Response) (*RemoveKeyResponse, error) {
 	return response, nil
 }
 
+// ParsePutOIDCProviderResponse parses an HTTP response from a PutOIDCProviderWithResponse call
+func ParsePutOIDCProviderResponse(rsp *http.Response) (*PutOIDCProviderResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutOIDCProviderResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OIDCProvider
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest OIDCProvider
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotSupported
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest BackendUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PutOIDCProviderResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PutOIDCProviderResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseCreatePrincipalResponse parses an HTTP response from a CreatePrincipalWithResponse call
 func ParseCreatePrincipalResponse(rsp *http.Response) (*CreatePrincipalResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -5339,6 +6407,219 @@ func ParseRemovePrincipalKeyResponse(rsp *http.Response) (*RemovePrincipalKeyRes
 	return response, nil
 }
 
+// ParseDeleteRoleResponse parses an HTTP response from a DeleteRoleWithResponse call
+func ParseDeleteRoleResponse(rsp *http.Response) (*DeleteRoleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteRoleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotSupported
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest BackendUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers DeleteRoleResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteRoleResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutRoleResponse parses an HTTP response from a PutRoleWithResponse call
+func ParsePutRoleResponse(rsp *http.Response) (*PutRoleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutRoleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Role
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Role
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotSupported
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest BackendUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PutRoleResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PutRoleResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListTopicsResponse parses an HTTP response from a ListTopicsWithResponse call
 func ParseListTopicsResponse(rsp *http.Response) (*ListTopicsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -5751,6 +7032,9 @@ type ServerInterface interface {
 	// RemoveKey Revoke a key pair of a contract.
 	// (DELETE /v1/contracts/{id}/keys/{accessKeyId})
 	RemoveKey(w http.ResponseWriter, r *http.Request, id ContractID, accessKeyId string)
+	// PutOIDCProvider Make the contract's account trust an OpenID Connect issuer, or change its audiences.
+	// (PUT /v1/contracts/{id}/oidc-provider)
+	PutOIDCProvider(w http.ResponseWriter, r *http.Request, id ContractID)
 	// CreatePrincipal Create a principal in a contract's account, or return the one already created for this Idempotency-Key.
 	// (POST /v1/contracts/{id}/principals)
 	CreatePrincipal(w http.ResponseWriter, r *http.Request, id ContractID, params CreatePrincipalParams)
@@ -5766,6 +7050,12 @@ type ServerInterface interface {
 	// RemovePrincipalKey Revoke a key pair of a principal.
 	// (DELETE /v1/contracts/{id}/principals/{principalId}/keys/{accessKeyId})
 	RemovePrincipalKey(w http.ResponseWriter, r *http.Request, id ContractID, principalId PrincipalID, accessKeyId string)
+	// DeleteRole Delete a role.
+	// (DELETE /v1/contracts/{id}/roles/{roleName})
+	DeleteRole(w http.ResponseWriter, r *http.Request, id ContractID, roleName RoleName)
+	// PutRole Make a role a ServiceAccount's token assumes, or change what it may do.
+	// (PUT /v1/contracts/{id}/roles/{roleName})
+	PutRole(w http.ResponseWriter, r *http.Request, id ContractID, roleName RoleName)
 	// ListTopics List the topics of a contract.
 	// (GET /v1/contracts/{id}/topics)
 	ListTopics(w http.ResponseWriter, r *http.Request, id ContractID)
@@ -6026,6 +7316,32 @@ func (siw *ServerInterfaceWrapper) RemoveKey(w http.ResponseWriter, r *http.Requ
 	handler.ServeHTTP(w, r)
 }
 
+// PutOIDCProvider operation middleware
+func (siw *ServerInterfaceWrapper) PutOIDCProvider(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id ContractID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PutOIDCProvider(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // CreatePrincipal operation middleware
 func (siw *ServerInterfaceWrapper) CreatePrincipal(w http.ResponseWriter, r *http.Request) {
 
@@ -6248,6 +7564,76 @@ func (siw *ServerInterfaceWrapper) RemovePrincipalKey(w http.ResponseWriter, r *
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.RemovePrincipalKey(w, r, id, principalId, accessKeyId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteRole operation middleware
+func (siw *ServerInterfaceWrapper) DeleteRole(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id ContractID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "roleName" -------------
+	var roleName RoleName
+
+	err = runtime.BindStyledParameterWithOptions("simple", "roleName", r.PathValue("roleName"), &roleName, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "roleName", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteRole(w, r, id, roleName)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// PutRole operation middleware
+func (siw *ServerInterfaceWrapper) PutRole(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id ContractID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "roleName" -------------
+	var roleName RoleName
+
+	err = runtime.BindStyledParameterWithOptions("simple", "roleName", r.PathValue("roleName"), &roleName, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "roleName", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PutRole(w, r, id, roleName)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -6512,6 +7898,9 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/contracts/{id}/topics", wrapper.ListTopics)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/v1/contracts/{id}/topics/{topicName}", wrapper.DeleteTopic)
 	m.HandleFunc(http.MethodPut+" "+options.BaseURL+"/v1/contracts/{id}/topics/{topicName}", wrapper.PutTopic)
+	m.HandleFunc(http.MethodPut+" "+options.BaseURL+"/v1/contracts/{id}/oidc-provider", wrapper.PutOIDCProvider)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/v1/contracts/{id}/roles/{roleName}", wrapper.DeleteRole)
+	m.HandleFunc(http.MethodPut+" "+options.BaseURL+"/v1/contracts/{id}/roles/{roleName}", wrapper.PutRole)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/contracts/{id}/usage", wrapper.GetUsage)
 	m.HandleFunc(http.MethodPut+" "+options.BaseURL+"/v1/contracts/{id}/buckets/{bucket}/quota", wrapper.SetBucketQuota)
 
@@ -7431,6 +8820,171 @@ func (response RemoveKey503ApplicationProblemPlusJSONResponse) VisitRemoveKeyRes
 	return err
 }
 
+type PutOIDCProviderRequestObject struct {
+	Id   ContractID `json:"id"`
+	Body *PutOIDCProviderJSONRequestBody
+}
+
+type PutOIDCProviderResponseObject interface {
+	VisitPutOIDCProviderResponse(w http.ResponseWriter) error
+}
+
+type PutOIDCProvider200JSONResponse OIDCProvider
+
+func (response PutOIDCProvider200JSONResponse) VisitPutOIDCProviderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutOIDCProvider201JSONResponse OIDCProvider
+
+func (response PutOIDCProvider201JSONResponse) VisitPutOIDCProviderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutOIDCProvider400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response PutOIDCProvider400ApplicationProblemPlusJSONResponse) VisitPutOIDCProviderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutOIDCProvider401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response PutOIDCProvider401ApplicationProblemPlusJSONResponse) VisitPutOIDCProviderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutOIDCProvider404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response PutOIDCProvider404ApplicationProblemPlusJSONResponse) VisitPutOIDCProviderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutOIDCProvider409ApplicationProblemPlusJSONResponse Problem
+
+func (response PutOIDCProvider409ApplicationProblemPlusJSONResponse) VisitPutOIDCProviderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutOIDCProvider429ApplicationProblemPlusJSONResponse struct {
+	RateLimitedApplicationProblemPlusJSONResponse
+}
+
+func (response PutOIDCProvider429ApplicationProblemPlusJSONResponse) VisitPutOIDCProviderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutOIDCProvider500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response PutOIDCProvider500ApplicationProblemPlusJSONResponse) VisitPutOIDCProviderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutOIDCProvider501ApplicationProblemPlusJSONResponse struct {
+	NotSupportedApplicationProblemPlusJSONResponse
+}
+
+func (response PutOIDCProvider501ApplicationProblemPlusJSONResponse) VisitPutOIDCProviderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutOIDCProvider503ApplicationProblemPlusJSONResponse struct {
+	BackendUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response PutOIDCProvider503ApplicationProblemPlusJSONResponse) VisitPutOIDCProviderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreatePrincipalRequestObject struct {
 	Id     ContractID `json:"id"`
 	Params CreatePrincipalParams
@@ -8201,6 +9755,317 @@ func (response RemovePrincipalKey503ApplicationProblemPlusJSONResponse) VisitRem
 	return err
 }
 
+type DeleteRoleRequestObject struct {
+	Id       ContractID `json:"id"`
+	RoleName RoleName   `json:"roleName"`
+}
+
+type DeleteRoleResponseObject interface {
+	VisitDeleteRoleResponse(w http.ResponseWriter) error
+}
+
+type DeleteRole204Response struct {
+}
+
+func (response DeleteRole204Response) VisitDeleteRoleResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteRole400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteRole400ApplicationProblemPlusJSONResponse) VisitDeleteRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteRole401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteRole401ApplicationProblemPlusJSONResponse) VisitDeleteRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteRole404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteRole404ApplicationProblemPlusJSONResponse) VisitDeleteRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteRole429ApplicationProblemPlusJSONResponse struct {
+	RateLimitedApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteRole429ApplicationProblemPlusJSONResponse) VisitDeleteRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteRole500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteRole500ApplicationProblemPlusJSONResponse) VisitDeleteRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteRole501ApplicationProblemPlusJSONResponse struct {
+	NotSupportedApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteRole501ApplicationProblemPlusJSONResponse) VisitDeleteRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteRole503ApplicationProblemPlusJSONResponse struct {
+	BackendUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteRole503ApplicationProblemPlusJSONResponse) VisitDeleteRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutRoleRequestObject struct {
+	Id       ContractID `json:"id"`
+	RoleName RoleName   `json:"roleName"`
+	Body     *PutRoleJSONRequestBody
+}
+
+type PutRoleResponseObject interface {
+	VisitPutRoleResponse(w http.ResponseWriter) error
+}
+
+type PutRole200JSONResponse Role
+
+func (response PutRole200JSONResponse) VisitPutRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutRole201JSONResponse Role
+
+func (response PutRole201JSONResponse) VisitPutRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutRole400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response PutRole400ApplicationProblemPlusJSONResponse) VisitPutRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutRole401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response PutRole401ApplicationProblemPlusJSONResponse) VisitPutRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutRole404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response PutRole404ApplicationProblemPlusJSONResponse) VisitPutRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutRole409ApplicationProblemPlusJSONResponse Problem
+
+func (response PutRole409ApplicationProblemPlusJSONResponse) VisitPutRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutRole422ApplicationProblemPlusJSONResponse Problem
+
+func (response PutRole422ApplicationProblemPlusJSONResponse) VisitPutRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutRole429ApplicationProblemPlusJSONResponse struct {
+	RateLimitedApplicationProblemPlusJSONResponse
+}
+
+func (response PutRole429ApplicationProblemPlusJSONResponse) VisitPutRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutRole500ApplicationProblemPlusJSONResponse struct {
+	InternalErrorApplicationProblemPlusJSONResponse
+}
+
+func (response PutRole500ApplicationProblemPlusJSONResponse) VisitPutRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutRole501ApplicationProblemPlusJSONResponse struct {
+	NotSupportedApplicationProblemPlusJSONResponse
+}
+
+func (response PutRole501ApplicationProblemPlusJSONResponse) VisitPutRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutRole503ApplicationProblemPlusJSONResponse struct {
+	BackendUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response PutRole503ApplicationProblemPlusJSONResponse) VisitPutRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListTopicsRequestObject struct {
 	Id ContractID `json:"id"`
 }
@@ -8787,6 +10652,9 @@ type StrictServerInterface interface {
 	// RemoveKey Revoke a key pair of a contract.
 	// (DELETE /v1/contracts/{id}/keys/{accessKeyId})
 	RemoveKey(ctx context.Context, request RemoveKeyRequestObject) (RemoveKeyResponseObject, error)
+	// PutOIDCProvider Make the contract's account trust an OpenID Connect issuer, or change its audiences.
+	// (PUT /v1/contracts/{id}/oidc-provider)
+	PutOIDCProvider(ctx context.Context, request PutOIDCProviderRequestObject) (PutOIDCProviderResponseObject, error)
 	// CreatePrincipal Create a principal in a contract's account, or return the one already created for this Idempotency-Key.
 	// (POST /v1/contracts/{id}/principals)
 	CreatePrincipal(ctx context.Context, request CreatePrincipalRequestObject) (CreatePrincipalResponseObject, error)
@@ -8802,6 +10670,12 @@ type StrictServerInterface interface {
 	// RemovePrincipalKey Revoke a key pair of a principal.
 	// (DELETE /v1/contracts/{id}/principals/{principalId}/keys/{accessKeyId})
 	RemovePrincipalKey(ctx context.Context, request RemovePrincipalKeyRequestObject) (RemovePrincipalKeyResponseObject, error)
+	// DeleteRole Delete a role.
+	// (DELETE /v1/contracts/{id}/roles/{roleName})
+	DeleteRole(ctx context.Context, request DeleteRoleRequestObject) (DeleteRoleResponseObject, error)
+	// PutRole Make a role a ServiceAccount's token assumes, or change what it may do.
+	// (PUT /v1/contracts/{id}/roles/{roleName})
+	PutRole(ctx context.Context, request PutRoleRequestObject) (PutRoleResponseObject, error)
 	// ListTopics List the topics of a contract.
 	// (GET /v1/contracts/{id}/topics)
 	ListTopics(ctx context.Context, request ListTopicsRequestObject) (ListTopicsResponseObject, error)
@@ -9029,6 +10903,39 @@ func (sh *strictHandler) RemoveKey(w http.ResponseWriter, r *http.Request, id Co
 	}
 }
 
+// PutOIDCProvider operation middleware
+func (sh *strictHandler) PutOIDCProvider(w http.ResponseWriter, r *http.Request, id ContractID) {
+	var request PutOIDCProviderRequestObject
+
+	request.Id = id
+
+	var body PutOIDCProviderJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PutOIDCProvider(ctx, request.(PutOIDCProviderRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PutOIDCProvider")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PutOIDCProviderResponseObject); ok {
+		if err := validResponse.VisitPutOIDCProviderResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // CreatePrincipal operation middleware
 func (sh *strictHandler) CreatePrincipal(w http.ResponseWriter, r *http.Request, id ContractID, params CreatePrincipalParams) {
 	var request CreatePrincipalRequestObject
@@ -9159,6 +11066,67 @@ func (sh *strictHandler) RemovePrincipalKey(w http.ResponseWriter, r *http.Reque
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(RemovePrincipalKeyResponseObject); ok {
 		if err := validResponse.VisitRemovePrincipalKeyResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteRole operation middleware
+func (sh *strictHandler) DeleteRole(w http.ResponseWriter, r *http.Request, id ContractID, roleName RoleName) {
+	var request DeleteRoleRequestObject
+
+	request.Id = id
+	request.RoleName = roleName
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteRole(ctx, request.(DeleteRoleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteRole")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteRoleResponseObject); ok {
+		if err := validResponse.VisitDeleteRoleResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// PutRole operation middleware
+func (sh *strictHandler) PutRole(w http.ResponseWriter, r *http.Request, id ContractID, roleName RoleName) {
+	var request PutRoleRequestObject
+
+	request.Id = id
+	request.RoleName = roleName
+
+	var body PutRoleJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PutRole(ctx, request.(PutRoleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PutRole")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PutRoleResponseObject); ok {
+		if err := validResponse.VisitPutRoleResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

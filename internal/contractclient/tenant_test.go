@@ -52,6 +52,14 @@ func TestEveryCallNamesItsTenant(t *testing.T) {
 		"ListTopics":  func(ctx context.Context) error { _, err := c.ListTopics(ctx, "c1"); return err },
 		"DeleteTopic": func(ctx context.Context) error { return c.DeleteTopic(ctx, "c1", "t") },
 		"BucketUsage": func(ctx context.Context) error { _, err := c.BucketUsage(ctx, "c1"); return err },
+		"PutOIDCProvider": func(ctx context.Context) error {
+			return c.PutOIDCProvider(ctx, "c1", contractclient.OIDCProvider{IssuerURL: "https://oidc.example"})
+		},
+		"PutRole": func(ctx context.Context) error {
+			_, err := c.PutRole(ctx, "c1", "r", "system:serviceaccount:ns:sa", []contractclient.RoleGrant{{Bucket: "b", Access: "ReadOnly"}})
+			return err
+		},
+		"DeleteRole": func(ctx context.Context) error { return c.DeleteRole(ctx, "c1", "r") },
 		"SetBucketQuota": func(ctx context.Context) error {
 			_, err := c.SetBucketQuota(ctx, "c1", "b", contractclient.Quota{MaxObjects: 1})
 			return err

@@ -187,11 +187,15 @@ func (s *Server) CancelContract(ctx context.Context, req contractapi.CancelContr
 	if err := s.deleteTopics(bctx, rec); err != nil {
 		return nil, err
 	}
+	if err := s.deleteRoles(bctx, rec); err != nil {
+		return nil, err
+	}
 	// One transaction, so no principal outlives its contract in the records. The tombstones of
 	// revoked keys go too: a cancelled contract makes no keys, so nothing replays into them.
 	cancelled := now()
 	err = s.store.cancel(rec.ID, cancelled, func(r *record) {
 		r.State, r.CancelledAt, r.Topics, r.Revoked = stateCancelled, &cancelled, nil, nil
+		r.OIDCProvider, r.Roles = nil, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("marking contract cancelled: %w", err)

@@ -134,3 +134,63 @@ func (b *principalsBackend) keyCount(contractID, principalID string) int {
 	defer b.mu.Unlock()
 	return len(b.principals[contractID+"/"+principalID])
 }
+
+// rolesBackend is fakeBackend with STS, for tests of the server's own records of roles and
+// providers: it keeps what exists, and can fail the next call to make a role.
+type rolesBackend struct {
+	fakeBackend // its mu guards these too
+	providers   map[string]OIDCProviderSpec
+	roles       map[string]RoleSpec
+	failRole    error
+}
+
+func (b *rolesBackend) PutOIDCProvider(_ context.Context, contractID string, p OIDCProviderSpec) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.calls++
+	if b.providers == nil {
+		b.providers = map[string]OIDCProviderSpec{}
+	}
+	b.providers[contractID+"/"+p.IssuerURL] = p
+	return "arn:fake:oidc-provider/" + p.IssuerURL, nil
+}
+
+func (b *rolesBackend) DeleteOIDCProvider(_ context.Context, contractID, issuerURL string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.calls++
+	delete(b.providers, contractID+"/"+issuerURL)
+	return nil
+}
+
+func (b *rolesBackend) PutRole(_ context.Context, contractID, name string, r RoleSpec) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.calls++
+	if err := b.failRole; err != nil {
+		b.failRole = nil
+		return "", err
+	}
+	if b.roles == nil {
+		b.roles = map[string]RoleSpec{}
+	}
+	b.roles[contractID+"/"+name] = r
+	return "arn:fake:role/" + name, nil
+}
+
+func (b *rolesBackend) DeleteRole(_ context.Context, contractID, name string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.calls++
+	delete(b.roles, contractID+"/"+name)
+	return nil
+}
+
+// has reports whether the backend holds the provider of issuer, and role name, of contractID.
+func (b *rolesBackend) has(contractID, issuer, role string) (provider, hasRole bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, provider = b.providers[contractID+"/"+issuer]
+	_, hasRole = b.roles[contractID+"/"+role]
+	return provider, hasRole
+}

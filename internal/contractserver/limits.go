@@ -49,6 +49,8 @@ type Limits struct {
 	Keys int
 	// Topics is how many notification topics a contract may have (422 limit-exceeded beyond).
 	Topics int
+	// Roles is how many roles a contract may have (422 limit-exceeded beyond).
+	Roles int
 	// TombstoneRetention is how long what a deleted principal or a revoked key leaves behind is
 	// kept, so a replay of the call that made it is answered as the first answer was: 410
 	// principal-deleted, 410 key-revoked, the revoked key pair. After it the server forgets
@@ -63,12 +65,14 @@ type Limits struct {
 // The default Limits. DefaultPrincipals is ten times the BucketAccesses of one contract in the
 // fault suite at 1,000 Buckets (about 110); DefaultKeys is five times what a rotation needs
 // (the key in use and the next); DefaultTopics is RGW's default of 1,000 buckets per user, a
-// topic each; a day of retention outlasts any outage a replay is expected across, and 16
+// topic each; DefaultRoles is DefaultPrincipals, a role per keyless BucketAccess as a principal per
+// keyed one; a day of retention outlasts any outage a replay is expected across, and 16
 // revoked keys are 16 rotations behind.
 const (
 	DefaultPrincipals         = 1000
 	DefaultKeys               = 10
 	DefaultTopics             = 1000
+	DefaultRoles              = DefaultPrincipals
 	DefaultTombstoneRetention = 24 * time.Hour
 	DefaultRevokedKeys        = 16
 )
@@ -83,6 +87,7 @@ func (l Limits) withDefaults() Limits {
 	def(&l.Principals, DefaultPrincipals)
 	def(&l.Keys, DefaultKeys)
 	def(&l.Topics, DefaultTopics)
+	def(&l.Roles, DefaultRoles)
 	def(&l.RevokedKeys, DefaultRevokedKeys)
 	if l.TombstoneRetention == 0 {
 		l.TombstoneRetention = DefaultTombstoneRetention

@@ -39,12 +39,16 @@ type RGWConfig struct {
 //
 // The admin user needs the admin-ops caps "users=*;buckets=*" and, for topics, to be a system
 // user: RGW makes a topic in the tenant of the user who asks, and only a system user may ask as
-// another (rgw_topics.go).
+// another (rgw_topics.go). Roles and OpenID Connect providers (rgw_roles.go, which radosgw serves
+// only with rgw_s3_auth_use_sts and an rgw_sts_key) are made by a user of the tenant that only
+// the server holds keys of.
 type RGWBackend struct {
 	endpoint, region string
 	api              *admin.API
 	// topics calls RGW's SNS API, with the admin's keys.
 	topics *signedClient
+	// http calls RGW's IAM API (roles, OpenID Connect providers) with a tenant's IAM user's keys.
+	http *http.Client
 }
 
 var (
@@ -54,6 +58,7 @@ var (
 	_ QuotaSupport     = (*RGWBackend)(nil)
 	_ KeySupport       = (*RGWBackend)(nil)
 	_ PrincipalBackend = (*RGWBackend)(nil)
+	_ RoleBackend      = (*RGWBackend)(nil)
 )
 
 // NewRGWBackend checks the configuration; it does not contact radosgw.
@@ -72,7 +77,8 @@ func NewRGWBackend(cfg RGWConfig) (*RGWBackend, error) {
 		return nil, fmt.Errorf("rgw admin client: %w", err)
 	}
 	return &RGWBackend{endpoint: cfg.Endpoint, region: cfg.Region, api: api,
-		topics: newSignedClient("sns", cfg.Region, cfg.AdminAccessKey, cfg.AdminSecretKey, cfg.HTTPClient)}, nil
+		topics: newSignedClient("sns", cfg.Region, cfg.AdminAccessKey, cfg.AdminSecretKey, cfg.HTTPClient),
+		http:   cfg.HTTPClient}, nil
 }
 
 func (b *RGWBackend) Kind() string     { return "rgw" }
@@ -224,6 +230,9 @@ func (b *RGWBackend) DeleteAccount(ctx context.Context, account string, force bo
 		}
 	}
 	if err := b.deleteTenantTopics(ctx, a); err != nil {
+		return err
+	}
+	if err := b.deleteTenantRoles(ctx, a); err != nil {
 		return err
 	}
 	user := admin.User{ID: uid}

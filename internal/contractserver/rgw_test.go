@@ -245,7 +245,13 @@ func TestRGWBackend(t *testing.T) {
 // passes and kept, with the logs, when it fails.
 func startCeph(t *testing.T) *localenv.Ceph {
 	t.Helper()
-	ceph, err := localenv.StartCeph(t.Context(), localenv.CephOptions{})
+	return startCephWith(t, localenv.CephOptions{})
+}
+
+// startCephWith is startCeph with options.
+func startCephWith(t *testing.T, opts localenv.CephOptions) *localenv.Ceph {
+	t.Helper()
+	ceph, err := localenv.StartCeph(t.Context(), opts)
 	if err != nil {
 		t.Fatalf("starting Ceph: %v", err)
 	}

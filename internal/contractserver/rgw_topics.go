@@ -40,7 +40,7 @@ func (b *RGWBackend) PutTopic(ctx context.Context, account, name, endpoint strin
 		"Attributes.entry.1.key":   {"push-endpoint"},
 		"Attributes.entry.1.value": {endpoint},
 	}
-	data, err := b.sns(ctx, a, form)
+	data, err := b.asUser(ctx, b.topics, a, form)
 	if err != nil {
 		return "", err
 	}
@@ -53,7 +53,7 @@ func (b *RGWBackend) PutTopic(ctx context.Context, account, name, endpoint strin
 	if tenant := arnAccount(out.ARN); tenant != a.tenant {
 		// An admin that is no system user is taken as itself: the topic was made in the admin's
 		// own tenant, where no bucket of the contract can name it. Take it back.
-		_, _ = b.sns(ctx, rgwAccount{}, url.Values{"Action": {"DeleteTopic"}, "TopicArn": {out.ARN}})
+		_, _ = b.asUser(ctx, b.topics, rgwAccount{}, url.Values{"Action": {"DeleteTopic"}, "TopicArn": {out.ARN}})
 		return "", fmt.Errorf("rgw made topic %s in tenant %q, not in the contract's tenant %q: the admin user must be a system user "+
 			"(radosgw-admin user modify --uid=<admin> --system) to make topics in a contract's tenant", out.ARN, tenant, a.tenant)
 	}
@@ -77,7 +77,7 @@ func (b *RGWBackend) DeleteTopic(ctx context.Context, account, name string) erro
 }
 
 func (b *RGWBackend) deleteTopic(ctx context.Context, a rgwAccount, arn string) error {
-	_, err := b.sns(ctx, a, url.Values{"Action": {"DeleteTopic"}, "TopicArn": {arn}})
+	_, err := b.asUser(ctx, b.topics, a, url.Values{"Action": {"DeleteTopic"}, "TopicArn": {arn}})
 	var bErr *backendError
 	switch {
 	case err == nil:
@@ -100,7 +100,7 @@ func (b *RGWBackend) deleteTenantTopics(ctx context.Context, a rgwAccount) error
 	if a.tenant == "" {
 		return nil
 	}
-	data, err := b.sns(ctx, a, url.Values{"Action": {"ListTopics"}})
+	data, err := b.asUser(ctx, b.topics, a, url.Values{"Action": {"ListTopics"}})
 	var bErr *backendError
 	if errors.As(err, &bErr) && bErr.Status == http.StatusForbidden {
 		if _, uErr := b.api.GetUser(ctx, admin.User{ID: a.uid()}); errors.Is(uErr, admin.ErrNoSuchUser) {
@@ -133,13 +133,14 @@ func (b *RGWBackend) deleteTenantTopics(ctx context.Context, a rgwAccount) error
 	return nil
 }
 
-// sns posts one SNS API action to radosgw, which serves it on its S3 endpoint, as the user of
-// account a; as the admin itself in the default tenant.
-func (b *RGWBackend) sns(ctx context.Context, a rgwAccount, form url.Values) ([]byte, error) {
+// asUser posts one action of an API beside S3 (SNS, IAM) to radosgw, which serves them on its
+// S3 endpoint, with client c as the user of account a; as the admin itself in the default
+// tenant.
+func (b *RGWBackend) asUser(ctx context.Context, c *signedClient, a rgwAccount, form url.Values) ([]byte, error) {
 	u := strings.TrimSuffix(b.endpoint, "/") + "/"
 	if a.tenant != "" {
 		u += "?" + url.Values{"rgwx-uid": {a.uid()}}.Encode()
 	}
 	action := form.Get("Action")
-	return b.topics.do(ctx, "rgw "+action, http.MethodPost, u, "application/x-www-form-urlencoded", []byte(form.Encode()))
+	return c.do(ctx, "rgw "+action, http.MethodPost, u, "application/x-www-form-urlencoded", []byte(form.Encode()))
 }

@@ -74,6 +74,11 @@ type Config struct {
 	// whatever its clients check. A topic for any other URL is refused 400; the zero value
 	// refuses every one.
 	PushEndpoints egress.Allowlist
+	// OIDCIssuers are the OpenID Connect issuers a contract's account may trust: the backend
+	// fetches their signing keys from there, and trusts whoever holds those keys, so which is
+	// the provider's decision. A provider for any other issuer is refused 400; the zero value
+	// refuses every one.
+	OIDCIssuers egress.Allowlist
 	// AfterStoreWrite, when set, is called after each write to the records has committed, with
 	// what it wrote ("insert principal") and the contract's or principal's id, before the
 	// server does anything else on that request. For tests that stop the server right after a
@@ -91,6 +96,8 @@ type Server struct {
 	website string
 	// pushEndpoints are where topics may push.
 	pushEndpoints egress.Allowlist
+	// oidcIssuers are the issuers accounts may trust.
+	oidcIssuers egress.Allowlist
 	// clients and tenants limit each authenticated client and each tenant (nil: no limit);
 	// failedAuth every request that fails authentication.
 	clients, tenants *limiters
@@ -167,6 +174,7 @@ func New(cfg Config) (*Server, error) {
 		limits:  limits,
 
 		pushEndpoints: cfg.PushEndpoints,
+		oidcIssuers:   cfg.OIDCIssuers,
 		failedAuth:    rate.NewLimiter(failedAuthRate, failedAuthBurst),
 	}
 	if s.maxBody = cfg.MaxRequestBytes; s.maxBody <= 0 {

@@ -68,6 +68,10 @@ type record struct {
 	// Topics are the contract's notification topics, few (Limits.Topics) and without
 	// tombstones, so they stay in the record and go with its cancel in one transaction.
 	Topics []storedTopic `json:"topics,omitempty"`
+	// OIDCProvider is the issuer the account trusts, and Roles the roles its tokens assume
+	// (Limits.Roles), kept in the record as topics are.
+	OIDCProvider *storedOIDCProvider `json:"oidcProvider,omitempty"`
+	Roles        []storedRole        `json:"roles,omitempty"`
 }
 
 // account names the contract in every backend call: the name the backend gave its account, or

@@ -18,6 +18,10 @@ type ControlPlaneOptions struct {
 	// CRDDir is the folder of CRDs to install; empty is this tree's config/crd/bases. The
 	// upgrade test starts with an older revision's.
 	CRDDir string
+	// ServiceAccountIssuer, when set, is the issuer kube-apiserver writes into ServiceAccount
+	// tokens (--service-account-issuer), which it signs with ServiceAccountKeyFile (an RSA key in
+	// PEM, for RS256 tokens): an issuer whose discovery another server serves (OIDCIssuer).
+	ServiceAccountIssuer, ServiceAccountKeyFile string
 }
 
 // StartControlPlane starts etcd and kube-apiserver from bin/ through envtest, with the CRDs in
@@ -53,6 +57,12 @@ func StartControlPlane(opts ControlPlaneOptions) (*envtest.Environment, *rest.Co
 	// As OpenShift and hardened clusters do: setting blockOwnerDeletion on an owner reference
 	// needs the update verb on the owner's finalizers, which the shipped RBAC must then grant.
 	env.ControlPlane.GetAPIServer().Configure().Append("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
+	if opts.ServiceAccountIssuer != "" {
+		args := env.ControlPlane.GetAPIServer().Configure()
+		args.Set("service-account-issuer", opts.ServiceAccountIssuer)
+		args.Set("service-account-key-file", opts.ServiceAccountKeyFile)
+		args.Set("service-account-signing-key-file", opts.ServiceAccountKeyFile)
+	}
 	if len(opts.WebhookPaths) > 0 {
 		// The webhook server binds 127.0.0.1 like every other test server; envtest picks a free
 		// port and writes certificates for it (env.WebhookInstallOptions.LocalServing*).

@@ -7,6 +7,9 @@ package stack
 import (
 	"context"
 	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,6 +45,8 @@ type Stack struct {
 	S3 S3Server
 	// ContractAPI serves the reference contract server.
 	ContractAPI *ContractAPI
+	// OIDCIssuer serves the discovery of the ServiceAccount tokens' issuer (Options.STS).
+	OIDCIssuer *localenv.OIDCIssuer
 	// ManagerOptions are used by StartManager; tests may change them between restarts.
 	ManagerOptions operator.Options
 	// ManagerArgs are more flags for a manager run as its own process ("--zap-log-level=debug").
@@ -124,6 +129,10 @@ type Options struct {
 	// versitygw's or Ceph RGW's admin API) go through this tap. The test binary's TestMain must
 	// call ServeContractServerChild first.
 	ContractServerTap *faults.Tap
+	// STS runs Ceph RGW (RGW must be set) with STS, kube-apiserver signing ServiceAccount tokens
+	// with an RSA key whose discovery Stack.OIDCIssuer serves (RGW fetches it from there), and
+	// the contract server trusting that issuer only: keyless access, end to end.
+	STS bool
 }
 
 // Start brings up the control plane, versitygw and the contract server. The manager is started
@@ -140,7 +149,20 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	if s.dir, err = os.MkdirTemp("", "osm-stack-"); err != nil {
 		return nil, err
 	}
-	env, cfg, err := localenv.StartControlPlane(localenv.ControlPlaneOptions{WebhookPaths: opts.WebhookPaths, CRDDir: opts.CRDDir})
+	cpOpts := localenv.ControlPlaneOptions{WebhookPaths: opts.WebhookPaths, CRDDir: opts.CRDDir}
+	var issuers egress.Allowlist
+	if opts.STS {
+		if !opts.RGW || opts.ContractServerTap != nil {
+			return nil, errors.New("STS: only on Ceph RGW (RGW), with the contract server in process")
+		}
+		if cpOpts.ServiceAccountIssuer, cpOpts.ServiceAccountKeyFile, err = s.startOIDCIssuer(); err != nil {
+			return nil, err
+		}
+		if issuers, err = egress.ParseList(s.OIDCIssuer.URL); err != nil {
+			return nil, err
+		}
+	}
+	env, cfg, err := localenv.StartControlPlane(cpOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +197,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	if opts.ContractServerTap != nil {
 		s.ContractAPI, err = s.startContractServerChild(serverDir, receivers, opts.ContractServerTap)
 	} else {
-		s.ContractAPI, err = startContractAPI(backend, serverDir, s.S3.WebsiteEndpoint, receivers)
+		s.ContractAPI, err = startContractAPI(backend, serverDir, s.S3.WebsiteEndpoint, receivers, issuers)
 	}
 	if err != nil {
 		return nil, err
@@ -340,6 +362,9 @@ func (s *Stack) Stop() {
 	if s.env != nil {
 		_ = s.env.Stop()
 	}
+	if s.OIDCIssuer != nil {
+		_ = s.OIDCIssuer.Stop()
+	}
 	if s.dir != "" {
 		_ = os.RemoveAll(s.dir)
 	}
@@ -480,7 +505,7 @@ func (s *Stack) startS3(ctx context.Context, opts Options) (contractserver.Backe
 		if opts.S3AccessLog != "" {
 			return nil, errors.New("S3AccessLog: only versitygw writes an access log here")
 		}
-		ceph, err := localenv.StartCeph(ctx, localenv.CephOptions{Dir: filepath.Join(s.dir, "ceph")})
+		ceph, err := localenv.StartCeph(ctx, localenv.CephOptions{Dir: filepath.Join(s.dir, "ceph"), STS: opts.STS})
 		if err != nil {
 			return nil, err
 		}
@@ -586,7 +611,7 @@ func serverFiles(dir string) (tokenFile string, key []byte, err error) {
 	return tokenFile, key, nil
 }
 
-func startContractAPI(backend contractserver.Backend, dir, websiteEndpoint string, pushEndpoints egress.Allowlist) (*ContractAPI, error) {
+func startContractAPI(backend contractserver.Backend, dir, websiteEndpoint string, pushEndpoints, oidcIssuers egress.Allowlist) (*ContractAPI, error) {
 	token := serverToken
 	tokenFile, key, err := serverFiles(dir)
 	if err != nil {
@@ -599,6 +624,7 @@ func startContractAPI(backend contractserver.Backend, dir, websiteEndpoint strin
 		Backend:         backend,
 		WebsiteEndpoint: websiteEndpoint,
 		PushEndpoints:   pushEndpoints,
+		OIDCIssuers:     oidcIssuers,
 		Logger:          slog.New(slog.NewTextHandler(logFile(filepath.Join(dir, "server.log")), nil)),
 	})
 	if err != nil {
@@ -672,4 +698,22 @@ func logFile(path string) *os.File {
 		return os.Stderr
 	}
 	return f
+}
+
+// startOIDCIssuer makes the RSA key kube-apiserver signs ServiceAccount tokens with and serves
+// its discovery; it returns the issuer and the key's file.
+func (s *Stack) startOIDCIssuer() (issuer, keyFile string, err error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return "", "", err
+	}
+	keyFile = filepath.Join(s.dir, "sa-signer.key")
+	raw := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	if err := os.WriteFile(keyFile, raw, 0o600); err != nil {
+		return "", "", err
+	}
+	if s.OIDCIssuer, err = localenv.StartOIDCIssuer(key); err != nil {
+		return "", "", err
+	}
+	return s.OIDCIssuer.URL, keyFile, nil
 }
