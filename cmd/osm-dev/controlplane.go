@@ -75,15 +75,16 @@ func (e *environment) startAPIServer(ctx context.Context) error {
 		fmt.Sprintf("--secure-port=%d", e.opts.apiPort),
 		"--tls-cert-file=" + e.certPath("tls.crt"), "--tls-private-key-file=" + e.certPath("tls.key"),
 		"--token-auth-file=" + tokens,
-		"--authorization-mode=RBAC",
-		"--service-cluster-ip-range=10.0.0.0/24",
+		// Node: a kubelet may read what its own pods need, as in any cluster.
+		"--authorization-mode=Node,RBAC",
+		"--service-cluster-ip-range=" + serviceCIDR,
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file=" + saKey,
 		"--service-account-signing-key-file=" + saKey,
 		// As OpenShift and hardened clusters do (and the tests' API server): setting
 		// blockOwnerDeletion on an owner reference needs update on the owner's finalizers, which
 		// the RBAC the manager runs under must then grant.
-		"--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
+		"--enable-admission-plugins=OwnerReferencesPermissionEnforcement,NodeRestriction",
 		"--allow-privileged=true",
 		// The kubernetes Service cannot point at a loopback address; nothing here needs it.
 		"--endpoint-reconciler-type=none",

@@ -30,6 +30,9 @@ type environment struct {
 	dlv string
 	// controllerManager, scheduler and kwok are also in procs; kept by name to wait for them.
 	controllerManager, scheduler, kwok *localenv.Process
+	// node is the real node when it runs (realNode true); kwok plays the node otherwise.
+	node     *realNode
+	realNode bool
 	// install is what the manager runs as and with, from config/default; appliedInstall is a
 	// hash of the rendering last applied.
 	install        *install
@@ -221,6 +224,9 @@ func (e *environment) stopAll() {
 		e.stopManager()
 		status(m.Name, "stopped (pid %d)", m.PID())
 	}
+	// The node first: its stop removes what it made, and wants containerd gone before the
+	// namespace is deleted.
+	e.stopRealNode()
 	for i := len(e.stops) - 1; i >= 0; i-- {
 		if err := e.stops[i].stop(); err == nil {
 			status(e.stops[i].name, "stopped")
@@ -236,7 +242,9 @@ func (e *environment) stopAll() {
 
 // build compiles the manager and the contract server, and checks the servers from bin/.
 func (e *environment) build(ctx context.Context) error {
-	for _, name := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kubectl", "etcd", "versitygw"} {
+	// The node's binaries are checked when it starts: kwok's are built then if the real node
+	// cannot run.
+	for _, name := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "etcd", "versitygw"} {
 		if _, err := localenv.Binary(name); err != nil {
 			return err
 		}
