@@ -163,7 +163,9 @@ func launchOSMDev(extra ...string) (*osmDev, *Env, error) {
 	}
 	// Certificates made in Go in a folder of their own, never mkcert's: that is what a fresh
 	// machine gets, and the path an older osm-dev broke (kube-apiserver refused its keys).
-	args := []string{"--state-dir", d.stateDir, "--certs-dir", filepath.Join(tmp, "certs"), "--mkcert", "never"}
+	// kwok's fake node unless extra asks for the real one (a later flag wins): the real node is
+	// one per machine, and the suites that run side by side each start an osm-dev.
+	args := []string{"--state-dir", d.stateDir, "--certs-dir", filepath.Join(tmp, "certs"), "--mkcert", "never", "--node=fake"}
 	for _, flag := range portFlags {
 		p, err := localenv.FreePort()
 		if err != nil {
