@@ -69,6 +69,12 @@ func (e *environment) startAPIServer(ctx context.Context) error {
 	if err := os.WriteFile(tokens, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		return err
 	}
+	if err := e.startNodeProxy(); err != nil {
+		return err
+	}
+	if err := e.kubeletClientCert(); err != nil {
+		return fmt.Errorf("the API server's kubelet client certificate: %w", err)
+	}
 	p, err := e.start("kube-apiserver", bin, []string{
 		"--etcd-servers=http://" + hostPort(e.opts.etcdPort),
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
@@ -89,6 +95,13 @@ func (e *environment) startAPIServer(ctx context.Context) error {
 		// The kubernetes Service cannot point at a loopback address; nothing here needs it.
 		"--endpoint-reconciler-type=none",
 		"--cert-dir=" + e.path("apiserver"),
+		// To the kubelet (logs, exec, port-forward) and pods: through osm-dev's node proxy, with
+		// a client certificate the kubelet trusts (nodeaccess.go).
+		"--egress-selector-config-file=" + e.egressConfig(),
+		"--kubelet-client-certificate=" + e.path("apiserver", "kubelet-client.crt"),
+		"--kubelet-client-key=" + e.path("apiserver", "kubelet-client.key"),
+		// The node's name resolves nowhere; its address is what the proxy knows.
+		"--kubelet-preferred-address-types=InternalIP",
 	}, nil)
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv/netns"
 )
 
 // environment is one run of osm-dev: what it started, in order, so it can stop them in reverse.
@@ -33,6 +34,8 @@ type environment struct {
 	// node is the real node when it runs (realNode true); kwok plays the node otherwise.
 	node     *realNode
 	realNode bool
+	// proxy reaches the node's namespace from the host (nodeaccess.go).
+	proxy *netns.Proxy
 	// install is what the manager runs as and with, from config/default; appliedInstall is a
 	// hash of the rendering last applied.
 	install        *install
@@ -166,6 +169,9 @@ func (e *environment) run(ctx context.Context) error {
 		return err
 	}
 	fmt.Printf("\nosm-dev: ready. In another terminal:\n\n  export KUBECONFIG=%s\n  kubectl apply -f config/samples/\n\n", e.kubeconfig)
+	if e.realNode {
+		fmt.Printf("The node is real: pods run in containers. Reach a pod or Service: curl -x http://%s http://<its IP>/\n", hostPort(e.opts.nodeProxyPort))
+	}
 	fmt.Printf("Logs: %s. Ctrl-C stops everything.\n", e.path("logs"))
 	if e.sources != nil {
 		fmt.Printf("Saving a file under %s or go.mod rebuilds and restarts the manager (--watch=false turns it off).\n", strings.Join(watchedDirs, ", "))

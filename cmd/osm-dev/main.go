@@ -52,6 +52,7 @@ type options struct {
 
 	controllerManagerPort int
 	schedulerPort         int
+	nodeProxyPort         int
 
 	// allowed are S3 endpoints tenants may name besides this environment's own S3 server.
 	allowed egress.Allowlist
@@ -88,6 +89,7 @@ func main() {
 	fs.IntVar(&o.metricsPort, "metrics-port", 18443, "Manager metrics port (HTTPS, for callers allowed to get /metrics).")
 	fs.IntVar(&o.controllerManagerPort, "controller-manager-port", 17257, "kube-controller-manager's secure port (health checks).")
 	fs.IntVar(&o.schedulerPort, "scheduler-port", 17259, "kube-scheduler's secure port (health checks).")
+	fs.IntVar(&o.nodeProxyPort, "node-proxy-port", 18100, "HTTP proxy to the real node's pods and Services (curl -x http://127.0.0.1:18100 http://<cluster IP>/).")
 	_ = fs.Parse(os.Args[1:])
 
 	if o.s3 != "versitygw" && o.s3 != "rgw" {

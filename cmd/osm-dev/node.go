@@ -27,7 +27,8 @@ import (
 //   - inside the namespace, 127.0.0.1:<port> of the API server reaches the host's, so the kubelet
 //     and kube-proxy use the same address and certificate as everything else;
 //   - on the node's address (nodeIP), the S3 server's and the contract server's ports reach the
-//     host's, for pods.
+//     host's, for pods;
+//   - from the host, an HTTP proxy reaches the kubelet, pods and Services (nodeaccess.go).
 //
 // Pods get addresses in podCIDR on the bridge; the node's own address is the bridge's (the
 // kubelet refuses a loopback node IP). Stopping kills every process in the namespace and in the
@@ -37,6 +38,8 @@ import (
 const (
 	nodeNetNS  = "osm-node"
 	nodeBridge = "osm0"
+	// cniNetwork names the pods' network, and CNI's cached results under /var/lib/cni.
+	cniNetwork = "osm-dev-node"
 	nodeIP     = "10.244.0.1"
 	podCIDR    = "10.244.0.0/24"
 	// serviceCIDR is the API server's --service-cluster-ip-range.
@@ -158,6 +161,7 @@ func (e *environment) startRealNode(ctx context.Context) (err error) {
 		n.forwarders = append(n.forwarders, fw)
 	}
 
+	e.proxy.SetNamespace(&n.ns)
 	if err := e.startContainerd(ctx, n); err != nil {
 		return err
 	}
@@ -235,15 +239,46 @@ func (n *realNode) containerdSocket() string {
 
 // ctr runs ctr against the node's containerd, in the namespace Kubernetes' images live in.
 func (e *environment) ctr(ctx context.Context, n *realNode, args ...string) error {
+	_, err := n.ctr(ctx, args...)
+	return err
+}
+
+func (n *realNode) ctr(ctx context.Context, args ...string) (string, error) {
 	bin, err := localenv.Binary("ctr")
 	if err != nil {
-		return err
+		return "", err
 	}
 	cmd := exec.CommandContext(ctx, bin, append([]string{"--address", n.containerdSocket(), "--namespace", "k8s.io"}, args...)...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("ctr %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("ctr %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
-	return nil
+	return stdout.String(), nil
+}
+
+// removeContainers deletes every container through containerd while it runs, so that each shim
+// exits on its own and removes its socket (under /run/containerd/s, which containerd does not
+// let us move). Bounded: what is left is killed by teardown.
+func (n *realNode) removeContainers() {
+	if n.containerd == nil || n.containerd.Exited() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, list := range [][]string{{"tasks", "ls", "-q"}, {"containers", "ls", "-q"}} {
+		out, err := n.ctr(ctx, list...)
+		if err != nil {
+			return
+		}
+		for _, id := range strings.Fields(out) {
+			if list[0] == "tasks" {
+				_, _ = n.ctr(ctx, "tasks", "delete", "--force", id)
+			} else {
+				_, _ = n.ctr(ctx, "containers", "delete", id)
+			}
+		}
+	}
 }
 
 // importPause builds the sandbox image from cmd/osm-dev/pause (with hack/tools/image, as the
@@ -272,7 +307,7 @@ func (e *environment) startKubelet(n *realNode) error {
 	}
 	dir := filepath.Join(n.dir, "kubelet")
 	config := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(config, []byte(kubeletConfig(n.dir, e.certPath("ca.crt"), n.containerdSocket())), 0o600); err != nil {
+	if err := os.WriteFile(config, []byte(kubeletConfig(n.dir, e.kubeletCA(), n.containerdSocket())), 0o600); err != nil {
 		return err
 	}
 	n.kubelet, err = e.nsStart(n, kubelet.name, bin, []string{
@@ -309,16 +344,28 @@ func (e *environment) stopRealNode() {
 	for _, p := range []*localenv.Process{n.kubeProxy, n.kubelet} {
 		_ = p.Stop()
 	}
+	if e.proxy != nil {
+		e.proxy.SetNamespace(nil)
+	}
 	for _, f := range n.forwarders {
 		_ = f.Close()
 	}
 	n.forwarders = nil
+	n.removeContainers()
 	n.teardown()
 	// containerd was killed with everything else in the namespace; collect its exit.
 	_ = n.containerd.Stop()
 	if n.lock != nil {
 		_ = n.lock.Close()
 	}
+	// Out of the processes osm-dev watches: after a failed start, kwok takes over.
+	procs := e.procs[:0]
+	for _, p := range e.procs {
+		if p != n.containerd && p != n.kubelet && p != n.kubeProxy {
+			procs = append(procs, p)
+		}
+	}
+	e.procs = procs
 	e.node = nil
 	status("node", "stopped; network namespace %s, its bridge, routes and rules removed", nodeNetNS)
 }
@@ -349,6 +396,15 @@ func (n *realNode) teardown() {
 	unmountUnder(n.dir)
 	_ = n.ns.Delete()
 	removeCgroups(nodeCgroup)
+	// What CNI and containerd keep outside the node's state directory: CNI's cache of results,
+	// named after the network, and the shims' socket folder, once empty.
+	results, _ := filepath.Glob("/var/lib/cni/results/" + cniNetwork + "-*")
+	for _, r := range results {
+		_ = os.Remove(r)
+	}
+	for _, dir := range []string{"/var/lib/cni/results", "/var/lib/cni", "/run/containerd/s", "/run/containerd"} {
+		_ = syscall.Rmdir(dir) // only when empty: another containerd may use them
+	}
 }
 
 // netnsInode is the inode of a network namespace file, 0 when there is none.
@@ -536,6 +592,9 @@ state = %[2]q
   [plugins."io.containerd.cri.v1.runtime".cni]
     bin_dirs = ["/usr/lib/cni"]
     conf_dir = %[5]q
+    # The pods' loopback is brought up by containerd itself, not by CNI's plugin, whose cached
+    # results would be left under /var/lib/cni.
+    use_internal_loopback = true
   [plugins."io.containerd.cri.v1.runtime".containerd]
     default_runtime_name = "runc"
     [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
@@ -543,6 +602,8 @@ state = %[2]q
       [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
         BinaryName = "/usr/sbin/runc"
         SystemdCgroup = false
+        # runc's state, under the node's state rather than /run/containerd/runc.
+        Root = %[7]q
 
 [plugins."io.containerd.cri.v1.images"]
   [plugins."io.containerd.cri.v1.images".pinned_images]
@@ -550,9 +611,13 @@ state = %[2]q
 
 [plugins."io.containerd.grpc.v1.cri"]
   disable_tcp_service = true
+
+# No NRI plugins here: it would make /run/nri.
+[plugins."io.containerd.nri.v1.nri"]
+  disable = true
 `, filepath.Join(dir, "containerd", "root"), filepath.Join(dir, "containerd", "state"),
 		filepath.Join(dir, "containerd", "containerd.sock"), filepath.Join(dir, "containerd", "containerd.sock.ttrpc"),
-		filepath.Join(dir, "cni", "net.d"), pauseImage)
+		filepath.Join(dir, "cni", "net.d"), pauseImage, filepath.Join(dir, "containerd", "runc"))
 }
 
 // cniConfig is the pods' network: the bridge made with the namespace, addresses from podCIDR,
@@ -561,7 +626,7 @@ state = %[2]q
 func cniConfig(dir string) string {
 	return fmt.Sprintf(`{
   "cniVersion": "1.0.0",
-  "name": "osm-dev",
+  "name": %q,
   "plugins": [
     {
       "type": "bridge",
@@ -577,7 +642,7 @@ func cniConfig(dir string) string {
     }
   ]
 }
-`, nodeBridge, filepath.Join(dir, "cni", "ipam"), podCIDR, nodeIP)
+`, cniNetwork, nodeBridge, filepath.Join(dir, "cni", "ipam"), podCIDR, nodeIP)
 }
 
 func kubeletConfig(dir, clientCA, containerdSocket string) string {

@@ -1,10 +1,15 @@
 package e2e
 
 import (
+	"crypto/tls"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +23,13 @@ import (
 // made is left: no namespace, no mount under its state directory, no cgroup, no process.
 func TestRealNode(t *testing.T) {
 	before := hostNetwork(t)
+	// Folders containerd and CNI use outside the node's state directory, when they make them.
+	outside := []string{"/run/containerd", "/run/nri", "/var/lib/cni"}
+	existed := map[string]bool{}
+	for _, p := range outside {
+		_, err := os.Stat(p)
+		existed[p] = err == nil
+	}
 	d, env, err := launchOSMDev("--watch=false", "--no-manager", "--node=real")
 	stopped := false
 	stop := func() {
@@ -81,6 +93,32 @@ spec:
 		t.Errorf("pod real: %q, want an address in 10.244.0.0/24 and a running containerd container", got)
 	}
 
+	// The API server reaches the kubelet through osm-dev's proxy (its egress to the cluster)...
+	if _, err := k.must(time.Minute, "logs", "real"); err != nil {
+		t.Errorf("kubectl logs through the node proxy: %v", err)
+	}
+	// ...and so does a terminal: the kubelet answers, and asks who is calling.
+	proxy, _ := url.Parse("http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(d.ports["node-proxy-port"])))
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		Proxy:           http.ProxyURL(proxy),
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // the kubelet's self-signed certificate
+	}}
+	if resp, err := c.Get("https://10.244.0.1:10250/healthz"); err != nil {
+		t.Errorf("the kubelet through the node proxy: %v", err)
+	} else {
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("the kubelet through the node proxy: %s, want 401 Unauthorized", resp.Status)
+		}
+	}
+	// An address neither on loopback nor inside the namespace is refused.
+	if resp, err := c.Get("http://192.0.2.1/"); err == nil {
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusBadGateway {
+			t.Errorf("192.0.2.1 through the node proxy: %s, want 502 Bad Gateway", resp.Status)
+		}
+	}
+
 	stop()
 	if diff := cmp.Diff(before, hostNetwork(t)); diff != "" {
 		t.Errorf("the host's network changed across a start and stop of the real node (-before +after):\n%s", diff)
@@ -93,6 +131,11 @@ spec:
 	}
 	if left, _ := filepath.Glob("/sys/fs/cgroup/*/osm-dev"); len(left) > 0 {
 		t.Errorf("the pods' cgroups outlived osm-dev: %v", left)
+	}
+	for _, p := range outside {
+		if _, err := os.Stat(p); err == nil && !existed[p] {
+			t.Errorf("%s outlived osm-dev", p)
+		}
 	}
 }
 

@@ -77,7 +77,7 @@ func environment() (*Env, error) {
 var portFlags = []string{
 	"api-port", "etcd-port", "etcd-peer-port", "s3-port", "s3-admin-port", "s3-website-port",
 	"contract-api-port", "webhook-port", "health-port", "metrics-port",
-	"controller-manager-port", "scheduler-port",
+	"controller-manager-port", "scheduler-port", "node-proxy-port",
 }
 
 // hostileAddr is where the tenant suite's hostile S3 server listens (TestTenants): osm-dev is
