@@ -367,7 +367,7 @@ func (e *environment) stopRealNode() {
 	}
 	e.procs = procs
 	e.node = nil
-	status("node", "stopped; network namespace %s, its bridge, routes and rules removed", nodeNetNS)
+	status("node", "stopped (kubelet, containerd, kube-proxy and the pods' containers); network namespace %s, its bridge, routes and rules removed", nodeNetNS)
 }
 
 // teardown ends every process in the node's namespace and in its pods' cgroups (containers,
