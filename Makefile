@@ -27,7 +27,16 @@ export BIN_DIR
 # the backup and restore spec runs as a user's commands would, and the clients the Secret formats
 # are checked with, rclone and s3cmd (see hack/deps.sh). restic comes from the Go module proxy
 # (make tools): Debian 12's cannot init a repository with a key limited to a prefix.
-DEB_PACKAGES ?= ceph-mon ceph-osd radosgw ceph-common awscli rclone s3cmd
+DEB_PACKAGES ?= ceph-mon ceph-osd radosgw ceph-common awscli rclone s3cmd $(NODE_PACKAGES)
+
+# What make dev's real node runs that Go does not build: runc, the CNI plugins (bridge,
+# host-local), iptables for kube-proxy's rules inside the node's network namespace, conntrack.
+NODE_PACKAGES ?= runc containernetworking-plugins iptables conntrack
+
+# What make dev builds into bin/ (hack/tools/build.sh): its cluster, and the real node's servers;
+# with ARGS=--node=fake, kwok instead. When the real node cannot run, osm-dev builds kwok itself.
+DEV_CLUSTER_TOOLS = kube-apiserver kube-controller-manager kube-scheduler kubectl etcd versitygw
+DEV_NODE_TOOLS = $(if $(findstring node=fake,$(ARGS)),kwok,kubelet kube-proxy containerd containerd-shim-runc-v2 ctr)
 
 # Go test flags; `make test GOTEST_FLAGS=-run=Contract` narrows a run.
 GOTEST_FLAGS ?=
@@ -75,11 +84,11 @@ lint: ## Run golangci-lint (pinned in hack/tools/lint/go.mod).
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: deps
-deps: ## Install the Debian packages the tests need (Ceph, the AWS CLI, rclone, s3cmd), with apt-get as root or sudo; otherwise print the command.
+deps: ## Install the Debian packages the tests need (Ceph, the AWS CLI, rclone, s3cmd, the real node's runc, CNI plugins, iptables, conntrack), with apt-get as root or sudo; otherwise print the command.
 	@hack/deps.sh $(DEB_PACKAGES)
 
 .PHONY: tools
-tools: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd, versitygw, kwok and restic into bin/ (only when missing or re-pinned).
+tools: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd, versitygw, kwok, restic, the kubelet, kube-proxy and containerd into bin/ (only when missing or re-pinned).
 	@hack/tools/build.sh
 
 .PHONY: test
@@ -168,9 +177,18 @@ build-installer: image ## Write dist/install.yaml: CRDs, RBAC, the manager (imag
 	@hack/build-installer.sh $(abspath $(DIST_DIR)) $(IMAGE_REPOSITORY) $(VERSION)
 
 .PHONY: dev
-# Ceph is installed only when asked for (ARGS=--s3=rgw); versitygw is built by `tools`.
-dev: tools $(if $(findstring rgw,$(ARGS)),deps) ## Run the whole operator on this machine, rebuilding the manager on save: a cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok's fake node), versitygw, contract server, manager (ARGS="--s3=rgw", "--debug", "--watch=false", "--no-manager", "--cosi", ...).
+# Ceph is installed only when asked for (ARGS=--s3=rgw); the real node's packages only as root
+# (without root osm-dev runs kwok's fake node), and not with ARGS=--node=fake.
+dev: dev-tools $(if $(findstring rgw,$(ARGS)),deps) $(if $(findstring node=fake,$(ARGS)),,node-deps) ## Run the whole operator on this machine, rebuilding the manager on save: a cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, a real node: kubelet, containerd, runc in a network namespace of its own), versitygw, contract server, manager (ARGS="--node=fake" for kwok's fake node, "--s3=rgw", "--debug", "--watch=false", "--no-manager", "--cosi", ...).
 	go run ./cmd/osm-dev $(ARGS)
+
+.PHONY: dev-tools
+dev-tools: ## Build only what make dev needs into bin/ (make tools builds what the tests need as well).
+	@hack/tools/build.sh $(DEV_CLUSTER_TOOLS) $(DEV_NODE_TOOLS)
+
+.PHONY: node-deps
+node-deps: ## Install the real node's Debian packages (runc, CNI plugins, iptables, conntrack) when running as root.
+	@if [ "$$(id -u)" -eq 0 ]; then hack/deps.sh $(NODE_PACKAGES); fi
 
 .PHONY: run
 run: manifests generate ## Run the manager against the cluster in KUBECONFIG (pass ARGS="--contract-api-url=...").

@@ -19,8 +19,8 @@ import (
 
 // The rest of a cluster around the API server: kube-controller-manager (garbage collection,
 // namespace deletion, Deployments, ReplicaSets, Jobs, CronJobs, ServiceAccounts and their
-// tokens), kube-scheduler, and kwok, which plays the kubelet of a fake node: pods are scheduled
-// onto it and "run" without containers, and pods of Jobs complete.
+// tokens), kube-scheduler, and one node: a real one (node.go), or kwok playing the kubelet of a
+// fake node, where pods are scheduled and "run" without containers, and pods of Jobs complete.
 
 // kwokStages are the kubelet's part that kwok plays (see the file).
 //
@@ -49,7 +49,7 @@ var (
 	kwok = component{name: "kwok", user: "kwok", groups: "system:masters"}
 )
 
-var components = []component{controllerManager, scheduler, kwok}
+var components = []component{controllerManager, scheduler, kwok, kubelet, kubeProxy}
 
 // componentTokens returns the lines of the API server's token file for the components, making
 // their tokens the first time, and writes each component's kubeconfig.
@@ -85,8 +85,8 @@ func (e *environment) writeComponentKubeconfigs() error {
 	return nil
 }
 
-// startControllers starts kube-controller-manager, kube-scheduler and kwok, without waiting for
-// them: they get ready while the rest starts, and waitControllers waits at the end.
+// startControllers starts kube-controller-manager, kube-scheduler and the node, without waiting
+// for them: they get ready while the rest starts, and waitControllers waits at the end.
 func (e *environment) startControllers(ctx context.Context) error {
 	if err := e.writeComponentKubeconfigs(); err != nil {
 		return err
@@ -127,8 +127,37 @@ func (e *environment) startControllers(ctx context.Context) error {
 	}, nil); err != nil {
 		return err
 	}
+	return e.startNode(ctx)
+}
 
-	bin, err := localenv.Binary("kwok")
+// startNode starts the node --node asks for. With auto, a machine that cannot run the real one
+// (not root, packages missing, containerd failing to start) gets kwok's, with one line saying why.
+func (e *environment) startNode(ctx context.Context) error {
+	if e.opts.node == "fake" {
+		return e.startKwok(ctx)
+	}
+	why := realNodeUnavailable()
+	if why == "" {
+		if err := e.forgetFakeNode(ctx); err != nil {
+			return err
+		}
+		err := e.startRealNode(ctx)
+		if err == nil {
+			e.realNode = true
+			return nil
+		}
+		why = err.Error()
+	}
+	if e.opts.node == "real" {
+		return fmt.Errorf("the real node cannot run: %s", why)
+	}
+	status("node", "the real node cannot run here (%s): kwok's fake node instead (--node=fake skips the attempt)", why)
+	return e.startKwok(ctx)
+}
+
+// startKwok starts kwok, which plays the kubelet of a fake node, and makes the node.
+func (e *environment) startKwok(ctx context.Context) error {
+	bin, err := e.buildTool(ctx, "kwok")
 	if err != nil {
 		return err
 	}
@@ -177,6 +206,14 @@ func (e *environment) ensureNode(ctx context.Context) error {
 		},
 	}
 	node.Status.Allocatable = node.Status.Capacity
+	old := &corev1.Node{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(node), old); err == nil && old.Annotations[kwokNodeAnnotation] == "" {
+		// A real kubelet registered it in an earlier run of this state directory; kwok manages
+		// only the nodes it is told to.
+		if err := c.Delete(ctx, old); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting the real node %s: %w", nodeName, err)
+		}
+	}
 	if err := c.Create(ctx, node); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating node %s: %w", nodeName, err)
 	}
@@ -184,7 +221,7 @@ func (e *environment) ensureNode(ctx context.Context) error {
 }
 
 // waitControllers waits until the controller manager and the scheduler answer their health
-// checks and kwok has made the node Ready.
+// checks and the node is Ready.
 func (e *environment) waitControllers(ctx context.Context) error {
 	for _, w := range []struct {
 		p    *localenv.Process
@@ -198,6 +235,17 @@ func (e *environment) waitControllers(ctx context.Context) error {
 			return err
 		}
 		status(w.p.Name, "ready on https://%s (pid %d)", hostPort(w.port), w.p.PID())
+	}
+	if e.realNode {
+		// The first start of a kubelet registers the node, then waits for containerd's and the
+		// network's status: about 10 s on two busy cores.
+		if err := e.waitRealNode(ctx, 2*time.Minute); err != nil {
+			return err
+		}
+		n := e.node
+		status("node", "%s Ready, a real node: kubelet, containerd and runc run pods as containers in network namespace %s, pods in %s (pids %d %d %d)",
+			nodeName, nodeNetNS, podCIDR, n.kubelet.PID(), n.containerd.PID(), n.kubeProxy.PID())
+		return nil
 	}
 	if err := e.waitNodeReady(ctx, 60*time.Second); err != nil {
 		return err

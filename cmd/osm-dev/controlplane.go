@@ -69,25 +69,39 @@ func (e *environment) startAPIServer(ctx context.Context) error {
 	if err := os.WriteFile(tokens, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		return err
 	}
+	if err := e.startNodeProxy(); err != nil {
+		return err
+	}
+	if err := e.kubeletClientCert(); err != nil {
+		return fmt.Errorf("the API server's kubelet client certificate: %w", err)
+	}
 	p, err := e.start("kube-apiserver", bin, []string{
 		"--etcd-servers=http://" + hostPort(e.opts.etcdPort),
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", e.opts.apiPort),
 		"--tls-cert-file=" + e.certPath("tls.crt"), "--tls-private-key-file=" + e.certPath("tls.key"),
 		"--token-auth-file=" + tokens,
-		"--authorization-mode=RBAC",
-		"--service-cluster-ip-range=10.0.0.0/24",
+		// Node: a kubelet may read what its own pods need, as in any cluster.
+		"--authorization-mode=Node,RBAC",
+		"--service-cluster-ip-range=" + serviceCIDR,
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file=" + saKey,
 		"--service-account-signing-key-file=" + saKey,
 		// As OpenShift and hardened clusters do (and the tests' API server): setting
 		// blockOwnerDeletion on an owner reference needs update on the owner's finalizers, which
 		// the RBAC the manager runs under must then grant.
-		"--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
+		"--enable-admission-plugins=OwnerReferencesPermissionEnforcement,NodeRestriction",
 		"--allow-privileged=true",
 		// The kubernetes Service cannot point at a loopback address; nothing here needs it.
 		"--endpoint-reconciler-type=none",
 		"--cert-dir=" + e.path("apiserver"),
+		// To the kubelet (logs, exec, port-forward) and pods: through osm-dev's node proxy, with
+		// a client certificate the kubelet trusts (nodeaccess.go).
+		"--egress-selector-config-file=" + e.egressConfig(),
+		"--kubelet-client-certificate=" + e.path("apiserver", "kubelet-client.crt"),
+		"--kubelet-client-key=" + e.path("apiserver", "kubelet-client.key"),
+		// The node's name resolves nowhere; its address is what the proxy knows.
+		"--kubelet-preferred-address-types=InternalIP",
 	}, nil)
 	if err != nil {
 		return err

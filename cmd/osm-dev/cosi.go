@@ -19,7 +19,7 @@ import (
 // with COSI's CRDs installed from its api module. COSI's central controller is not served, so
 // BucketClaims are not turned into Buckets: create COSI Buckets as docs/cosi.md shows.
 func (e *environment) startCOSI(ctx context.Context) error {
-	sidecar, err := e.buildSidecar(ctx)
+	sidecar, err := e.buildTool(ctx, "cosi-sidecar")
 	if err != nil {
 		return err
 	}
@@ -74,20 +74,21 @@ func (e *environment) startCOSI(ctx context.Context) error {
 	return nil
 }
 
-// buildSidecar builds COSI's provisioner sidecar into bin/ unless it is there and current
-// (hack/tools/build.sh decides, printing a line when it builds).
-func (e *environment) buildSidecar(ctx context.Context) (string, error) {
+// buildTool builds a server of hack/tools/build.sh into bin/ unless it is there and current
+// (build.sh decides, printing a line when it builds): COSI's provisioner sidecar, and kwok when
+// the fake node is wanted after all.
+func (e *environment) buildTool(ctx context.Context, name string) (string, error) {
 	binDir, err := localenv.BinDir()
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.CommandContext(ctx, filepath.Join(e.root, "hack", "tools", "build.sh"), "cosi-sidecar")
+	cmd := exec.CommandContext(ctx, filepath.Join(e.root, "hack", "tools", "build.sh"), name)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = e.root, os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), "BIN_DIR="+binDir)
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("building cosi-sidecar: %w", err)
+		return "", fmt.Errorf("building %s: %w", name, err)
 	}
-	return filepath.Join(binDir, "cosi-sidecar"), nil
+	return filepath.Join(binDir, name), nil
 }
 
 func waitFile(ctx context.Context, path string, timeout time.Duration) error {

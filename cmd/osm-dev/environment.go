@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv/netns"
 )
 
 // environment is one run of osm-dev: what it started, in order, so it can stop them in reverse.
@@ -30,6 +31,11 @@ type environment struct {
 	dlv string
 	// controllerManager, scheduler and kwok are also in procs; kept by name to wait for them.
 	controllerManager, scheduler, kwok *localenv.Process
+	// node is the real node when it runs (realNode true); kwok plays the node otherwise.
+	node     *realNode
+	realNode bool
+	// proxy reaches the node's namespace from the host (nodeaccess.go).
+	proxy *netns.Proxy
 	// install is what the manager runs as and with, from config/default; appliedInstall is a
 	// hash of the rendering last applied.
 	install        *install
@@ -163,6 +169,9 @@ func (e *environment) run(ctx context.Context) error {
 		return err
 	}
 	fmt.Printf("\nosm-dev: ready. In another terminal:\n\n  export KUBECONFIG=%s\n  kubectl apply -f config/samples/\n\n", e.kubeconfig)
+	if e.realNode {
+		fmt.Printf("The node is real: pods run in containers. Reach a pod or Service: curl -x http://%s http://<its IP>/\n", hostPort(e.opts.nodeProxyPort))
+	}
 	fmt.Printf("Logs: %s. Ctrl-C stops everything.\n", e.path("logs"))
 	if e.sources != nil {
 		fmt.Printf("Saving a file under %s or go.mod rebuilds and restarts the manager (--watch=false turns it off).\n", strings.Join(watchedDirs, ", "))
@@ -221,6 +230,9 @@ func (e *environment) stopAll() {
 		e.stopManager()
 		status(m.Name, "stopped (pid %d)", m.PID())
 	}
+	// The node first: its stop removes what it made, and wants containerd gone before the
+	// namespace is deleted.
+	e.stopRealNode()
 	for i := len(e.stops) - 1; i >= 0; i-- {
 		if err := e.stops[i].stop(); err == nil {
 			status(e.stops[i].name, "stopped")
@@ -236,7 +248,9 @@ func (e *environment) stopAll() {
 
 // build compiles the manager and the contract server, and checks the servers from bin/.
 func (e *environment) build(ctx context.Context) error {
-	for _, name := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kubectl", "etcd", "versitygw"} {
+	// The node's binaries are checked when it starts: kwok's are built then if the real node
+	// cannot run.
+	for _, name := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "etcd", "versitygw"} {
 		if _, err := localenv.Binary(name); err != nil {
 			return err
 		}

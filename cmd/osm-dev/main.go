@@ -1,6 +1,7 @@
 // Command osm-dev runs the whole operator on this machine, with no cluster, no Docker and no
 // cloud account: a cluster of etcd, kube-apiserver, kube-controller-manager and kube-scheduler
-// (from bin/) with kwok playing the kubelet of one fake node, an S3 server (versitygw, or a
+// (from bin/) with one node (a real kubelet, containerd and runc in a network namespace of their
+// own; or, with --node=fake or where that cannot run, kwok playing it), an S3 server (versitygw, or a
 // single-node Ceph RGW), the reference contract server, and the manager with its webhooks,
 // under the ServiceAccount and RBAC of the install. Everything listens on 127.0.0.1 and stops,
 // by PID, on Ctrl-C.
@@ -31,6 +32,7 @@ type options struct {
 	certsDir        string
 	mkcert          string
 	s3              string
+	node            string
 	noManager       bool
 	cosi            bool
 	watch           bool
@@ -50,6 +52,7 @@ type options struct {
 
 	controllerManagerPort int
 	schedulerPort         int
+	nodeProxyPort         int
 
 	// allowed are S3 endpoints tenants may name besides this environment's own S3 server.
 	allowed egress.Allowlist
@@ -64,6 +67,8 @@ func main() {
 	fs.StringVar(&o.certsDir, "certs-dir", "", "Webhook serving certificate and CA (default: .certs in the module).")
 	fs.StringVar(&o.mkcert, "mkcert", "auto", `"auto": make the certificates with mkcert when it is installed; "never": always in Go.`)
 	fs.StringVar(&o.s3, "s3", "versitygw", "S3 server: versitygw, or rgw (a single-node Ceph; its data does not survive a restart).")
+	fs.StringVar(&o.node, "node", "auto", `"real": a kubelet, containerd and runc run pods as containers, in a network namespace of their own (root, make deps); `+
+		`"fake": kwok plays the node, pods "run" without containers; "auto": real where it can run, fake otherwise, with a line saying why.`)
 	fs.BoolVar(&o.noManager, "no-manager", false, "Start everything but the manager, and print how to run it yourself (debugger, editor).")
 	fs.BoolVar(&o.cosi, "cosi", false, "Also run the COSI driver with COSI's provisioner sidecar (built on first use), and install COSI's CRDs (docs/cosi.md).")
 	fs.BoolVar(&o.watch, "watch", true, "Rebuild and restart the manager when its sources change (cmd/manager, internal/, api/, go.mod).")
@@ -84,10 +89,15 @@ func main() {
 	fs.IntVar(&o.metricsPort, "metrics-port", 18443, "Manager metrics port (HTTPS, for callers allowed to get /metrics).")
 	fs.IntVar(&o.controllerManagerPort, "controller-manager-port", 17257, "kube-controller-manager's secure port (health checks).")
 	fs.IntVar(&o.schedulerPort, "scheduler-port", 17259, "kube-scheduler's secure port (health checks).")
+	fs.IntVar(&o.nodeProxyPort, "node-proxy-port", 18100, "HTTP proxy to the real node's pods and Services (curl -x http://127.0.0.1:18100 http://<cluster IP>/).")
 	_ = fs.Parse(os.Args[1:])
 
 	if o.s3 != "versitygw" && o.s3 != "rgw" {
 		fmt.Fprintf(os.Stderr, "osm-dev: --s3 must be versitygw or rgw, not %q\n", o.s3)
+		os.Exit(2)
+	}
+	if o.node != "auto" && o.node != "real" && o.node != "fake" {
+		fmt.Fprintf(os.Stderr, "osm-dev: --node must be auto, real or fake, not %q\n", o.node)
 		os.Exit(2)
 	}
 	if o.mkcert != "auto" && o.mkcert != "never" {

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Builds the servers the tests and the local environment run (kube-apiserver, etcd, versitygw;
-# kube-controller-manager, kube-scheduler and kwok for `make dev`), and kubectl, from the Go
+# kube-controller-manager, kube-scheduler, the kubelet, kube-proxy, containerd and its shim for
+# `make dev`'s real node, kwok for its fake one), and kubectl and ctr, from the Go
 # module proxy into bin/. Nothing is downloaded from anywhere else, so this works where
 # setup-envtest cannot. Each binary is rebuilt only when its wrapper module changes: the
 # stamp next to it records a hash of the wrapper's go.mod and go.sum.
 #
-#   hack/tools/build.sh [kube-apiserver] [kube-controller-manager] [kube-scheduler] [kubectl] [etcd] [versitygw] [kwok] [dlv] [helm] [ack-s3-controller] [restic] [promtool] [cosi-sidecar]
+#   hack/tools/build.sh [kube-apiserver] [kube-controller-manager] [kube-scheduler] [kubectl] [etcd] [versitygw] [kwok] [kubelet] [kube-proxy] [containerd] [containerd-shim-runc-v2] [ctr] [dlv] [helm] [ack-s3-controller] [restic] [promtool] [cosi-sidecar]
 #
 # With no names it builds all but dlv, helm, ack-s3-controller, promtool and cosi-sidecar, which
 # only `make dev ARGS=--debug`, the install test, `make bench-scale` (ACK's controller is the
@@ -25,6 +26,13 @@ tools=(
   "etcd|etcd|go.etcd.io/etcd/server/v3|v3.6.16|3"
   "versitygw|versitygw|github.com/versity/versitygw/cmd/versitygw|v1.8.0|3"
   "kwok|kwok|sigs.k8s.io/kwok/cmd/kwok|v0.8.0|6"
+  # make dev's real node: the kubelet and kube-proxy (most of their packages are kube-apiserver's,
+  # pinned alike in hack/tools/node), containerd with its runc shim and ctr.
+  "kubelet|node|k8s.io/kubernetes/cmd/kubelet|v1.37.1|4"
+  "kube-proxy|node|k8s.io/kubernetes/cmd/kube-proxy|v1.37.1|2"
+  "containerd|containerd|github.com/containerd/containerd/v2/cmd/containerd|v2.4.2|2"
+  "containerd-shim-runc-v2|containerd|github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2|v2.4.2|1"
+  "ctr|containerd|github.com/containerd/containerd/v2/cmd/ctr|v2.4.2|1"
   "dlv|delve|github.com/go-delve/delve/cmd/dlv|v1.27.2|2"
   "helm|helm|helm.sh/helm/v4/cmd/helm|v4.3.1|6"
   "ack-s3-controller|ack-s3|github.com/aws-controllers-k8s/s3-controller/cmd/controller|v1.1.1|3"
@@ -41,7 +49,7 @@ on_request=" dlv helm ack-s3-controller promtool cosi-sidecar "
 
 ldflags_for() {
   case "$1" in
-    kube-apiserver|kube-controller-manager|kube-scheduler|kubectl)
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|kube-proxy)
       # Without these they report v0.0.0, and clients that check versions complain.
       local v=$2 pkg=k8s.io/component-base/version
       local minor=${v#v1.}; minor=${minor%%.*}
@@ -52,6 +60,8 @@ ldflags_for() {
     # Without it `helm version` says v4.0 and charts asking for a newer Helm are refused.
     helm) echo "-s -w -X helm.sh/helm/v4/internal/version.version=$2" ;;
     versitygw) echo "-s -w -X main.Version=$2" ;;
+    # Without it containerd reports a +unknown version in the CRI Version call the kubelet logs.
+    containerd|containerd-shim-runc-v2|ctr) echo "-s -w -X github.com/containerd/containerd/v2/version.Version=$2" ;;
   esac
 }
 

@@ -77,7 +77,7 @@ func environment() (*Env, error) {
 var portFlags = []string{
 	"api-port", "etcd-port", "etcd-peer-port", "s3-port", "s3-admin-port", "s3-website-port",
 	"contract-api-port", "webhook-port", "health-port", "metrics-port",
-	"controller-manager-port", "scheduler-port",
+	"controller-manager-port", "scheduler-port", "node-proxy-port",
 }
 
 // hostileAddr is where the tenant suite's hostile S3 server listens (TestTenants): osm-dev is
@@ -163,7 +163,9 @@ func launchOSMDev(extra ...string) (*osmDev, *Env, error) {
 	}
 	// Certificates made in Go in a folder of their own, never mkcert's: that is what a fresh
 	// machine gets, and the path an older osm-dev broke (kube-apiserver refused its keys).
-	args := []string{"--state-dir", d.stateDir, "--certs-dir", filepath.Join(tmp, "certs"), "--mkcert", "never"}
+	// kwok's fake node unless extra asks for the real one (a later flag wins): the real node is
+	// one per machine, and the suites that run side by side each start an osm-dev.
+	args := []string{"--state-dir", d.stateDir, "--certs-dir", filepath.Join(tmp, "certs"), "--mkcert", "never", "--node=fake"}
 	for _, flag := range portFlags {
 		p, err := localenv.FreePort()
 		if err != nil {
