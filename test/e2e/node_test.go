@@ -78,6 +78,10 @@ spec:
       runAsNonRoot: true
       allowPrivilegeEscalation: false
 `
+	// A pod is refused until kube-controller-manager has made the namespace's ServiceAccount.
+	if _, err := k.must(time.Minute, "wait", "--for=create", "--timeout=50s", "serviceaccount/default"); err != nil {
+		t.Fatal(err)
+	}
 	if r := k.run(time.Minute, []byte(pod), "apply", "-f", "-"); r.Err != nil {
 		t.Fatal(r.Err)
 	}
