@@ -49,7 +49,8 @@ func objectCount(ctx SpecContext, a account, bucket string) int {
 	return len(seen)
 }
 
-// eventMessages are the messages of obj's events of reason.
+// eventMessages are the messages of obj's events of reason. Events are sent apart from the
+// pass that records them, so a test reads them with Eventually.
 func eventMessages(ctx SpecContext, obj client.Object, reason string) []string {
 	var list eventsv1.EventList
 	Expect(k8s.List(ctx, &list, client.InNamespace(obj.GetNamespace()))).To(Succeed())
@@ -128,7 +129,7 @@ var _ = Describe("Force delete (spec.deletion.emptyOnDelete) on versitygw", func
 		gone(ctx, b)
 		_, err := a.s3.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(name)})
 		Expect(err).To(HaveOccurred(), "the bucket is deleted")
-		Expect(eventMessages(ctx, b, "BucketEmptied")).To(Equal([]string{
+		Eventually(func() []string { return eventMessages(ctx, b, "BucketEmptied") }).Should(Equal([]string{
 			"Removed 1200 object versions and 50 delete markers from bucket " + name}))
 	})
 
@@ -165,7 +166,7 @@ var _ = Describe("Force delete (spec.deletion.emptyOnDelete) on versitygw", func
 		gone(ctx, b)
 		_, err := a.s3.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(name)})
 		Expect(err).To(HaveOccurred(), "the bucket is deleted")
-		Expect(eventMessages(ctx, b, "BucketEmptied")).To(Equal([]string{
+		Eventually(func() []string { return eventMessages(ctx, b, "BucketEmptied") }).Should(Equal([]string{
 			"Removed 470 object versions and 0 delete markers from bucket " + name}))
 	})
 
@@ -187,7 +188,7 @@ var _ = Describe("Force delete (spec.deletion.emptyOnDelete) on versitygw", func
 		By("emptying it once the cap is raised")
 		update(ctx, b, func(s *storagev1alpha1.BucketSpec) { s.Deletion.MaxObjects = 1000 })
 		gone(ctx, b)
-		Expect(eventMessages(ctx, b, "BucketEmptied")).To(Equal([]string{
+		Eventually(func() []string { return eventMessages(ctx, b, "BucketEmptied") }).Should(Equal([]string{
 			"Removed 150 object versions and 0 delete markers from bucket " + name}))
 	})
 
