@@ -259,18 +259,36 @@ func (e *environment) waitNodeReady(ctx context.Context, timeout time.Duration) 
 	if err != nil {
 		return err
 	}
+	return waitFor(ctx, timeout, fmt.Sprintf("node %s Ready", nodeName), func() bool { return nodeReady(ctx, c) }, e.kwok)
+}
+
+// nodeReady says whether the node reports Ready.
+func nodeReady(ctx context.Context, c client.Client) bool {
+	node := &corev1.Node{}
+	if err := c.Get(ctx, client.ObjectKey{Name: nodeName}, node); err != nil {
+		return false
+	}
+	for _, cond := range node.Status.Conditions {
+		if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// waitFor polls ready every 200 ms until it holds; it gives up when one of procs, the processes
+// that are to make it hold, exits, when ctx ends, or after timeout, saying what it waited for and
+// where the first process logs.
+func waitFor(ctx context.Context, timeout time.Duration, what string, ready func() bool, procs ...*localenv.Process) error {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		node := &corev1.Node{}
-		if err := c.Get(ctx, client.ObjectKey{Name: nodeName}, node); err == nil {
-			for _, cond := range node.Status.Conditions {
-				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
-					return nil
-				}
-			}
+		if ready() {
+			return nil
 		}
-		if e.kwok.Exited() {
-			return fmt.Errorf("kwok exited; see %s", e.kwok.LogPath)
+		for _, p := range procs {
+			if p.Exited() {
+				return fmt.Errorf("%s exited; see %s", p.Name, p.LogPath)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -278,5 +296,5 @@ func (e *environment) waitNodeReady(ctx context.Context, timeout time.Duration) 
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("node %s not Ready after %s; see %s", nodeName, timeout, e.kwok.LogPath)
+	return fmt.Errorf("no %s after %s; see %s", what, timeout, procs[0].LogPath)
 }

@@ -216,21 +216,7 @@ func (e *environment) startContainerd(ctx context.Context, n *realNode) error {
 	if n.containerd, err = e.nsStart(n, "containerd", bin, []string{"--config", config}, env); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if err := e.ctr(ctx, n, "version"); err == nil {
-			return nil
-		}
-		if n.containerd.Exited() {
-			return fmt.Errorf("containerd exited; see %s", n.containerd.LogPath)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("containerd did not answer within 30s; see %s", n.containerd.LogPath)
+	return waitFor(ctx, 30*time.Second, "answer from containerd", func() bool { return e.ctr(ctx, n, "version") == nil }, n.containerd)
 }
 
 func (n *realNode) containerdSocket() string {
@@ -528,28 +514,8 @@ func (e *environment) waitRealNode(ctx context.Context, timeout time.Duration) e
 		return err
 	}
 	n := e.node
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		node := &corev1.Node{}
-		if err := c.Get(ctx, client.ObjectKey{Name: nodeName}, node); err == nil {
-			for _, cond := range node.Status.Conditions {
-				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
-					return nil
-				}
-			}
-		}
-		for _, p := range []*localenv.Process{n.containerd, n.kubelet, n.kubeProxy} {
-			if p.Exited() {
-				return fmt.Errorf("%s exited; see %s", p.Name, p.LogPath)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("node %s not Ready after %s; see %s", nodeName, timeout, n.kubelet.LogPath)
+	return waitFor(ctx, timeout, fmt.Sprintf("node %s Ready", nodeName), func() bool { return nodeReady(ctx, c) },
+		n.kubelet, n.containerd, n.kubeProxy)
 }
 
 // forgetFakeNode deletes a node kwok played in an earlier run of this state directory: the

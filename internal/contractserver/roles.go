@@ -85,10 +85,7 @@ type storedRole struct {
 
 // role returns the role of this name, or nil.
 func (r *record) role(name string) *storedRole {
-	if i := slices.IndexFunc(r.Roles, func(x storedRole) bool { return x.Name == name }); i >= 0 {
-		return &r.Roles[i]
-	}
-	return nil
+	return named(r.Roles, name, func(x storedRole) string { return x.Name })
 }
 
 func (p *storedOIDCProvider) spec() OIDCProviderSpec {
@@ -291,18 +288,12 @@ func (s *Server) DeleteRole(ctx context.Context, req contractapi.DeleteRoleReque
 	if rec.role(req.RoleName) == nil {
 		return contractapi.DeleteRole204Response{}, nil
 	}
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
-	defer cancel()
-	if err := rb.DeleteRole(bctx, rec.account(), req.RoleName); err != nil {
-		return nil, backendProblem("deleting the role", fmt.Errorf("deleting role %s of contract %s: %w", req.RoleName, rec.ID, err))
+	err = s.deleteNamed(ctx, rec, "role", req.RoleName,
+		func(bctx context.Context) error { return rb.DeleteRole(bctx, rec.account(), req.RoleName) },
+		func(r *record) { r.Roles = slices.DeleteFunc(r.Roles, func(x storedRole) bool { return x.Name == req.RoleName }) })
+	if err != nil {
+		return nil, err
 	}
-	if _, err := s.store.update(rec.ID, func(r *record) error {
-		r.Roles = slices.DeleteFunc(r.Roles, func(x storedRole) bool { return x.Name == req.RoleName })
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("forgetting role %s of contract %s: %w", req.RoleName, rec.ID, err)
-	}
-	s.log.Info("Role deleted", "contract", rec.ID, "role", req.RoleName)
 	return contractapi.DeleteRole204Response{}, nil
 }
 

@@ -47,8 +47,14 @@ type storedTopic struct {
 
 // topic returns the topic of this name, or nil.
 func (r *record) topic(name string) *storedTopic {
-	if i := slices.IndexFunc(r.Topics, func(t storedTopic) bool { return t.Name == name }); i >= 0 {
-		return &r.Topics[i]
+	return named(r.Topics, name, func(t storedTopic) string { return t.Name })
+}
+
+// named returns the element of xs called name, or nil: a contract's topics and roles are each
+// one of a name.
+func named[T any](xs []T, name string, nameOf func(T) string) *T {
+	if i := slices.IndexFunc(xs, func(x T) bool { return nameOf(x) == name }); i >= 0 {
+		return &xs[i]
 	}
 	return nil
 }
@@ -161,19 +167,32 @@ func (s *Server) DeleteTopic(ctx context.Context, req contractapi.DeleteTopicReq
 	if rec.topic(req.TopicName) == nil {
 		return contractapi.DeleteTopic204Response{}, nil
 	}
+	err = s.deleteNamed(ctx, rec, "topic", req.TopicName,
+		func(bctx context.Context) error { return tb.DeleteTopic(bctx, rec.account(), req.TopicName) },
+		func(r *record) { r.Topics = withoutTopic(r.Topics, req.TopicName) })
+	if err != nil {
+		return nil, err
+	}
+	return contractapi.DeleteTopic204Response{}, nil
+}
+
+// deleteNamed removes one of a contract's named things (a topic, a role) at the backend with
+// del, then from its record with forget: a crash in between is repaired by the next delete.
+func (s *Server) deleteNamed(ctx context.Context, rec *record, what, name string,
+	del func(context.Context) error, forget func(*record)) error {
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
 	defer cancel()
-	if err := tb.DeleteTopic(bctx, rec.account(), req.TopicName); err != nil {
-		return nil, backendProblem("deleting the topic", fmt.Errorf("deleting topic %s of contract %s: %w", req.TopicName, rec.ID, err))
+	if err := del(bctx); err != nil {
+		return backendProblem("deleting the "+what, fmt.Errorf("deleting %s %s of contract %s: %w", what, name, rec.ID, err))
 	}
 	if _, err := s.store.update(rec.ID, func(r *record) error {
-		r.Topics = withoutTopic(r.Topics, req.TopicName)
+		forget(r)
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("forgetting topic %s of contract %s: %w", req.TopicName, rec.ID, err)
+		return fmt.Errorf("forgetting %s %s of contract %s: %w", what, name, rec.ID, err)
 	}
-	s.log.Info("Topic deleted", "contract", rec.ID, "topic", req.TopicName)
-	return contractapi.DeleteTopic204Response{}, nil
+	s.log.Info("Deleted", "contract", rec.ID, what, name)
+	return nil
 }
 
 // deleteTopics removes every topic of a contract at the backend, for its cancel. The caller
