@@ -302,8 +302,8 @@ const maxBucketMessage = 1024
 // It returns the checks of those found refusing the key now, which leave status.buckets. A
 // Bucket the pass did not look at keeps what the last pass said.
 func setBucketStatus(a *storagev1alpha1.BucketAccess, f accessFound) (revoked []keyCheck) {
-	if !a.MultiBucket() && len(a.Status.Buckets) == 0 {
-		return nil
+	if (!a.MultiBucket() && len(a.Status.Buckets) == 0) || a.Keyless() {
+		return nil // a role holds no key to check: Ready says what reaches it
 	}
 	was := map[string]storagev1alpha1.AccessBucketStatus{}
 	for _, st := range a.Status.Buckets {

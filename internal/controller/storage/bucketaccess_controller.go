@@ -41,6 +41,12 @@ type BucketAccessReconciler struct {
 	client.Client
 	// Principals is the provider's contract API for principals.
 	Principals contractclient.Principals
+	// Roles is the provider's contract API for roles, which BucketAccesses with
+	// authentication ServiceAccount get instead of a principal.
+	Roles contractclient.Roles
+	// Issuer is the cluster's ServiceAccount token issuer those roles trust; without a URL they
+	// are refused (AuthenticationUnsupported).
+	Issuer TokenIssuer
 	// Stores opens the S3 endpoint with a key, to check what the key can do.
 	Stores StoreFactory
 	// Recorder emits events on the BucketAccess.
@@ -114,6 +120,10 @@ func (k accessKind) Normal(ctx context.Context, a *storagev1alpha1.BucketAccess,
 		return found.end(accessInvalidName{strings.Join(errs, "; ")}, 0,
 			reconcile.TerminalError(fmt.Errorf("name %q is not a valid label value", a.Name)))
 	}
+	if a.Keyless() && k.Issuer.URL == "" {
+		// Nothing changes this but the manager's flags, and a restart reconciles everything.
+		return found.end(authenticationUnsupported{}, 0, nil)
+	}
 	target, out, done := k.connect(ctx, a, found)
 	if done {
 		return out
@@ -122,6 +132,9 @@ func (k accessKind) Normal(ctx context.Context, a *storagev1alpha1.BucketAccess,
 		a.Status.BucketName = target.buckets[0].bucket.Status.BucketName
 	}
 	a.Status.SecretName = a.SecretNameOrDefault()
+	if a.Keyless() {
+		return k.keyless(ctx, a, p, target, found)
+	}
 	var first *contractclient.Credentials
 	if a.Status.PrincipalID == "" {
 		if first, out, done = k.principal(ctx, a, p, target.contract, found); done {
