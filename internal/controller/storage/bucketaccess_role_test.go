@@ -260,3 +260,27 @@ func recorded(rec events.EventRecorder, reason string) bool {
 		}
 	}
 }
+
+// An abandoned keyless BucketAccess leaves its role, still assumed: the event names it, and the
+// provider is not called.
+func TestAKeylessBucketAccessAbandonedNamesTheRoleLeft(t *testing.T) {
+	api := &fakeapi.API{Endpoint: "http://s3.test", Region: "us-east-1"}
+	cluster, a, r := keylessCluster(t, api, testIssuer)
+	if err := reconcileOnce(t, r, a); err != nil {
+		t.Fatal(err)
+	}
+	deleting(t, cluster, a)
+	annotateAbandon(t, cluster, a)
+	if err := reconcileOnce(t, r, a); err != nil {
+		t.Fatalf("abandoning: %v", err)
+	}
+	if err := cluster.Get(context.Background(), client.ObjectKeyFromObject(a), a); err == nil {
+		t.Fatalf("the BucketAccess is still there: finalizers %v", a.Finalizers)
+	}
+	if n := api.Calls(fakeapi.OpDeleteRole); n != 0 || len(api.Roles("c1")) != 1 {
+		t.Errorf("%d DeleteRole calls, roles %v; the abandoning pass must leave the role", n, api.Roles("c1"))
+	}
+	if ev := lastEvent(t, r.Recorder); !strings.Contains(ev, "role "+fakeapi.RoleARN("c1", "osm-uid-reader")+" stays") {
+		t.Errorf("event %q, want it to name the role left", ev)
+	}
+}
