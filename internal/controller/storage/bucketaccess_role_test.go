@@ -284,3 +284,29 @@ func TestAKeylessBucketAccessAbandonedNamesTheRoleLeft(t *testing.T) {
 		t.Errorf("event %q, want it to name the role left", ev)
 	}
 }
+
+// A Contract over an account of its own has no contract API to make roles: the keyless
+// BucketAccess says so in its own words, and nothing is asked.
+func TestAKeylessBucketAccessOverAnExistingAccountIsAuthenticationUnsupported(t *testing.T) {
+	api := &fakeapi.API{Endpoint: "http://s3.test", Region: "us-east-1"}
+	cluster, a, r := keylessCluster(t, api, testIssuer)
+	ctx := context.Background()
+	contract := &storagev1alpha1.Contract{}
+	if err := cluster.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "acc"}, contract); err != nil {
+		t.Fatal(err)
+	}
+	contract.Spec.Credentials = &storagev1alpha1.ContractCredentials{SecretName: "own-keys"}
+	if err := cluster.Update(ctx, contract); err != nil {
+		t.Fatal(err)
+	}
+	if err := reconcileOnce(t, r, a); err != nil {
+		t.Fatal(err)
+	}
+	ready := readyOf(t, cluster, a, func() []metav1.Condition { return a.Status.Conditions })
+	if ready.Reason != storagev1alpha1.ReasonAuthenticationUnsupported || !strings.Contains(ready.Message, "roles for ServiceAccounts") {
+		t.Errorf("Ready = %s %s: %s; want AuthenticationUnsupported about roles", ready.Status, ready.Reason, ready.Message)
+	}
+	if n := api.Calls(fakeapi.OpPutOIDCProvider) + api.Calls(fakeapi.OpPutRole); n != 0 {
+		t.Errorf("the provider was asked %d times", n)
+	}
+}
