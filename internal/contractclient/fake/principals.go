@@ -180,18 +180,3 @@ func (a *API) PrincipalKeyWorks(contractID string, creds contractclient.Credenti
 	}
 	return false
 }
-
-// PrincipalKeys lists the access key ids and secrets of every key pair the fake issued to
-// principals, so a test can check that none of them reached a place it must not.
-func (a *API) PrincipalKeys() []string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var out []string
-	for _, p := range a.principals {
-		out = append(out, p.first.AccessKeyID, p.first.SecretAccessKey)
-		for _, c := range p.issued {
-			out = append(out, c.AccessKeyID, c.SecretAccessKey)
-		}
-	}
-	return out
-}

@@ -87,13 +87,6 @@ func TestAKeylessBucketAccessGetsARoleAndASecretWithoutAKey(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Secret data (-want +got):\n%s", diff)
 	}
-	for _, p := range api.PrincipalKeys() {
-		for _, v := range got {
-			if strings.Contains(v, p) {
-				t.Errorf("the Secret holds key %s", p)
-			}
-		}
-	}
 
 	// Steady state: the same role, the same Secret, no new principal.
 	version := secret.ResourceVersion
