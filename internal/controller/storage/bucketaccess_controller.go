@@ -276,13 +276,8 @@ func (k accessKind) contractOf(ctx context.Context, a *storagev1alpha1.BucketAcc
 // gone. done says the pass ends with out.
 func (k accessKind) principal(ctx context.Context, a *storagev1alpha1.BucketAccess, p *engine.Pass[*storagev1alpha1.BucketAccess],
 	contract *storagev1alpha1.Contract, found accessFound) (*contractclient.Credentials, accessOutcome, bool) {
-	if !a.Status.PrincipalRequested {
-		contractID := contract.Status.ContractID
-		if err := p.Record(ctx, func(o *storagev1alpha1.BucketAccess) {
-			o.Status.PrincipalRequested, o.Status.ContractID = true, contractID
-		}); err != nil {
-			return nil, found.end(nil, 0, fmt.Errorf("recording the request for a principal: %w", err)), true
-		}
+	if err := recordRequest(ctx, a, p, contract); err != nil {
+		return nil, found.end(nil, 0, fmt.Errorf("recording the request for a principal: %w", err)), true
 	}
 	got, created, err := k.Principals.CreatePrincipal(ctx, a.Status.ContractID, string(a.UID))
 	if err != nil {
@@ -298,6 +293,20 @@ func (k accessKind) principal(ctx context.Context, a *storagev1alpha1.BucketAcce
 	a.Status.PrincipalID = got.ID
 	a.Status.PolicyPrincipal = policyPrincipalRaw(got.PolicyPrincipal)
 	return got.Credentials, accessOutcome{}, false
+}
+
+// recordRequest records, once, that the provider is about to be asked for the BucketAccess's
+// principal or role, with the contract whose account holds it: deletion then finds one whose
+// answer was lost, even when the Bucket is gone.
+func recordRequest(ctx context.Context, a *storagev1alpha1.BucketAccess, p *engine.Pass[*storagev1alpha1.BucketAccess],
+	contract *storagev1alpha1.Contract) error {
+	if a.Status.PrincipalRequested {
+		return nil
+	}
+	contractID := contract.Status.ContractID
+	return p.Record(ctx, func(o *storagev1alpha1.BucketAccess) {
+		o.Status.PrincipalRequested, o.Status.ContractID = true, contractID
+	})
 }
 
 // SetupWithManager registers the controller. A BucketAccess wakes when its spec or the

@@ -45,13 +45,8 @@ func roleSubject(a *storagev1alpha1.BucketAccess) string {
 // deleted outside the operator.
 func (k accessKind) keyless(ctx context.Context, a *storagev1alpha1.BucketAccess, p *engine.Pass[*storagev1alpha1.BucketAccess],
 	t *target, found accessFound) accessOutcome {
-	if !a.Status.PrincipalRequested {
-		contractID := t.contract.Status.ContractID
-		if err := p.Record(ctx, func(o *storagev1alpha1.BucketAccess) {
-			o.Status.PrincipalRequested, o.Status.ContractID = true, contractID
-		}); err != nil {
-			return found.end(nil, 0, fmt.Errorf("recording the request for a role: %w", err))
-		}
+	if err := recordRequest(ctx, a, p, t.contract); err != nil {
+		return found.end(nil, 0, fmt.Errorf("recording the request for a role: %w", err))
 	}
 	issuer := k.Issuer
 	err := k.Roles.PutOIDCProvider(ctx, a.Status.ContractID, contractclient.OIDCProvider{
