@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	// Mozilla's roots, used only where the system has none: the release image holds nothing but
@@ -32,6 +33,13 @@ func main() {
 		"Timeout of one contract API request.")
 	flag.Var(&opts.AllowedEndpoints, egress.EndpointsFlag, egress.EndpointsUsage)
 	flag.Var(&opts.AllowedNotificationEndpoints, egress.NotificationEndpointsFlag, egress.NotificationEndpointsUsage)
+	flag.StringVar(&opts.OIDCIssuerURL, operator.OIDCIssuerURLFlag, os.Getenv("OSM_OIDC_ISSUER_URL"),
+		"The cluster's ServiceAccount token issuer (the tokens' iss, kube-apiserver's --service-account-issuer), which the provider fetches the signing keys from: BucketAccesses with authentication ServiceAccount make their contract's account trust it. Empty (the default): such BucketAccesses are refused (Ready=False, AuthenticationUnsupported).")
+	flag.StringVar(&opts.OIDCAudience, operator.OIDCAudienceFlag, operator.DefaultTokenAudience,
+		"The audience workloads mint their ServiceAccount token for (a projected token's audience), which the provider checks; the Secret's OSM_TOKEN_AUDIENCE.")
+	var thumbprints string
+	flag.StringVar(&thumbprints, operator.OIDCThumbprintsFlag, os.Getenv("OSM_OIDC_THUMBPRINTS"),
+		"With --oidc-issuer-url: comma-separated SHA-1 fingerprints (40 hex digits, 1 to 5) of the certificates serving the issuer's keys, as the provider's STS checks them.")
 	flag.BoolVar(&opts.ContractAPIAllowInsecureHTTP, operator.AllowInsecureHTTPFlag, false,
 		"Accept a plain http --contract-api-url to another machine, over which the bearer token and the secret keys cross the network unencrypted; without it only https, or http to a loopback address, is accepted.")
 	flag.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", tuning.Workers,
@@ -106,6 +114,11 @@ func main() {
 
 	ctrl.SetLogger(logging.Lazy(zap.New(zap.UseFlagOptions(&zapOpts))))
 	log := ctrl.Log.WithName("setup")
+	for _, t := range strings.Split(thumbprints, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			opts.OIDCThumbprints = append(opts.OIDCThumbprints, t)
+		}
+	}
 	var err error
 	switch *certMode {
 	case operator.WebhookCertsExternal:

@@ -78,6 +78,15 @@ type Options struct {
 	// empty allows none.
 	AllowedNotificationEndpoints egress.Allowlist
 
+	// OIDCIssuerURL is the cluster's ServiceAccount token issuer (the tokens' iss), which the
+	// provider fetches the signing keys from; OIDCAudience the audience the tokens are minted
+	// for (DefaultTokenAudience when empty); OIDCThumbprints the SHA-1 fingerprints of the
+	// certificates serving the keys. Without an issuer, BucketAccesses with authentication
+	// ServiceAccount are refused (AuthenticationUnsupported).
+	OIDCIssuerURL   string
+	OIDCAudience    string
+	OIDCThumbprints []string
+
 	// ContractAPIAllowInsecureHTTP accepts a plain http ContractAPIURL to a host that is not a
 	// loopback address, over which the bearer token and the secret keys the API returns cross
 	// the network in the clear. Off: such a URL is refused (checkContractAPIURL).
@@ -167,6 +176,10 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	issuer, err := TokenIssuer(opts)
+	if err != nil {
+		return nil, err
+	}
 	if opts.WebhookPort == 0 {
 		opts.WebhookPort = osmwebhook.DefaultPort
 	}
@@ -246,6 +259,8 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := (&storagecontroller.BucketAccessReconciler{
 		Client:                  mgr.GetClient(),
 		Principals:              contractclient.New(api),
+		Roles:                   contractclient.New(api),
+		Issuer:                  issuer,
 		APIReader:               mgr.GetAPIReader(),
 		Stores:                  keyCheckStores(opts),
 		Recorder:                mgr.GetEventRecorder("bucketaccess-controller"),

@@ -37,6 +37,22 @@ type KeyRotation struct {
 	Overlap *metav1.Duration `json:"overlap,omitempty"`
 }
 
+// Authentication is how a BucketAccess's workload proves who it is to the S3 server.
+// +kubebuilder:validation:Enum=Key;ServiceAccount
+type Authentication string
+
+const (
+	// AuthenticationKey: a principal of the account with a key pair of its own, written to the
+	// Secret, rotated and revoked by the operator.
+	AuthenticationKey Authentication = "Key"
+	// AuthenticationServiceAccount: no key at all. The account trusts the cluster's
+	// ServiceAccount token issuer, and a role that only spec.serviceAccountName's tokens assume
+	// holds the grants; the workload exchanges its projected token at the provider's STS
+	// (AssumeRoleWithWebIdentity) for credentials that expire by themselves. The Secret holds
+	// the role's ARN and the endpoints, nothing secret.
+	AuthenticationServiceAccount Authentication = "ServiceAccount"
+)
+
 // MaxAccessBuckets is the most Buckets one BucketAccess reaches (spec.buckets). Each adds a
 // statement set to a bucket policy and three checks with the key to every verification; sixteen
 // covers an application's buckets (COSI v1alpha2 puts no number on it) and keeps a pass's checks
@@ -84,6 +100,11 @@ type AccessBucket struct {
 // +kubebuilder:validation:XValidation:rule="has(self.bucket) == has(self.access)",message="spec.access goes with spec.bucket; with spec.buckets each item says its access"
 // +kubebuilder:validation:XValidation:rule="has(self.bucket) || !has(self.prefix)",message="spec.prefix goes with spec.bucket; with spec.buckets each item says its prefix"
 // +kubebuilder:validation:XValidation:rule="has(oldSelf.buckets) == has(self.buckets)",message="a BucketAccess keeps its form: spec.bucket cannot become spec.buckets or the reverse (make a new BucketAccess)"
+// +kubebuilder:validation:XValidation:rule="(has(oldSelf.authentication) ? oldSelf.authentication : 'Key') == (has(self.authentication) ? self.authentication : 'Key')",message="spec.authentication cannot change: a key and a role are different credentials (make a new BucketAccess)"
+// +kubebuilder:validation:XValidation:rule="(has(self.authentication) && self.authentication == 'ServiceAccount') || !has(self.serviceAccountName)",message="spec.serviceAccountName goes with spec.authentication: ServiceAccount"
+// +kubebuilder:validation:XValidation:rule="!(has(self.authentication) && self.authentication == 'ServiceAccount') || has(self.serviceAccountName)",message="spec.authentication ServiceAccount needs spec.serviceAccountName: the ServiceAccount, in this namespace, whose tokens assume the role"
+// +kubebuilder:validation:XValidation:rule="!(has(self.authentication) && self.authentication == 'ServiceAccount') || !has(self.formats) || self.formats.all(f, f == 'env')",message="with spec.authentication ServiceAccount the Secret holds only the env format: the other formats (aws-files, cosi, obc, rclone, s3cfg) are files of a key pair, and there is no key"
+// +kubebuilder:validation:XValidation:rule="!(has(self.authentication) && self.authentication == 'ServiceAccount') || !has(self.rotation)",message="spec.rotation goes with spec.authentication Key: with ServiceAccount there is no key to rotate, the credentials STS returns expire by themselves"
 type BucketAccessSpec struct {
 	// bucket is the Bucket, in this namespace, the credentials are for. It cannot change.
 	// Exactly one of bucket and buckets is set.
@@ -134,6 +155,24 @@ type BucketAccessSpec struct {
 	// +kubebuilder:validation:MaxItems=6
 	// +kubebuilder:default={env}
 	Formats []SecretFormat `json:"formats,omitempty"`
+
+	// authentication is how the workload proves who it is: Key (the default) writes a key pair
+	// of a principal of its own to the Secret; ServiceAccount writes no key at all, only the
+	// ARN of a role that the tokens of spec.serviceAccountName assume at the provider's STS
+	// (docs/bucketaccess.md, "No key at all"). It cannot change. With ServiceAccount, formats
+	// is [env] only and rotation is not set.
+	// +optional
+	// +kubebuilder:default=Key
+	Authentication Authentication `json:"authentication,omitempty"`
+
+	// serviceAccountName is the ServiceAccount, in this namespace, whose tokens assume the
+	// role: set with authentication ServiceAccount, never with Key. A role trusts exactly one
+	// ServiceAccount of exactly this namespace (its token's subject,
+	// system:serviceaccount:<namespace>:<name>). It can change; the role then trusts the new one.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must be the name of a ServiceAccount in this namespace: a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit)"
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
 	// rotation, when set, replaces the key every period. Without it a key is replaced only when
 	// the annotation storage.osm.dev/rotate-key changes value, or when the Secret loses it, and
@@ -209,7 +248,8 @@ type BucketAccessStatus struct {
 	SecretName string `json:"secretName,omitempty"`
 
 	// principalRequested is set before the provider is first asked for this BucketAccess's
-	// principal, so a deletion finds a principal whose answer was lost.
+	// principal (with authentication ServiceAccount: its role), so a deletion finds a
+	// principal or a role whose answer was lost.
 	// +optional
 	PrincipalRequested bool `json:"principalRequested,omitempty"`
 
@@ -229,6 +269,12 @@ type BucketAccessStatus struct {
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:validation:Type=object
 	PolicyPrincipal *runtime.RawExtension `json:"policyPrincipal,omitempty"`
+
+	// roleARN is the role the tokens of spec.serviceAccountName assume, with authentication
+	// ServiceAccount, as the provider named it; the Secret's AWS_ROLE_ARN.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	RoleARN string `json:"roleARN,omitempty"`
 
 	// buckets says, for a BucketAccess over several Buckets (spec.buckets), what the key was
 	// found to reach in each, in the order of spec.buckets; a bucket taken out of spec.buckets
@@ -369,6 +415,15 @@ const (
 	BucketAccessLabel = "storage.osm.dev/bucket-access"
 	// RotateKeyAnnotation on a BucketAccess: a new value asks for a new key now.
 	RotateKeyAnnotation = "storage.osm.dev/rotate-key"
+	// SecretKeyRoleARN holds, with authentication ServiceAccount, the role to assume.
+	SecretKeyRoleARN = "AWS_ROLE_ARN"
+	// SecretKeyEndpointSTS holds the STS endpoint: the Go SDK builds its STS client before it
+	// reads AWS_ENDPOINT_URL, so it needs its own.
+	SecretKeyEndpointSTS = "AWS_ENDPOINT_URL_STS"
+	// SecretKeyTokenAudience holds the audience the ServiceAccount token must be minted for
+	// (a projected volume's serviceAccountToken.audience). No SDK reads it: it is for the
+	// workload's manifest, and for tools that request the token themselves.
+	SecretKeyTokenAudience = "OSM_TOKEN_AUDIENCE"
 	// ReleasedAnnotation on a BucketAccess made for another resource (its controller, an
 	// Application) holds that resource's UID once it no longer needs the key: deleting the
 	// BucketAccess then revokes it at once, instead of waiting for the resource to go.
@@ -402,6 +457,9 @@ const (
 	// ReasonContractMismatch: a Bucket of spec.buckets belongs to another Contract than the
 	// others; one key is a principal of one account, so it cannot reach it.
 	ReasonContractMismatch = "ContractMismatch"
+	// ReasonAuthenticationUnsupported: authentication ServiceAccount cannot be served: the
+	// manager has no OIDC issuer configured, or the provider has no STS for this contract.
+	ReasonAuthenticationUnsupported = "AuthenticationUnsupported"
 	// ReasonPrincipalLost: the provider no longer has the BucketAccess's principal (deleted
 	// outside the operator); deleting and re-creating the BucketAccess issues new credentials.
 	ReasonPrincipalLost = "PrincipalLost"
@@ -455,6 +513,9 @@ func (a *BucketAccess) AccessBuckets() []AccessBucket {
 	}
 	return []AccessBucket{{Name: a.Spec.Bucket, Access: a.Spec.Access, Prefix: a.Spec.Prefix}}
 }
+
+// Keyless says whether the BucketAccess uses authentication ServiceAccount: a role, no key.
+func (a *BucketAccess) Keyless() bool { return a.Spec.Authentication == AuthenticationServiceAccount }
 
 // MultiBucket says whether the BucketAccess uses the list form (spec.buckets).
 func (a *BucketAccess) MultiBucket() bool { return len(a.Spec.Buckets) > 0 }

@@ -44,6 +44,9 @@ type API struct {
 	// principals by "<contract>/<principal id>", and their ids by "<contract>/<idempotency key>".
 	principals     map[string]*principal
 	principalByKey map[string]string
+	// roles by "<contract>/<name>", and the issuer each contract's account trusts.
+	roles     map[string]Role
+	providers map[string]contractclient.OIDCProvider
 	// keys issued by AddKey, by "<contract>/<idempotency key>".
 	keys map[string]contractclient.Credentials
 	// Endpoint and Region are what bought contracts report.
@@ -51,6 +54,8 @@ type API struct {
 	// SingleKey makes AddKey answer ErrNotSupported, as a provider whose accounts hold one key
 	// pair (versitygw) does.
 	SingleKey bool
+	// NoSTS makes every role call answer ErrNotSupported, as versitygw does.
+	NoSTS bool
 	// PrincipalsByKey makes a principal's Principal element name its keys, as versitygw's
 	// does, so that it changes with every key added or revoked.
 	PrincipalsByKey bool

@@ -51,11 +51,20 @@ func (k bucketKind) Abandon(_ context.Context, b *storagev1alpha1.Bucket) (strin
 	return "no bucket was made", nil
 }
 
-// Abandon lets a BucketAccess go: its principal, if one was made, stays with its keys; the
-// Secret goes with the BucketAccess, which owns it.
+// Abandon lets a BucketAccess go: its principal, if one was made, stays with its keys (or, with
+// authentication ServiceAccount, its role, still assumed); the Secret goes with the
+// BucketAccess, which owns it.
 func (k accessKind) Abandon(_ context.Context, a *storagev1alpha1.BucketAccess) (string, error) {
 	k.forgetChecks(a.UID)
 	switch {
+	case a.Keyless() && a.Status.RoleARN != "":
+		return fmt.Sprintf("role %s stays, and the tokens of ServiceAccount %s still assume it: delete role %s of contract %s at the provider",
+			a.Status.RoleARN, a.Spec.ServiceAccountName, roleName(a), a.Status.ContractID), nil
+	case a.Keyless() && a.Status.PrincipalRequested:
+		return fmt.Sprintf("role %s may have been made in contract %s (its answer was lost): delete it at the provider",
+			roleName(a), a.Status.ContractID), nil
+	case a.Keyless():
+		return "no role was made", nil
 	case a.Status.PrincipalID != "":
 		return fmt.Sprintf("principal %s of contract %s stays, with key %s%s: revoke it at the provider",
 			a.Status.PrincipalID, a.Status.ContractID, a.Status.AccessKeyID, stillWorking(a.Status.KeyStatus)), nil

@@ -103,6 +103,11 @@ func (f accessContractMismatch) ready(*storagev1alpha1.BucketAccess, []keyCheck)
 }
 
 func (f accessExistingAccount) ready(a *storagev1alpha1.BucketAccess, _ []keyCheck) *engine.Condition {
+	if a.Keyless() {
+		return engine.False(storagev1alpha1.ReasonAuthenticationUnsupported, fmt.Sprintf(
+			"Contract %s uses an account of its own (spec.credentials), and roles for ServiceAccounts are made by a provider's contract API: "+
+				"run the reference contract server in front of this S3 server and buy the Contract through it (docs/contract.md). Nothing was issued.", f.contract))
+	}
 	return engine.False(storagev1alpha1.ReasonPrincipalsUnsupported, fmt.Sprintf(
 		"Contract %s uses an account of its own (spec.credentials), and keys for one bucket are made by a provider's contract API: "+
 			"run the reference contract server in front of this S3 server and buy the Contract through it (docs/contract.md), "+
@@ -302,8 +307,8 @@ const maxBucketMessage = 1024
 // It returns the checks of those found refusing the key now, which leave status.buckets. A
 // Bucket the pass did not look at keeps what the last pass said.
 func setBucketStatus(a *storagev1alpha1.BucketAccess, f accessFound) (revoked []keyCheck) {
-	if !a.MultiBucket() && len(a.Status.Buckets) == 0 {
-		return nil
+	if (!a.MultiBucket() && len(a.Status.Buckets) == 0) || a.Keyless() {
+		return nil // a role holds no key to check: Ready says what reaches it
 	}
 	was := map[string]storagev1alpha1.AccessBucketStatus{}
 	for _, st := range a.Status.Buckets {

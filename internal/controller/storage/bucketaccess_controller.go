@@ -41,6 +41,12 @@ type BucketAccessReconciler struct {
 	client.Client
 	// Principals is the provider's contract API for principals.
 	Principals contractclient.Principals
+	// Roles is the provider's contract API for roles, which BucketAccesses with
+	// authentication ServiceAccount get instead of a principal.
+	Roles contractclient.Roles
+	// Issuer is the cluster's ServiceAccount token issuer those roles trust; without a URL they
+	// are refused (AuthenticationUnsupported).
+	Issuer TokenIssuer
 	// Stores opens the S3 endpoint with a key, to check what the key can do.
 	Stores StoreFactory
 	// Recorder emits events on the BucketAccess.
@@ -114,6 +120,10 @@ func (k accessKind) Normal(ctx context.Context, a *storagev1alpha1.BucketAccess,
 		return found.end(accessInvalidName{strings.Join(errs, "; ")}, 0,
 			reconcile.TerminalError(fmt.Errorf("name %q is not a valid label value", a.Name)))
 	}
+	if a.Keyless() && k.Issuer.URL == "" {
+		// Nothing changes this but the manager's flags, and a restart reconciles everything.
+		return found.end(authenticationUnsupported{}, 0, nil)
+	}
 	target, out, done := k.connect(ctx, a, found)
 	if done {
 		return out
@@ -122,6 +132,9 @@ func (k accessKind) Normal(ctx context.Context, a *storagev1alpha1.BucketAccess,
 		a.Status.BucketName = target.buckets[0].bucket.Status.BucketName
 	}
 	a.Status.SecretName = a.SecretNameOrDefault()
+	if a.Keyless() {
+		return k.keyless(ctx, a, p, target, found)
+	}
 	var first *contractclient.Credentials
 	if a.Status.PrincipalID == "" {
 		if first, out, done = k.principal(ctx, a, p, target.contract, found); done {
@@ -263,13 +276,8 @@ func (k accessKind) contractOf(ctx context.Context, a *storagev1alpha1.BucketAcc
 // gone. done says the pass ends with out.
 func (k accessKind) principal(ctx context.Context, a *storagev1alpha1.BucketAccess, p *engine.Pass[*storagev1alpha1.BucketAccess],
 	contract *storagev1alpha1.Contract, found accessFound) (*contractclient.Credentials, accessOutcome, bool) {
-	if !a.Status.PrincipalRequested {
-		contractID := contract.Status.ContractID
-		if err := p.Record(ctx, func(o *storagev1alpha1.BucketAccess) {
-			o.Status.PrincipalRequested, o.Status.ContractID = true, contractID
-		}); err != nil {
-			return nil, found.end(nil, 0, fmt.Errorf("recording the request for a principal: %w", err)), true
-		}
+	if err := recordRequest(ctx, a, p, contract); err != nil {
+		return nil, found.end(nil, 0, fmt.Errorf("recording the request for a principal: %w", err)), true
 	}
 	got, created, err := k.Principals.CreatePrincipal(ctx, a.Status.ContractID, string(a.UID))
 	if err != nil {
@@ -285,6 +293,20 @@ func (k accessKind) principal(ctx context.Context, a *storagev1alpha1.BucketAcce
 	a.Status.PrincipalID = got.ID
 	a.Status.PolicyPrincipal = policyPrincipalRaw(got.PolicyPrincipal)
 	return got.Credentials, accessOutcome{}, false
+}
+
+// recordRequest records, once, that the provider is about to be asked for the BucketAccess's
+// principal or role, with the contract whose account holds it: deletion then finds one whose
+// answer was lost, even when the Bucket is gone.
+func recordRequest(ctx context.Context, a *storagev1alpha1.BucketAccess, p *engine.Pass[*storagev1alpha1.BucketAccess],
+	contract *storagev1alpha1.Contract) error {
+	if a.Status.PrincipalRequested {
+		return nil
+	}
+	contractID := contract.Status.ContractID
+	return p.Record(ctx, func(o *storagev1alpha1.BucketAccess) {
+		o.Status.PrincipalRequested, o.Status.ContractID = true, contractID
+	})
 }
 
 // SetupWithManager registers the controller. A BucketAccess wakes when its spec or the

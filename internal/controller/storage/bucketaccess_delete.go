@@ -18,7 +18,8 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/engine"
 )
 
-// Delete deletes the principal with all its keys, then the Secret. Credentials made for
+// Delete deletes the principal with all its keys (or, with authentication ServiceAccount, the
+// role), then the Secret. Credentials made for
 // another resource (an Application's link) go after it: deleting a namespace deletes both at
 // once, and the workload must not lose its key first. A principal whose answer was lost is
 // learnt first, by asking again with the same idempotency key.
@@ -32,7 +33,12 @@ func (k accessKind) Delete(ctx context.Context, a *storagev1alpha1.BucketAccess,
 		// of a kind not watched, look again now and then.
 		return found.end(waitingForUser{owner}, engine.WaitingRetry(k.ResyncPeriod), nil)
 	}
-	if a.Status.PrincipalID == "" && a.Status.PrincipalRequested {
+	if a.Keyless() {
+		if out, done := k.deleteRole(ctx, a, found); done {
+			return out
+		}
+	}
+	if a.Status.PrincipalID == "" && a.Status.PrincipalRequested && !a.Keyless() {
 		got, _, err := k.Principals.CreatePrincipal(ctx, a.Status.ContractID, string(a.UID))
 		switch {
 		case err == nil:

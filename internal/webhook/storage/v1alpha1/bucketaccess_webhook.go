@@ -206,6 +206,61 @@ func validateBucketAccessSpec(a, old *storagev1alpha1.BucketAccess) field.ErrorL
 	if spec.Rotation != nil && (oldSpec == nil || !apiequality.Semantic.DeepEqual(spec.Rotation, oldSpec.Rotation)) {
 		errs = append(errs, validateRotation(specPath.Child("rotation"), spec.Rotation)...)
 	}
+	return append(errs, validateAuthentication(specPath, spec, oldSpec)...)
+}
+
+// authenticationOrDefault is spec.authentication, Key when unset (the CRD's default, and what
+// a BucketAccess stored before the field was).
+func authenticationOrDefault(spec *storagev1alpha1.BucketAccessSpec) storagev1alpha1.Authentication {
+	if spec.Authentication == "" {
+		return storagev1alpha1.AuthenticationKey
+	}
+	return spec.Authentication
+}
+
+// validateAuthentication checks spec.authentication and what goes with it: it never changes;
+// ServiceAccount names a ServiceAccount of the namespace, and takes neither a Secret format
+// other than env nor a rotation, which are a key's; Key names no ServiceAccount.
+func validateAuthentication(specPath *field.Path, spec, oldSpec *storagev1alpha1.BucketAccessSpec) field.ErrorList {
+	var errs field.ErrorList
+	auth, path := authenticationOrDefault(spec), specPath.Child("authentication")
+	if oldSpec != nil {
+		if was := authenticationOrDefault(oldSpec); auth != was {
+			return field.ErrorList{field.Invalid(path, string(spec.Authentication), fmt.Sprintf(
+				"cannot change (was %s): a key and a role are different credentials; make a new BucketAccess", was))}
+		}
+	}
+	saPath := specPath.Child("serviceAccountName")
+	switch auth {
+	case storagev1alpha1.AuthenticationKey:
+		if spec.ServiceAccountName != "" {
+			errs = append(errs, field.Forbidden(saPath, "goes with spec.authentication: ServiceAccount; a key is not tied to a ServiceAccount"))
+		}
+		return errs
+	case storagev1alpha1.AuthenticationServiceAccount:
+	default:
+		return field.ErrorList{field.NotSupported(path, spec.Authentication,
+			[]storagev1alpha1.Authentication{storagev1alpha1.AuthenticationKey, storagev1alpha1.AuthenticationServiceAccount})}
+	}
+	switch {
+	case spec.ServiceAccountName == "":
+		errs = append(errs, field.Required(saPath, "name the ServiceAccount, in this namespace, whose tokens assume the role"))
+	case oldSpec == nil || spec.ServiceAccountName != oldSpec.ServiceAccountName:
+		if msgs := validation.IsDNS1123Subdomain(spec.ServiceAccountName); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(saPath, spec.ServiceAccountName,
+				"must be the name of a ServiceAccount in this namespace: "+strings.Join(msgs, "; ")))
+		}
+	}
+	for i, f := range spec.Formats {
+		if f != storagev1alpha1.FormatEnv {
+			errs = append(errs, field.Forbidden(specPath.Child("formats").Index(i), fmt.Sprintf(
+				"%s holds a key pair, and with spec.authentication ServiceAccount there is none: only env (the role's ARN and the endpoints)", f)))
+		}
+	}
+	if spec.Rotation != nil {
+		errs = append(errs, field.Forbidden(specPath.Child("rotation"),
+			"goes with spec.authentication Key: with ServiceAccount there is no key to rotate, the credentials STS returns expire by themselves"))
+	}
 	return errs
 }
 

@@ -302,6 +302,41 @@ func TestBucketAccessValidateCreate(t *testing.T) {
 			`spec.rotation.overlap: Invalid value: "2h0m0s": must be shorter than period (1h0m0s): the previous key must be revoked before the next rotation replaces the current one`,
 		}},
 
+		// spec.authentication and spec.serviceAccountName
+		{name: "ServiceAccount authentication", modify: func(a *storagev1alpha1.BucketAccess) {
+			a.Spec.Authentication, a.Spec.ServiceAccountName = storagev1alpha1.AuthenticationServiceAccount, "backup.job"
+			a.Spec.Formats = []storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv}
+		}},
+		{name: "ServiceAccount authentication without a ServiceAccount", modify: func(a *storagev1alpha1.BucketAccess) {
+			a.Spec.Authentication = storagev1alpha1.AuthenticationServiceAccount
+		}, want: []string{
+			`spec.serviceAccountName: Required value: name the ServiceAccount, in this namespace, whose tokens assume the role`,
+		}},
+		{name: "ServiceAccount name that is no object name", modify: func(a *storagev1alpha1.BucketAccess) {
+			a.Spec.Authentication, a.Spec.ServiceAccountName = storagev1alpha1.AuthenticationServiceAccount, "team-b:app"
+		}, want: []string{
+			`spec.serviceAccountName: Invalid value: "team-b:app": must be the name of a ServiceAccount in this namespace: ` + dnsSubdomain,
+		}},
+		{name: "ServiceAccount with Key authentication", modify: func(a *storagev1alpha1.BucketAccess) {
+			a.Spec.Authentication, a.Spec.ServiceAccountName = storagev1alpha1.AuthenticationKey, "app"
+		}, want: []string{
+			`spec.serviceAccountName: Forbidden: goes with spec.authentication: ServiceAccount; a key is not tied to a ServiceAccount`,
+		}},
+		{name: "ServiceAccount without authentication (Key)", modify: func(a *storagev1alpha1.BucketAccess) { a.Spec.ServiceAccountName = "app" }, want: []string{
+			`spec.serviceAccountName: Forbidden: goes with spec.authentication: ServiceAccount; a key is not tied to a ServiceAccount`,
+		}},
+		{name: "unknown authentication", modify: func(a *storagev1alpha1.BucketAccess) { a.Spec.Authentication = "Token" }, want: []string{
+			`spec.authentication: Unsupported value: "Token": supported values: "Key", "ServiceAccount"`,
+		}},
+		{name: "ServiceAccount authentication with a key's formats and a rotation", modify: func(a *storagev1alpha1.BucketAccess) {
+			a.Spec.Authentication, a.Spec.ServiceAccountName = storagev1alpha1.AuthenticationServiceAccount, "app"
+			a.Spec.Formats = []storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv, "rclone"}
+			a.Spec.Rotation = &storagev1alpha1.KeyRotation{Period: duration("720h")}
+		}, want: []string{
+			`spec.formats[1]: Forbidden: rclone holds a key pair, and with spec.authentication ServiceAccount there is none: only env (the role's ARN and the endpoints)`,
+			`spec.rotation: Forbidden: goes with spec.authentication Key: with ServiceAccount there is no key to rotate, the credentials STS returns expire by themselves`,
+		}},
+
 		// Every problem at once, in field order, then what the lookups found.
 		{name: "all problems reported together", modify: func(a *storagev1alpha1.BucketAccess) {
 			a.Name = strings.Repeat("b", 64)
@@ -423,6 +458,22 @@ func TestBucketAccessValidateUpdate(t *testing.T) {
 		{name: "default cleared", old: func(a *storagev1alpha1.BucketAccess) { a.Spec.SecretName = "reader-credentials" },
 			modify: func(a *storagev1alpha1.BucketAccess) { a.Spec.SecretName = "" }},
 
+		{name: "authentication changed to ServiceAccount", modify: func(a *storagev1alpha1.BucketAccess) {
+			a.Spec.Authentication, a.Spec.ServiceAccountName = storagev1alpha1.AuthenticationServiceAccount, "app"
+		}, want: []string{
+			`spec.authentication: Invalid value: "ServiceAccount": cannot change (was Key): a key and a role are different credentials; make a new BucketAccess`,
+		}},
+		{name: "authentication written in as the default", modify: func(a *storagev1alpha1.BucketAccess) {
+			a.Spec.Authentication = storagev1alpha1.AuthenticationKey
+		}},
+		{name: "ServiceAccount changed", old: func(a *storagev1alpha1.BucketAccess) {
+			a.Spec.Authentication, a.Spec.ServiceAccountName = storagev1alpha1.AuthenticationServiceAccount, "app"
+		}, modify: func(a *storagev1alpha1.BucketAccess) { a.Spec.ServiceAccountName = "worker" }},
+		{name: "ServiceAccount cleared", old: func(a *storagev1alpha1.BucketAccess) {
+			a.Spec.Authentication, a.Spec.ServiceAccountName = storagev1alpha1.AuthenticationServiceAccount, "app"
+		}, modify: func(a *storagev1alpha1.BucketAccess) { a.Spec.ServiceAccountName = "" }, want: []string{
+			`spec.serviceAccountName: Required value: name the ServiceAccount, in this namespace, whose tokens assume the role`,
+		}},
 		{name: "access cleared", modify: func(a *storagev1alpha1.BucketAccess) { a.Spec.Access = "" }, want: []string{
 			`spec.access: Required value: say what the credentials may do: ReadOnly, ReadWrite or WriteOnly`,
 		}},

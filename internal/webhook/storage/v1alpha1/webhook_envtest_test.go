@@ -573,6 +573,43 @@ var _ = Describe("BucketAccess admission", func() {
 			`spec: Invalid value: a BucketAccess keeps its form: spec.bucket cannot become spec.buckets or the reverse (make a new BucketAccess)`))
 	})
 
+	// The CRD's rules keep ServiceAccount authentication to what a role can be: a ServiceAccount
+	// of the namespace, the env format only, no rotation, and no switch from a key.
+	It("takes ServiceAccount authentication with a ServiceAccount of the namespace, and keeps it", func(ctx SpecContext) {
+		a := newBucketAccess(ns, "keyless", "data", storagev1alpha1.AccessReadOnly)
+		a.Spec.Authentication = storagev1alpha1.AuthenticationServiceAccount
+		Expect(kubectlMessage(k8sClient.Create(ctx, a))).To(Equal(`The BucketAccess "keyless" is invalid: ` +
+			`spec: Invalid value: spec.authentication ServiceAccount needs spec.serviceAccountName: the ServiceAccount, in this namespace, whose tokens assume the role`))
+		a.Spec.ServiceAccountName = "other-ns:app"
+		Expect(kubectlMessage(k8sClient.Create(ctx, a))).To(Equal(`The BucketAccess "keyless" is invalid: ` +
+			`spec.serviceAccountName: Invalid value: "other-ns:app": must be the name of a ServiceAccount in this namespace: ` +
+			`a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit)`))
+		a.Spec.ServiceAccountName = "app"
+		a.Spec.Formats = []storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv, "s3cfg"}
+		a.Spec.Rotation = &storagev1alpha1.KeyRotation{Period: metav1.Duration{Duration: 720 * time.Hour}}
+		Expect(kubectlMessage(k8sClient.Create(ctx, a))).To(Equal(`The BucketAccess "keyless" is invalid: ` +
+			"\n* " + `spec: Invalid value: with spec.authentication ServiceAccount the Secret holds only the env format: ` +
+			`the other formats (aws-files, cosi, obc, rclone, s3cfg) are files of a key pair, and there is no key` +
+			"\n* " + `spec: Invalid value: spec.rotation goes with spec.authentication Key: with ServiceAccount there is no key to rotate, the credentials STS returns expire by themselves`))
+		a.Spec.Formats, a.Spec.Rotation = nil, nil
+		Expect(k8sClient.Create(ctx, a)).To(Succeed())
+		Expect(a.Spec.Formats).To(Equal([]storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv}))
+
+		a.Spec.ServiceAccountName = "worker"
+		Expect(k8sClient.Update(ctx, a)).To(Succeed())
+		a.Spec.Authentication = storagev1alpha1.AuthenticationKey
+		Expect(kubectlMessage(k8sClient.Update(ctx, a))).To(ContainSubstring(
+			`spec: Invalid value: spec.authentication cannot change: a key and a role are different credentials (make a new BucketAccess)`))
+
+		key := newBucketAccess(ns, "keyed", "data", storagev1alpha1.AccessReadOnly)
+		key.Spec.ServiceAccountName = "app"
+		Expect(kubectlMessage(k8sClient.Create(ctx, key))).To(Equal(`The BucketAccess "keyed" is invalid: ` +
+			`spec: Invalid value: spec.serviceAccountName goes with spec.authentication: ServiceAccount`))
+		key.Spec.ServiceAccountName = ""
+		Expect(k8sClient.Create(ctx, key)).To(Succeed())
+		Expect(key.Spec.Authentication).To(Equal(storagev1alpha1.AuthenticationKey))
+	})
+
 	It("lets a BucketAccess whose Bucket is gone be updated", func(ctx SpecContext) {
 		a := newBucketAccess(ns, "reader", "data", storagev1alpha1.AccessReadOnly)
 		Expect(k8sClient.Create(ctx, a)).To(Succeed())
