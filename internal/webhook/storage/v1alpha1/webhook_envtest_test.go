@@ -650,7 +650,7 @@ var _ = Describe("The BucketAccess sample", func() {
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "private-reader"}, &got)).To(Succeed())
 		Expect(got.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{
 			Bucket: "private", Access: storagev1alpha1.AccessReadOnly, SecretName: "private-reader-credentials",
-			Formats: []storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv}}))
+			Formats: []storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv}, Authentication: storagev1alpha1.AuthenticationKey}))
 	})
 })
 
