@@ -244,31 +244,24 @@ func (s *Server) PutRole(ctx context.Context, req contractapi.PutRoleRequestObje
 	if existing == nil && !within(len(rec.Roles), s.limits.Roles) {
 		return nil, limitExceeded("contract %s has %d roles, the most this server allows; delete one first", rec.ID, len(rec.Roles))
 	}
-	rec, err = s.store.update(rec.ID, func(r *record) error {
-		if x := r.role(req.RoleName); x != nil {
-			x.Subject, x.Grants, x.Issuer, x.State = req.Body.Subject, grants, p.IssuerURL, topicPending
-			return nil
-		}
-		r.Roles = append(r.Roles, storedRole{Name: req.RoleName, Subject: req.Body.Subject, Grants: grants,
-			Issuer: p.IssuerURL, State: topicPending, CreatedAt: now()})
-		return nil
-	})
+	rec, err = s.putNamed(ctx, rec.ID, "role", req.RoleName,
+		func(r *record) {
+			if x := r.role(req.RoleName); x != nil {
+				x.Subject, x.Grants, x.Issuer, x.State = req.Body.Subject, grants, p.IssuerURL, topicPending
+				return
+			}
+			r.Roles = append(r.Roles, storedRole{Name: req.RoleName, Subject: req.Body.Subject, Grants: grants,
+				Issuer: p.IssuerURL, State: topicPending, CreatedAt: now()})
+		},
+		func(bctx context.Context, account string) (string, error) {
+			return rb.PutRole(bctx, account, req.RoleName, RoleSpec{Provider: p.spec(), Subject: req.Body.Subject, Grants: grants})
+		},
+		func(r *record, arn string) {
+			x := r.role(req.RoleName)
+			x.ARN, x.State = arn, topicActive
+		})
 	if err != nil {
-		return nil, fmt.Errorf("recording role %s of contract %s: %w", req.RoleName, req.Id, err)
-	}
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
-	defer cancel()
-	arn, err := rb.PutRole(bctx, rec.account(), req.RoleName, RoleSpec{Provider: p.spec(), Subject: req.Body.Subject, Grants: grants})
-	if err != nil {
-		return nil, backendProblem("making the role", fmt.Errorf("making role %s of contract %s: %w", req.RoleName, rec.ID, err))
-	}
-	rec, err = s.store.update(rec.ID, func(r *record) error {
-		x := r.role(req.RoleName)
-		x.ARN, x.State = arn, topicActive
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("marking role %s of contract %s active: %w", req.RoleName, req.Id, err)
+		return nil, err
 	}
 	s.log.Info("Role made", "contract", rec.ID, "role", req.RoleName, "subject", req.Body.Subject)
 	if existing != nil {
@@ -290,7 +283,9 @@ func (s *Server) DeleteRole(ctx context.Context, req contractapi.DeleteRoleReque
 	}
 	err = s.deleteNamed(ctx, rec, "role", req.RoleName,
 		func(bctx context.Context) error { return rb.DeleteRole(bctx, rec.account(), req.RoleName) },
-		func(r *record) { r.Roles = slices.DeleteFunc(r.Roles, func(x storedRole) bool { return x.Name == req.RoleName }) })
+		func(r *record) {
+			r.Roles = slices.DeleteFunc(r.Roles, func(x storedRole) bool { return x.Name == req.RoleName })
+		})
 	if err != nil {
 		return nil, err
 	}

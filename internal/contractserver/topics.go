@@ -107,30 +107,23 @@ func (s *Server) PutTopic(ctx context.Context, req contractapi.PutTopicRequestOb
 	if !existed && !within(len(rec.Topics), s.limits.Topics) {
 		return nil, limitExceeded("contract %s has %d topics, the most this server allows; delete one first", rec.ID, len(rec.Topics))
 	}
-	rec, err = s.store.update(rec.ID, func(r *record) error {
-		if t := r.topic(req.TopicName); t != nil {
-			t.PushEndpoint, t.State = endpoint, topicPending
-			return nil
-		}
-		r.Topics = append(r.Topics, storedTopic{Name: req.TopicName, PushEndpoint: endpoint, State: topicPending, CreatedAt: now()})
-		return nil
-	})
+	rec, err = s.putNamed(ctx, rec.ID, "topic", req.TopicName,
+		func(r *record) {
+			if t := r.topic(req.TopicName); t != nil {
+				t.PushEndpoint, t.State = endpoint, topicPending
+				return
+			}
+			r.Topics = append(r.Topics, storedTopic{Name: req.TopicName, PushEndpoint: endpoint, State: topicPending, CreatedAt: now()})
+		},
+		func(bctx context.Context, account string) (string, error) {
+			return tb.PutTopic(bctx, account, req.TopicName, endpoint)
+		},
+		func(r *record, arn string) {
+			t := r.topic(req.TopicName)
+			t.ARN, t.State = arn, topicActive
+		})
 	if err != nil {
-		return nil, fmt.Errorf("recording topic %s of contract %s: %w", req.TopicName, req.Id, err)
-	}
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
-	defer cancel()
-	arn, err := tb.PutTopic(bctx, rec.account(), req.TopicName, endpoint)
-	if err != nil {
-		return nil, backendProblem("making the topic", fmt.Errorf("making topic %s of contract %s: %w", req.TopicName, rec.ID, err))
-	}
-	rec, err = s.store.update(rec.ID, func(r *record) error {
-		t := r.topic(req.TopicName)
-		t.ARN, t.State = arn, topicActive
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("marking topic %s of contract %s active: %w", req.TopicName, req.Id, err)
+		return nil, err
 	}
 	s.log.Info("Topic made", "contract", rec.ID, "topic", req.TopicName)
 	if existed {
@@ -174,6 +167,34 @@ func (s *Server) DeleteTopic(ctx context.Context, req contractapi.DeleteTopicReq
 		return nil, err
 	}
 	return contractapi.DeleteTopic204Response{}, nil
+}
+
+// putNamed makes one of a contract's named things (a topic, a role): pending records it as
+// asked for, put asks the backend (in the account) for it, and active records what the backend
+// answered. A crash in between leaves it pending, and the next put finishes it.
+func (s *Server) putNamed(ctx context.Context, id, what, name string, pending func(*record),
+	put func(context.Context, string) (string, error), active func(*record, string)) (*record, error) {
+	rec, err := s.store.update(id, func(r *record) error {
+		pending(r)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("recording %s %s of contract %s: %w", what, name, id, err)
+	}
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), BackendTimeout)
+	defer cancel()
+	arn, err := put(bctx, rec.account())
+	if err != nil {
+		return nil, backendProblem("making the "+what, fmt.Errorf("making %s %s of contract %s: %w", what, name, rec.ID, err))
+	}
+	rec, err = s.store.update(id, func(r *record) error {
+		active(r, arn)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("marking %s %s of contract %s active: %w", what, name, id, err)
+	}
+	return rec, nil
 }
 
 // deleteNamed removes one of a contract's named things (a topic, a role) at the backend with
