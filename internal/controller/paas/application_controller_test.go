@@ -85,14 +85,15 @@ var _ = Describe("Application", func() {
 		for _, ba := range []*storagev1alpha1.BucketAccess{photosAccess, uploadsAccess, backupAccess, restoreAccess, uploadsReadAccess, photosReadAccess} {
 			Expect(ba.OwnerReferences).To(Equal(controlledBy(app)), ba.Name)
 		}
-		env := []storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv} // the schema's default
-		Expect(photosAccess.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{Bucket: "photos", Access: storagev1alpha1.AccessReadWrite, Formats: env}))
+		env := []storagev1alpha1.SecretFormat{storagev1alpha1.FormatEnv} // the schema's defaults, with key
+		auth := storagev1alpha1.AuthenticationKey
+		Expect(photosAccess.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{Bucket: "photos", Access: storagev1alpha1.AccessReadWrite, Formats: env, Authentication: auth}))
 		Expect(backupAccess.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{Bucket: "photos", Access: storagev1alpha1.AccessWriteOnly,
-			Prefix: "web/", Formats: env}), "the backup's key reaches only the backup prefix")
+			Prefix: "web/", Formats: env, Authentication: auth}), "the backup's key reaches only the backup prefix")
 		Expect(restoreAccess.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{Bucket: "photos", Access: storagev1alpha1.AccessReadOnly,
-			Prefix: "web/", Formats: env}), "the restore's key reads only the backup prefix")
-		Expect(uploadsReadAccess.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{Bucket: "user-uploads", Access: storagev1alpha1.AccessReadOnly, Formats: env}))
-		Expect(photosReadAccess.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{Bucket: "photos", Access: storagev1alpha1.AccessReadOnly, Formats: env}))
+			Prefix: "web/", Formats: env, Authentication: auth}), "the restore's key reads only the backup prefix")
+		Expect(uploadsReadAccess.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{Bucket: "user-uploads", Access: storagev1alpha1.AccessReadOnly, Formats: env, Authentication: auth}))
+		Expect(photosReadAccess.Spec).To(Equal(storagev1alpha1.BucketAccessSpec{Bucket: "photos", Access: storagev1alpha1.AccessReadOnly, Formats: env, Authentication: auth}))
 		appCondition(ctx, app, paasv1alpha1.BucketsReadyCondition, metav1.ConditionTrue, paasv1alpha1.ReasonBucketsReady)
 		ready := appCondition(ctx, app, paasv1alpha1.ReadyCondition, metav1.ConditionFalse, paasv1alpha1.ReasonDeploymentProgressing)
 		Expect(ready.Message).To(Equal("Deployment web is rolling out generation 1"))
