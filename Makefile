@@ -33,11 +33,11 @@ DEB_PACKAGES ?= ceph-mon ceph-osd radosgw ceph-common awscli rclone s3cmd $(NODE
 # host-local), iptables for kube-proxy's rules inside the node's network namespace, conntrack.
 NODE_PACKAGES ?= runc containernetworking-plugins iptables conntrack
 
-# What make dev builds into bin/ (hack/tools/build.sh): its cluster, and kwok's fake node (the
-# default); with ARGS=--node=real or --node=auto, the real node's servers instead. When the real
+# What make dev builds into bin/ (hack/tools/build.sh): its cluster, and the real node's servers
+# (the default, --node=auto); with ARGS=--node=fake, kwok's fake node instead. When the real
 # node cannot run, osm-dev builds kwok itself.
 DEV_CLUSTER_TOOLS = kube-apiserver kube-controller-manager kube-scheduler kubectl etcd versitygw
-DEV_REAL_NODE = $(or $(findstring node=real,$(ARGS)),$(findstring node=auto,$(ARGS)))
+DEV_REAL_NODE = $(if $(findstring node=fake,$(ARGS)),,real)
 DEV_NODE_TOOLS = $(if $(DEV_REAL_NODE),kubelet kube-proxy containerd containerd-shim-runc-v2 ctr,kwok)
 
 # Go test flags; `make test GOTEST_FLAGS=-run=Contract` narrows a run.
@@ -179,9 +179,9 @@ build-installer: image ## Write dist/install.yaml: CRDs, RBAC, the manager (imag
 	@hack/build-installer.sh $(abspath $(DIST_DIR)) $(IMAGE_REPOSITORY) $(VERSION)
 
 .PHONY: dev
-# Ceph is installed only when asked for (ARGS=--s3=rgw); the real node's packages only with
-# ARGS=--node=real (or auto), and as root (without root osm-dev runs kwok's fake node).
-dev: dev-tools $(if $(findstring rgw,$(ARGS)),deps) $(if $(DEV_REAL_NODE),node-deps) ## Run the whole operator on this machine, rebuilding the manager on save: a cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok's fake node; ARGS=--node=real for a real one: kubelet, containerd, runc in a network namespace of its own), versitygw, contract server, manager (ARGS="--node=real", "--s3=rgw", "--debug", "--watch=false", "--no-manager", "--cosi", ...).
+# Ceph is installed only when asked for (ARGS=--s3=rgw); the real node's packages unless
+# ARGS=--node=fake, and as root (without root osm-dev runs kwok's fake node).
+dev: dev-tools $(if $(findstring rgw,$(ARGS)),deps) $(if $(DEV_REAL_NODE),node-deps) ## Run the whole operator on this machine, rebuilding the manager on save: a cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, a real node: kubelet, containerd, runc in a network namespace of its own, or kwok's fake one where it cannot run or with ARGS=--node=fake), versitygw, contract server, manager (ARGS="--node=fake", "--s3=rgw", "--debug", "--watch=false", "--no-manager", "--cosi", ...).
 	go run ./cmd/osm-dev $(ARGS)
 
 .PHONY: dev-tools

@@ -18,6 +18,7 @@ import (
 	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 	"github.com/object-storage-manager/object-storage-manager/internal/logging"
 	"github.com/object-storage-manager/object-storage-manager/internal/operator"
+	"github.com/object-storage-manager/object-storage-manager/internal/podendpoints"
 	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
 	"github.com/object-storage-manager/object-storage-manager/internal/version"
 	storagewebhook "github.com/object-storage-manager/object-storage-manager/internal/webhook/storage/v1alpha1"
@@ -72,6 +73,7 @@ func main() {
 	flag.StringVar(&watchNamespaces, "watch-namespaces", os.Getenv("OSM_WATCH_NAMESPACES"),
 		"Comma-separated namespaces to serve; empty serves all. With a list, the manager needs its role only there (config/namespaced).")
 	var ingressDomains string
+	podEndpoints := flag.String(podendpoints.Flag, os.Getenv("OSM_POD_ENDPOINTS"), podendpoints.Usage)
 	flag.StringVar(&ingressDomains, "ingress-domains", os.Getenv("OSM_INGRESS_DOMAINS"),
 		"Comma-separated domains an Application's host must be under (apps.example.com allows *.apps.example.com; {namespace}.apps.example.com allows *.<the Application's namespace>.apps.example.com, so no namespace can claim another's names); empty allows any host.")
 	flag.StringVar(&opts.IngressClass, "ingress-class", os.Getenv("OSM_INGRESS_CLASS"),
@@ -138,6 +140,10 @@ func main() {
 	}
 	if opts.IngressDomains, err = operator.ParseDomains(ingressDomains); err != nil {
 		log.Error(err, "Invalid --ingress-domains")
+		os.Exit(2)
+	}
+	if opts.PodEndpoints, err = podendpoints.Parse(*podEndpoints); err != nil {
+		log.Error(err, "Invalid --"+podendpoints.Flag)
 		os.Exit(2)
 	}
 

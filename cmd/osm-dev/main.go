@@ -67,9 +67,9 @@ func main() {
 	fs.StringVar(&o.certsDir, "certs-dir", "", "Webhook serving certificate and CA (default: .certs in the module).")
 	fs.StringVar(&o.mkcert, "mkcert", "auto", `"auto": make the certificates with mkcert when it is installed; "never": always in Go.`)
 	fs.StringVar(&o.s3, "s3", "versitygw", "S3 server: versitygw, or rgw (a single-node Ceph; its data does not survive a restart).")
-	// fake by default until the samples' images are built here (issue 50, step 3): on the real
-	// node the sample Application's image cannot be pulled, so README's walkthrough would wait.
-	fs.StringVar(&o.node, "node", "fake", `"real": a kubelet, containerd and runc run pods as containers, in a network namespace of their own (root, make deps); `+
+	// The samples' images are built here and imported into the real node (node.go): nothing
+	// can be pulled from a registry on this machine.
+	fs.StringVar(&o.node, "node", "auto", `"real": a kubelet, containerd and runc run pods as containers, in a network namespace of their own (root, make deps); `+
 		`"fake": kwok plays the node, pods "run" without containers; "auto": real where it can run, fake otherwise, with a line saying why.`)
 	fs.BoolVar(&o.noManager, "no-manager", false, "Start everything but the manager, and print how to run it yourself (debugger, editor).")
 	fs.BoolVar(&o.cosi, "cosi", false, "Also run the COSI driver with COSI's provisioner sidecar (built on first use), and install COSI's CRDs (docs/cosi.md).")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/object-storage-manager/object-storage-manager/internal/egress"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
+	"github.com/object-storage-manager/object-storage-manager/internal/podendpoints"
 )
 
 // managerArgs are the arguments of the install's manager container, with what differs outside
@@ -38,6 +39,10 @@ func (e *environment) managerArgs() []string {
 		// machine.
 		"--" + egress.EndpointsFlag + "=" + strings.Trim(e.s3Endpoint+","+e.opts.allowed.String(), ","),
 		"--" + egress.NotificationEndpointsFlag + "=http://127.0.0.1:*",
+	}
+	if e.realNode {
+		// Pods reach the S3 server through the node's forward, not at the host's loopback.
+		local = append(local, fmt.Sprintf("--%s=%s=http://%s:%d", podendpoints.Flag, e.s3Endpoint, nodeIP, e.opts.s3Port))
 	}
 	names := map[string]bool{}
 	for _, a := range local {

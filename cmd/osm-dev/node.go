@@ -165,7 +165,7 @@ func (e *environment) startRealNode(ctx context.Context) (err error) {
 	if err := e.startContainerd(ctx, n); err != nil {
 		return err
 	}
-	if err := e.importPause(ctx, n); err != nil {
+	if err := e.importImages(ctx, n); err != nil {
 		return err
 	}
 	if err := makeCgroups(nodeCgroup); err != nil {
@@ -267,23 +267,47 @@ func (n *realNode) removeContainers() {
 	}
 }
 
-// importPause builds the sandbox image from cmd/osm-dev/pause (with hack/tools/image, as the
-// release's images are built) and imports it under pauseImage, the name containerd's config
-// gives the sandbox image. Without --base-name, containerd would name it import-<date>.
-func (e *environment) importPause(ctx context.Context, n *realNode) error {
-	out := e.path("bin", "pause-image")
-	bin := e.path("bin", "pause")
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/osm-dev/pause")
+// nodeImage is an image the real node runs that is built here, from a static binary, as the
+// release's images are (hack/tools/image): nothing on this machine can pull one.
+type nodeImage struct {
+	name, pkg, repo string
+}
+
+// nodeImages are the sandbox image (pauseImage, which containerd's config names) and the
+// images config/samples' Application runs (docs/development.md).
+var nodeImages = []nodeImage{
+	{name: "pause", pkg: "./cmd/osm-dev/pause", repo: pauseRepo},
+	{name: "osm-demo", pkg: "./cmd/osm-demo", repo: "osm.dev/demo"},
+	{name: "osm-backup", pkg: "./cmd/osm-backup", repo: "osm.dev/backup"},
+}
+
+// importImages builds nodeImages and imports each under REPO:dev. Without --base-name,
+// containerd would name them import-<date>.
+func (e *environment) importImages(ctx context.Context, n *realNode) error {
+	out := e.path("bin", "node-images")
+	bins := e.path("bin", "node-images", "bin")
+	args := []string{"build", "-trimpath", "-ldflags=-s -w", "-o", bins + string(filepath.Separator)}
+	imageArgs := []string{"run", ".", "-out", out, "-version", "dev"}
+	for _, img := range nodeImages {
+		args = append(args, img.pkg)
+		imageArgs = append(imageArgs, img.name+"="+filepath.Join(bins, filepath.Base(img.pkg)))
+	}
+	build := exec.CommandContext(ctx, "go", args...)
 	build.Dir, build.Env = e.root, append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the pause binary: %w: %s", err, b)
+		return fmt.Errorf("building the node's images: %w: %s", err, b)
 	}
-	image := exec.CommandContext(ctx, "go", "run", ".", "-out", out, "-version", "dev", "pause="+bin)
+	image := exec.CommandContext(ctx, "go", imageArgs...)
 	image.Dir = filepath.Join(e.root, "hack", "tools", "image")
 	if b, err := image.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the pause image: %w: %s", err, b)
+		return fmt.Errorf("building the node's images: %w: %s", err, b)
 	}
-	return e.ctr(ctx, n, "images", "import", "--base-name", pauseRepo, "--digests", "--local", filepath.Join(out, "pause.tar"))
+	for _, img := range nodeImages {
+		if err := e.ctr(ctx, n, "images", "import", "--base-name", img.repo, "--digests", "--local", filepath.Join(out, img.name+".tar")); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (e *environment) startKubelet(n *realNode) error {

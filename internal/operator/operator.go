@@ -138,6 +138,9 @@ type Options struct {
 	// IngressClass is set on every Ingress the operator makes; empty leaves it to the cluster's
 	// default class.
 	IngressClass string
+	// PodEndpoints maps an S3 endpoint as the manager reaches it to the one an Application's
+	// pods reach it at, where the two differ (see ParsePodEndpoints).
+	PodEndpoints map[string]string
 
 	// EnableWebhooks serves the admission webhooks, with tls.crt and tls.key from
 	// WebhookCertDir, on WebhookHost:WebhookPort ("" host: every address).
@@ -279,6 +282,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		IngressDomains:          opts.IngressDomains,
 		IngressClass:            opts.IngressClass,
 		Listers:                 listerFactory(opts),
+		PodEndpoints:            opts.PodEndpoints,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Application controller: %w", err)
 	}

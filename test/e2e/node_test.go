@@ -18,9 +18,10 @@ import (
 )
 
 // TestRealNode is make dev's real node: a kubelet with containerd and runc that runs a pod as a
-// container, whose network lives in a namespace of its own. The host's network is the same
-// before the start and after the stop (ip link, ip route, iptables-save), and nothing the node
-// made is left: no namespace, no mount under its state directory, no cgroup, no process.
+// container, whose network lives in a namespace of its own, and runs the samples' Application
+// for real (realApplication). The host's network is the same before the start and after the
+// stop (ip link, ip route, iptables-save), and nothing the node made is left: no namespace, no
+// mount under its state directory, no cgroup, no process.
 func TestRealNode(t *testing.T) {
 	before := hostNetwork(t)
 	// Folders containerd and CNI use outside the node's state directory, when they make them.
@@ -30,7 +31,7 @@ func TestRealNode(t *testing.T) {
 		_, err := os.Stat(p)
 		existed[p] = err == nil
 	}
-	d, env, err := launchOSMDev("--watch=false", "--no-manager", "--node=real")
+	d, env, err := launchOSMDev("--watch=false", "--node=real")
 	stopped := false
 	stop := func() {
 		if stopped {
@@ -122,6 +123,8 @@ spec:
 			t.Errorf("192.0.2.1 through the node proxy: %s, want 502 Bad Gateway", resp.Status)
 		}
 	}
+
+	t.Run("the samples' Application runs, backs up and restores", func(t *testing.T) { realApplication(t, d, env) })
 
 	stop()
 	if diff := cmp.Diff(before, hostNetwork(t)); diff != "" {

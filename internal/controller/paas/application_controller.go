@@ -47,6 +47,10 @@ type ApplicationReconciler struct {
 	// Listers read the backup bucket with the restore's ReadOnly credentials, for
 	// status.backups; nil shows no backups.
 	Listers func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Lister
+	// PodEndpoints maps an S3 endpoint as the manager reaches it to the endpoint pods reach it
+	// at, where the two differ (a manager outside the cluster, make dev's real node); the
+	// Application's containers get the second. Endpoints not in it are given as they are.
+	PodEndpoints map[string]string
 
 	// listed remembers, by Application UID, when its backups were last listed.
 	listed ttlcache.Cache[types.UID, backupsListing]

@@ -17,8 +17,12 @@ type resolvedLink struct {
 	Name, Prefix string
 	// Mode is the link's access.
 	Mode storagev1alpha1.AccessMode
-	// BucketName, Endpoint and Region come from the Bucket's status.
+	// BucketName, Endpoint and Region come from the Bucket's status: Endpoint is where the
+	// manager reaches the bucket.
 	BucketName, Endpoint, Region string
+	// PodEndpoint is where pods reach it: Endpoint, unless the manager was told of another
+	// (ApplicationReconciler.PodEndpoints).
+	PodEndpoint string
 	// Versioning is the bucket's versioning as its Bucket observed it ("" when never set).
 	Versioning string
 	// Access is the link's BucketAccess, with a key in its Secret.
@@ -34,7 +38,7 @@ func bucketEnv(links []resolvedLink, keyOf func(resolvedLink) *accessState) []co
 	for _, l := range links {
 		env = append(env,
 			corev1.EnvVar{Name: l.Prefix + application.EnvBucket, Value: l.BucketName},
-			corev1.EnvVar{Name: l.Prefix + application.EnvEndpoint, Value: l.Endpoint},
+			corev1.EnvVar{Name: l.Prefix + application.EnvEndpoint, Value: l.PodEndpoint},
 			corev1.EnvVar{Name: l.Prefix + application.EnvRegion, Value: l.Region},
 		)
 		if key := keyOf(l); key != nil {
@@ -59,7 +63,7 @@ func backupEnv(target resolvedLink, creds accessState, prefix string) []corev1.E
 		{Name: application.EnvBackupPrefix, Value: prefix},
 		secretEnv(storagev1alpha1.SecretKeyAccessKeyID, creds.SecretName, storagev1alpha1.SecretKeyAccessKeyID),
 		secretEnv(storagev1alpha1.SecretKeySecretAccessKey, creds.SecretName, storagev1alpha1.SecretKeySecretAccessKey),
-		{Name: storagev1alpha1.SecretKeyEndpointURL, Value: target.Endpoint},
+		{Name: storagev1alpha1.SecretKeyEndpointURL, Value: target.PodEndpoint},
 		{Name: storagev1alpha1.SecretKeyRegion, Value: target.Region},
 	}
 }

@@ -18,13 +18,14 @@ func ref(secret, key string) *corev1.EnvVarSource {
 }
 
 var (
-	photos = resolvedLink{Name: "photos", Prefix: "PHOTOS_", BucketName: "team-a-photos", Endpoint: "http://s3.test:7070",
-		Region: "us-east-1", Access: accessState{Name: "web-photos", SecretName: "web-photos-credentials", AccessKeyID: "AKIAPHOTOS", Usable: true, Ready: true}}
+	photos = resolvedLink{Name: "photos", Prefix: "PHOTOS_", BucketName: "team-a-photos", Endpoint: "http://127.0.0.1:7070",
+		PodEndpoint: "http://s3.test:7070", Region: "us-east-1", Access: accessState{Name: "web-photos", SecretName: "web-photos-credentials", AccessKeyID: "AKIAPHOTOS", Usable: true, Ready: true}}
 	uploads = resolvedLink{Name: "user-uploads", Prefix: "USER_UPLOADS_", BucketName: "uploads-1", Endpoint: "https://s3.other",
-		Region: "eu-west-1", Access: accessState{Name: "web-user-uploads", SecretName: "web-user-uploads-credentials", AccessKeyID: "AKIAUPLOADS", Usable: true}}
+		PodEndpoint: "https://s3.other", Region: "eu-west-1", Access: accessState{Name: "web-user-uploads", SecretName: "web-user-uploads-credentials", AccessKeyID: "AKIAUPLOADS", Usable: true}}
 	backupCreds = accessState{Name: "web-backup", SecretName: "web-backup-credentials", AccessKeyID: "AKIABACKUP", Usable: true, Ready: true}
 )
 
+// Pods get each endpoint as pods reach it (photos': the manager reaches it at 127.0.0.1).
 func TestBucketEnv(t *testing.T) {
 	tests := []struct {
 		name  string

@@ -131,6 +131,14 @@ func prefixConflict(links []paasv1alpha1.BucketLink) string {
 	return strings.Join(problems, "; ") + ": set spec.buckets[].envPrefix so that each link has its own"
 }
 
+// podEndpoint is where pods reach the S3 endpoint the manager reaches at endpoint.
+func (r *ApplicationReconciler) podEndpoint(endpoint string) string {
+	if to, ok := r.PodEndpoints[endpoint]; ok {
+		return to
+	}
+	return endpoint
+}
+
 // linkBuckets gives each link, and the backup, the BucketAccess it gets its key from, and
 // resolves the links with them; BucketsReady says how they stand.
 func (k applicationKind) linkBuckets(ctx context.Context, s *appPass) error {
@@ -139,6 +147,9 @@ func (k applicationKind) linkBuckets(ctx context.Context, s *appPass) error {
 		return err
 	}
 	links, states := resolveLinks(s.app, s.linked, accesses)
+	for i := range links {
+		links[i].PodEndpoint = k.podEndpoint(links[i].Endpoint)
+	}
 	conflict := prefixConflict(s.app.Spec.Buckets)
 	s.accesses, s.links = accesses, links
 	s.usable = conflict == "" && len(links) == len(s.app.Spec.Buckets)

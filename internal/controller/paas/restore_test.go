@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
 var _ = Describe("Backup and restore", func() {
@@ -295,11 +296,33 @@ func runInPod(ctx context.Context, ns string, spec corev1.PodSpec, jobName strin
 		env[e.Name] = v
 		list = append(list, e.Name+"="+v)
 	}
-	cmd := exec.CommandContext(ctx, command[0], command[1:]...)
+	cmd := exec.CommandContext(ctx, imageBinary(command[0]), command[1:]...)
 	cmd.Env = append(list, "PATH="+os.Getenv("PATH"), "HOME="+GinkgoT().TempDir(),
 		"AWS_REQUEST_CHECKSUM_CALCULATION=when_required", "AWS_RESPONSE_CHECKSUM_VALIDATION=when_required")
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// imageBinaries are the packages of the images built here, by the binary's path in the image
+// (hack/tools/image puts it at /NAME): a pod command that names one runs the same code here.
+var imageBinaries = map[string]string{"/osm-backup": "./cmd/osm-backup"}
+
+// imageBinary is where name, a pod command's first word, runs here: the image's binary built
+// for this machine, or name itself.
+func imageBinary(name string) string {
+	GinkgoHelper()
+	pkg, ok := imageBinaries[name]
+	if !ok {
+		return name
+	}
+	root, err := localenv.ModuleRoot()
+	Expect(err).NotTo(HaveOccurred())
+	bin := filepath.Join(GinkgoT().TempDir(), filepath.Base(name))
+	build := exec.Command("go", "build", "-o", bin, pkg)
+	build.Dir = root
+	out, err := build.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "go build %s: %s", pkg, out)
+	return bin
 }
 
 var varRef = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
