@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -65,9 +66,7 @@ func realApplication(t *testing.T, d *osmDev, env *Env) {
 		t.Fatal(err)
 	}
 	for _, host := range []string{podIP, clusterIP} {
-		if got := httpGet(t, web, fmt.Sprintf("http://%s:8080/originals/cat.txt", host)); got != string(cat) {
-			t.Errorf("GET %s:8080/originals/cat.txt: %q, want %q", host, got, cat)
-		}
+		servedWithin(t, web, fmt.Sprintf("http://%s:8080/originals/cat.txt", host), string(cat), 30*time.Second)
 	}
 
 	// A backup run, made from the CronJob as `kubectl create job --from` makes it.
@@ -93,6 +92,22 @@ func realApplication(t *testing.T, d *osmDev, env *Env) {
 	}
 
 	// A new key for the link: the Deployment rolls its pods onto it, and they serve with it.
+	// The app's pods that run and are not being deleted.
+	appPods := func() []string {
+		out, err := k.must(quick, "get", "pods", "-l", "app.kubernetes.io/instance=photos,app.kubernetes.io/component=app",
+			"--field-selector=status.phase=Running", "-o", `jsonpath={range .items[*]}{.metadata.name} {.metadata.deletionTimestamp}{"\n"}{end}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			if f := strings.Fields(l); len(f) == 1 {
+				names = append(names, f[0])
+			}
+		}
+		return names
+	}
+	oldPods := appPods()
 	before, err := k.must(quick, "get", "bucketaccess", "photos-photos", "-o", "jsonpath={.status.accessKeyID}")
 	if err != nil {
 		t.Fatal(err)
@@ -108,9 +123,13 @@ func realApplication(t *testing.T, d *osmDev, env *Env) {
 	if _, err := k.must(3*time.Minute+kubectlSlack, "rollout", "status", "deployment/photos", "--timeout=3m"); err != nil {
 		t.Fatal(err)
 	}
-	if got := httpGet(t, web, fmt.Sprintf("http://%s:8080/originals/cat.txt", clusterIP)); got != string(cat) {
-		t.Errorf("after the rotation, GET %s:8080/originals/cat.txt: %q, want %q", clusterIP, got, cat)
+	for _, p := range appPods() {
+		if slices.Contains(oldPods, p) {
+			t.Errorf("pod %s started before the rotation still runs: the pods keep the old key", p)
+		}
 	}
+	// kube-proxy follows the Service's endpoints within a few seconds of the rollout.
+	servedWithin(t, web, fmt.Sprintf("http://%s:8080/originals/cat.txt", clusterIP), string(cat), 30*time.Second)
 }
 
 // accountClient is an S3 client with the keys of the Contract's Secret. Never log them.
@@ -143,18 +162,25 @@ func headETag(t *testing.T, c *s3.Client, bucket, key string) string {
 	return aws.ToString(out.ETag)
 }
 
-// httpGet returns the body of a 200 answer; anything else fails the test.
-func httpGet(t *testing.T, c *http.Client, u string) string {
+// servedWithin asks for u until the answer is 200 with want, for at most timeout.
+func servedWithin(t *testing.T, c *http.Client, u, want string, timeout time.Duration) {
 	t.Helper()
-	resp, err := c.Get(u)
-	if err != nil {
-		t.Errorf("GET %s: %v", u, err)
-		return ""
+	var last string
+	for deadline := time.Now().Add(timeout); ; time.Sleep(time.Second) {
+		resp, err := c.Get(u)
+		if err == nil {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && string(body) == want {
+				return
+			}
+			last = fmt.Sprintf("%s %q", resp.Status, body)
+		} else {
+			last = err.Error()
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("GET %s: %s for %s, want 200 %q", u, last, timeout, want)
+			return
+		}
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("GET %s: %s %s", u, resp.Status, body)
-	}
-	return string(body)
 }
