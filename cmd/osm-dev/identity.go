@@ -105,24 +105,52 @@ func (e *environment) installIdentity(ctx context.Context) error {
 	return nil
 }
 
-// applyInstall renders config/default and applies the install's ServiceAccount and RBAC,
-// unless nothing under config/ changed since it last did.
-func (e *environment) applyInstall(ctx context.Context) error {
+// renderedInstall is config/default rendered, with a hash of every file under config/ as it
+// was read.
+type renderedInstall struct {
+	install *install
+	hash    string
+}
+
+// renderConfig renders config/default and hashes config/.
+func (e *environment) renderConfig(ctx context.Context) (*renderedInstall, error) {
 	files, err := configFiles(filepath.Join(e.root, "config"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	hash, err := contentHash(files...)
 	if err != nil {
-		return err
-	}
-	if e.install != nil && hash == e.appliedInstall {
-		return nil
+		return nil, err
 	}
 	in, err := e.renderInstall(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	return &renderedInstall{install: in, hash: hash}, nil
+}
+
+// applyInstall applies the install's ServiceAccount and RBAC, unless nothing under config/
+// changed since it last did. The first time it takes what the start rendered while it built.
+func (e *environment) applyInstall(ctx context.Context) error {
+	r := e.rendered
+	e.rendered = nil
+	if r == nil {
+		files, err := configFiles(filepath.Join(e.root, "config"))
+		if err != nil {
+			return err
+		}
+		hash, err := contentHash(files...)
+		if err != nil {
+			return err
+		}
+		if e.install != nil && hash == e.appliedInstall {
+			return nil
+		}
+		if r, err = e.renderConfig(ctx); err != nil {
+			return err
+		}
+	}
+	in, hash := r.install, r.hash
 	c, err := e.client()
 	if err != nil {
 		return err

@@ -281,11 +281,13 @@ var nodeImages = []nodeImage{
 	{name: "osm-backup", pkg: "./cmd/osm-backup", repo: "osm.dev/backup"},
 }
 
-// importImages builds nodeImages and imports each under REPO:dev. Without --base-name,
-// containerd would name them import-<date>.
-func (e *environment) importImages(ctx context.Context, n *realNode) error {
-	out := e.path("bin", "node-images")
-	bins := e.path("bin", "node-images", "bin")
+// nodeImagesDir is where buildNodeImages writes the images, NAME.tar each.
+func (e *environment) nodeImagesDir() string { return e.path("bin", "node-images") }
+
+// buildNodeImages builds nodeImages into nodeImagesDir.
+func (e *environment) buildNodeImages(ctx context.Context) error {
+	out := e.nodeImagesDir()
+	bins := filepath.Join(out, "bin")
 	args := []string{"build", "-trimpath", "-ldflags=-s -w", "-o", bins + string(filepath.Separator)}
 	imageArgs := []string{"run", ".", "-out", out, "-version", "dev"}
 	for _, img := range nodeImages {
@@ -302,8 +304,14 @@ func (e *environment) importImages(ctx context.Context, n *realNode) error {
 	if b, err := image.CombinedOutput(); err != nil {
 		return fmt.Errorf("building the node's images: %w: %s", err, b)
 	}
+	return nil
+}
+
+// importImages imports nodeImages (built by the binaries step) under REPO:dev. Without
+// --base-name, containerd would name them import-<date>.
+func (e *environment) importImages(ctx context.Context, n *realNode) error {
 	for _, img := range nodeImages {
-		if err := e.ctr(ctx, n, "images", "import", "--base-name", img.repo, "--digests", "--local", filepath.Join(out, img.name+".tar")); err != nil {
+		if err := e.ctr(ctx, n, "images", "import", "--base-name", img.repo, "--digests", "--local", filepath.Join(e.nodeImagesDir(), img.name+".tar")); err != nil {
 			return err
 		}
 	}
