@@ -129,10 +129,14 @@ func (e *environment) run(ctx context.Context) error {
 		{"controllers", e.startControllers},
 		{"s3", e.startS3},
 		{"contract-server", e.startContractServer},
-		{"crds", e.installCRDs},
-		{"cluster", e.waitControllers},
-		{"install", e.installIdentity},
 	}...)
+	if !e.opts.noInstall {
+		steps = append(steps, step{"crds", e.installCRDs})
+	}
+	steps = append(steps, step{"cluster", e.waitControllers})
+	if !e.opts.noInstall {
+		steps = append(steps, step{"install", e.installIdentity})
+	}
 	for _, s := range steps {
 		if err := s.run(ctx); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
@@ -141,9 +145,12 @@ func (e *environment) run(ctx context.Context) error {
 			return nil
 		}
 	}
-	if e.opts.noManager {
+	switch {
+	case e.opts.noInstall:
+		status("install", "none (--no-install): the cluster waits for an install of the release")
+	case e.opts.noManager:
 		e.printManagerCommand(e.managerArgs())
-	} else {
+	default:
 		if err := e.startManager(ctx); err != nil {
 			return fmt.Errorf("manager: %w", err)
 		}
@@ -152,8 +159,10 @@ func (e *environment) run(ctx context.Context) error {
 			status("manager", "under Delve: attach a debugger to %s (VS Code: \"attach to osm-dev manager\")", hostPort(e.opts.debugPort))
 		}
 	}
-	if err := e.installWebhooks(ctx); err != nil {
-		return fmt.Errorf("webhooks: %w", err)
+	if !e.opts.noInstall {
+		if err := e.installWebhooks(ctx); err != nil {
+			return fmt.Errorf("webhooks: %w", err)
+		}
 	}
 	if e.opts.cosi {
 		if err := e.startCOSI(ctx); err != nil {
@@ -168,7 +177,11 @@ func (e *environment) run(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	fmt.Printf("\nosm-dev: ready. In another terminal:\n\n  export KUBECONFIG=%s\n  kubectl apply -f config/samples/\n\n", e.kubeconfig)
+	next := "kubectl apply -f config/samples/"
+	if e.opts.noInstall {
+		next = "kubectl apply --server-side -f dist/install.yaml   # make image build-installer; docs/install.md"
+	}
+	fmt.Printf("\nosm-dev: ready. In another terminal:\n\n  export KUBECONFIG=%s\n  %s\n\n", e.kubeconfig, next)
 	if e.realNode {
 		fmt.Printf("The node is real: pods run in containers. Reach a pod or Service: curl -x http://%s http://<its IP>/\n", hostPort(e.opts.nodeProxyPort))
 	}
@@ -270,12 +283,15 @@ func (e *environment) build(ctx context.Context) error {
 // certificates makes the certificates folder when missing (hack/gencerts keeps certificates that
 // still work, and replaces those that do not).
 func (e *environment) certificates(ctx context.Context) error {
-	cmd := exec.CommandContext(ctx, "go", "run", "./hack/gencerts", "-dir", e.certsDir(), "-mkcert", e.opts.mkcert)
+	// Also the kubernetes Service's address and names, which pods of the real node call the API
+	// server by (serveKubernetesService).
+	cmd := exec.CommandContext(ctx, "go", "run", "./hack/gencerts", "-dir", e.certsDir(), "-mkcert", e.opts.mkcert,
+		"-hosts", "127.0.0.1,localhost,"+kubernetesServiceIP+",kubernetes.default.svc,kubernetes.default,kubernetes")
 	cmd.Dir = e.root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("hack/gencerts: %w: %s", err, out)
 	}
-	status("certificates", "CA and 127.0.0.1 serving certificate in %s", e.certsDir())
+	status("certificates", "CA and serving certificate (127.0.0.1, the kubernetes Service) in %s", e.certsDir())
 	return nil
 }
 
