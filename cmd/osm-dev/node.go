@@ -164,7 +164,7 @@ func (e *environment) startRealNode(ctx context.Context) (err error) {
 	if e.opts.node == "real" {
 		wait = nodeLockWait
 	}
-	if n.lock, err = lockNode(ctx, wait, e.opts.stateDir); err != nil {
+	if n.lock, err = lockNode(ctx, nodeLock, wait, e.opts.stateDir); err != nil {
 		return err
 	}
 	e.node = n
@@ -259,10 +259,11 @@ var errNodeBusy = errors.New("another osm-dev runs the real node on this machine
 // by side take turns instead of failing.
 const nodeLockWait = 15 * time.Minute
 
-// lockNode takes the real node's lock, waiting up to wait while another osm-dev holds it (with a
-// line saying who, from what the holder wrote into the lock file), and writes who holds it now.
-func lockNode(ctx context.Context, wait time.Duration, stateDir string) (*os.File, error) {
-	f, err := os.OpenFile(nodeLock, os.O_CREATE|os.O_RDWR, 0o600)
+// lockNode takes the real node's lock (the file path, nodeLock), waiting up to wait while another
+// osm-dev holds it (with a line saying who, from what the holder wrote into the lock file), and
+// writes who holds it now.
+func lockNode(ctx context.Context, path string, wait time.Duration, stateDir string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +282,7 @@ func lockNode(ctx context.Context, wait time.Duration, stateDir string) (*os.Fil
 			return nil, errNodeBusy
 		}
 		if !said {
-			status("node", "waiting up to %s for the real node: %s holds %s", wait, nodeHolder(f.Name()), nodeLock)
+			status("node", "waiting up to %s for the real node: %s holds %s", wait, nodeHolder(f.Name()), path)
 			said = true
 		}
 		select {
