@@ -113,31 +113,7 @@ func (e *environment) run(ctx context.Context) error {
 		defer func() { _ = e.sources.close() }()
 	}
 
-	type step struct {
-		name string
-		run  func(context.Context) error
-	}
-	var steps []step
-	if e.opts.debug {
-		steps = append(steps, step{"delve", e.buildDelve})
-	}
-	steps = append(steps, []step{
-		{"binaries", e.build},
-		{"certificates", e.certificates},
-		{"etcd", e.startEtcd},
-		{"kube-apiserver", e.startAPIServer},
-		{"controllers", e.startControllers},
-		{"s3", e.startS3},
-		{"contract-server", e.startContractServer},
-	}...)
-	if !e.opts.noInstall {
-		steps = append(steps, step{"crds", e.installCRDs})
-	}
-	steps = append(steps, step{"cluster", e.waitControllers})
-	if !e.opts.noInstall {
-		steps = append(steps, step{"install", e.installIdentity})
-	}
-	for _, s := range steps {
+	for _, s := range e.startSteps() {
 		if err := s.run(ctx); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
@@ -177,6 +153,12 @@ func (e *environment) run(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	e.printReady()
+	return e.watch(ctx)
+}
+
+// printReady prints what a user needs once everything is ready.
+func (e *environment) printReady() {
 	next := "kubectl apply -f config/samples/"
 	if e.opts.noInstall {
 		next = "kubectl apply --server-side -f dist/install.yaml   # make image build-installer; docs/install.md"
@@ -190,7 +172,38 @@ func (e *environment) run(ctx context.Context) error {
 		fmt.Printf("Saving a file under %s or go.mod rebuilds and restarts the manager (--watch=false turns it off).\n", strings.Join(watchedDirs, ", "))
 	}
 	fmt.Println()
-	return e.watch(ctx)
+}
+
+// step is one part of the start, named in its error.
+type step struct {
+	name string
+	run  func(context.Context) error
+}
+
+// startSteps are what run starts before the manager, in order.
+func (e *environment) startSteps() []step {
+	var steps []step
+	if e.opts.debug {
+		steps = append(steps, step{"delve", e.buildDelve})
+	}
+	steps = append(steps, []step{
+		{"binaries", e.build},
+		{"certificates", e.certificates},
+		{"etcd", e.startEtcd},
+		{"kube-apiserver", e.startAPIServer},
+		{"controllers", e.startControllers},
+		{"s3", e.startS3},
+		{"contract-server", e.startContractServer},
+	}...)
+	if e.opts.noInstall {
+		// The release's install brings the CRDs, the manager's identity and its webhooks.
+		return append(steps, step{"cluster", e.waitControllers})
+	}
+	return append(steps, []step{
+		{"crds", e.installCRDs},
+		{"cluster", e.waitControllers},
+		{"install", e.installIdentity},
+	}...)
 }
 
 // watch waits for Ctrl-C, reloads the manager when its sources change, and reports a component

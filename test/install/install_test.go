@@ -141,9 +141,9 @@ func TestReleaseInstallsAndRuns(t *testing.T) {
 }
 
 // useContractAPI edits the manager's arguments as an administrator would (docs/install.md's
-// kubectl patch): --contract-api-url names url, and --contract-api-allow-insecure-http accepts
+// kubectl patch): --contract-api-url names apiURL, and --contract-api-allow-insecure-http accepts
 // its plain http, since the test's contract server, on this machine, serves no TLS.
-func useContractAPI(t *testing.T, objs []*unstructured.Unstructured, url string) {
+func useContractAPI(t *testing.T, objs []*unstructured.Unstructured, apiURL string) {
 	t.Helper()
 	for _, o := range objs {
 		if o.GetKind() != "Deployment" {
@@ -155,7 +155,7 @@ func useContractAPI(t *testing.T, objs []*unstructured.Unstructured, url string)
 		found := false
 		for i, a := range args {
 			if strings.HasPrefix(a.(string), "--contract-api-url=") {
-				args[i], found = "--contract-api-url="+url, true
+				args[i], found = "--contract-api-url="+apiURL, true
 			}
 		}
 		if !found {

@@ -92,7 +92,7 @@ func startNode(t *testing.T, o nodeOptions) *node {
 		case <-time.After(nodeStopTimeout):
 			t.Errorf("osm-dev did not stop within %s of SIGTERM; killing its process group", nodeStopTimeout)
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
+			t.Logf("osm-dev after SIGKILL: %v", <-done)
 		}
 		if t.Failed() {
 			raw, _ := os.ReadFile(n.out)
