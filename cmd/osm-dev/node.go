@@ -301,13 +301,23 @@ func lockNode(ctx context.Context, path string, wait time.Duration, stateDir str
 	return f, nil
 }
 
-// nodeHolder says who holds the node's lock, as the holder wrote it.
+// nodeHolder says who holds the node's lock, as the holder wrote it, when that process still
+// runs: what an osm-dev that was killed wrote stays in the file, and an older osm-dev writes
+// nothing.
 func nodeHolder(path string) string {
 	b, err := os.ReadFile(path)
-	if who := strings.TrimSpace(string(b)); err == nil && who != "" {
+	who := strings.TrimSpace(string(b))
+	var pid int
+	if _, scanErr := fmt.Sscanf(who, "osm-dev pid %d,", &pid); err == nil && scanErr == nil && exists(fmt.Sprintf("/proc/%d", pid)) {
 		return who
 	}
 	return "another osm-dev"
+}
+
+// unlockNode clears who held the node's lock and lets it go.
+func unlockNode(f *os.File) {
+	_ = f.Truncate(0)
+	_ = f.Close()
 }
 
 // nsStart starts bin inside the node's namespace (nsenter: the network namespace only).
@@ -508,7 +518,7 @@ func (e *environment) stopRealNode() {
 	// containerd was killed with everything else in the namespace; collect its exit.
 	_ = n.containerd.Stop()
 	if n.lock != nil {
-		_ = n.lock.Close()
+		unlockNode(n.lock)
 	}
 	// Out of the processes osm-dev watches: after a failed start, kwok takes over.
 	procs := e.procs[:0]

@@ -35,7 +35,7 @@ func TestLockNodeWaitsForTheHolder(t *testing.T) {
 	// The holder lets go while the second waits: the second gets it, and says so in the file.
 	go func() {
 		time.Sleep(1500 * time.Millisecond)
-		_ = first.Close()
+		unlockNode(first)
 	}()
 	second, err := lockNode(ctx, path, time.Minute, "/state/second")
 	if err != nil {
@@ -44,6 +44,22 @@ func TestLockNodeWaitsForTheHolder(t *testing.T) {
 	defer func() { _ = second.Close() }()
 	if raw, _ := os.ReadFile(path); !strings.Contains(string(raw), "state directory /state/second") || strings.Contains(string(raw), "first") {
 		t.Errorf("the lock file says %q; want the new holder alone", raw)
+	}
+	// What a holder that is gone wrote names no one: an older osm-dev, which writes nothing, may
+	// hold the lock now.
+	if err := os.WriteFile(path, []byte("osm-dev pid 999999999, state directory /state/gone\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := nodeHolder(path); got != "another osm-dev" {
+		t.Errorf("holder of a lock whose writer is gone: %q; want another osm-dev", got)
+	}
+	unlockNode(second)
+	if raw, _ := os.ReadFile(path); len(raw) != 0 {
+		t.Errorf("after the holder lets go the lock file says %q; want nothing", raw)
+	}
+	second, err = lockNode(ctx, path, 0, "/state/second")
+	if err != nil {
+		t.Fatal(err)
 	}
 	// A wait ends with the context (Ctrl-C).
 	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
