@@ -111,7 +111,7 @@ test-tenants: tools ## Run only the hostile-tenant suite (issue 47) against a fr
 	cd test/e2e && PATH="$(BIN_DIR):$$PATH" go test -count=1 -timeout 30m -run '^TestTenants$$'
 
 .PHONY: test-install
-test-install: tools ## Run only the install test: make image build-installer, install.yaml and the Helm chart applied, the manager run under them (builds Helm once).
+test-install: tools node-deps ## Run only the install test (as root: the real node): make image build-installer, install.yaml and the Helm chart applied, the manager run as their Pods on osm-dev's real node (builds Helm once).
 	OSM_BIN_DIR="$(BIN_DIR)" PATH="$(BIN_DIR):$$PATH" go test ./test/install/ -count=1 -timeout 60m -v
 
 # Size of the fault suite at full scale: make test-faults N=1000 RATE=0.2 RESTARTS=5

@@ -116,26 +116,7 @@ func (e *environment) run(ctx context.Context) error {
 		defer func() { _ = e.sources.close() }()
 	}
 
-	type step struct {
-		name string
-		run  func(context.Context) error
-	}
-	var steps []step
-	if e.opts.debug {
-		steps = append(steps, step{"delve", e.buildDelve})
-	}
-	steps = append(steps, []step{
-		{"binaries", e.build},
-		{"etcd", e.startEtcd},
-		{"kube-apiserver", e.startAPIServer},
-		{"controllers", e.startControllers},
-		{"s3", e.startS3},
-		{"contract-server", e.startContractServer},
-		{"crds", e.installCRDs},
-		{"cluster", e.waitControllers},
-		{"install", e.installIdentity},
-	}...)
-	for _, s := range steps {
+	for _, s := range e.startSteps() {
 		if err := s.run(ctx); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
@@ -143,9 +124,12 @@ func (e *environment) run(ctx context.Context) error {
 			return nil
 		}
 	}
-	if e.opts.noManager {
+	switch {
+	case e.opts.noInstall:
+		status("install", "none (--no-install): the cluster waits for an install of the release")
+	case e.opts.noManager:
 		e.printManagerCommand(e.managerArgs())
-	} else {
+	default:
 		if err := e.startManager(ctx); err != nil {
 			return fmt.Errorf("manager: %w", err)
 		}
@@ -154,8 +138,10 @@ func (e *environment) run(ctx context.Context) error {
 			status("manager", "under Delve: attach a debugger to %s (VS Code: \"attach to osm-dev manager\")", hostPort(e.opts.debugPort))
 		}
 	}
-	if err := e.installWebhooks(ctx); err != nil {
-		return fmt.Errorf("webhooks: %w", err)
+	if !e.opts.noInstall {
+		if err := e.installWebhooks(ctx); err != nil {
+			return fmt.Errorf("webhooks: %w", err)
+		}
 	}
 	if e.opts.cosi {
 		if err := e.startCOSI(ctx); err != nil {
@@ -170,7 +156,17 @@ func (e *environment) run(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	fmt.Printf("\nosm-dev: ready. In another terminal:\n\n  export KUBECONFIG=%s\n  kubectl apply -f config/samples/\n\n", e.kubeconfig)
+	e.printReady()
+	return e.watch(ctx)
+}
+
+// printReady prints what a user needs once everything is ready.
+func (e *environment) printReady() {
+	next := "kubectl apply -f config/samples/"
+	if e.opts.noInstall {
+		next = "kubectl apply --server-side -f dist/install.yaml   # make image build-installer; docs/install.md"
+	}
+	fmt.Printf("\nosm-dev: ready. In another terminal:\n\n  export KUBECONFIG=%s\n  %s\n\n", e.kubeconfig, next)
 	if e.realNode {
 		fmt.Printf("The node is real: pods run in containers. Reach a pod or Service: curl -x http://%s http://<its IP>/\n", hostPort(e.opts.nodeProxyPort))
 	}
@@ -179,7 +175,37 @@ func (e *environment) run(ctx context.Context) error {
 		fmt.Printf("Saving a file under %s or go.mod rebuilds and restarts the manager (--watch=false turns it off).\n", strings.Join(watchedDirs, ", "))
 	}
 	fmt.Println()
-	return e.watch(ctx)
+}
+
+// step is one part of the start, named in its error.
+type step struct {
+	name string
+	run  func(context.Context) error
+}
+
+// startSteps are what run starts before the manager, in order.
+func (e *environment) startSteps() []step {
+	var steps []step
+	if e.opts.debug {
+		steps = append(steps, step{"delve", e.buildDelve})
+	}
+	steps = append(steps, []step{
+		{"binaries", e.build},
+		{"etcd", e.startEtcd},
+		{"kube-apiserver", e.startAPIServer},
+		{"controllers", e.startControllers},
+		{"s3", e.startS3},
+		{"contract-server", e.startContractServer},
+	}...)
+	if e.opts.noInstall {
+		// The release's install brings the CRDs, the manager's identity and its webhooks.
+		return append(steps, step{"cluster", e.waitControllers})
+	}
+	return append(steps, []step{
+		{"crds", e.installCRDs},
+		{"cluster", e.waitControllers},
+		{"install", e.installIdentity},
+	}...)
 }
 
 // watch waits for Ctrl-C, reloads the manager when its sources change, and reports a component
@@ -276,7 +302,10 @@ func (e *environment) build(ctx context.Context) error {
 			return nil
 		},
 		func() error {
-			cmd := exec.CommandContext(ctx, "go", "run", "./hack/gencerts", "-dir", e.certsDir(), "-mkcert", e.opts.mkcert)
+			// Also the kubernetes Service's address and names, which pods of the real node call
+			// the API server by (serveKubernetesService).
+			cmd := exec.CommandContext(ctx, "go", "run", "./hack/gencerts", "-dir", e.certsDir(), "-mkcert", e.opts.mkcert,
+				"-hosts", "127.0.0.1,localhost,"+kubernetesServiceIP+",kubernetes.default.svc,kubernetes.default,kubernetes")
 			cmd.Dir = e.root
 			if out, err := cmd.CombinedOutput(); err != nil {
 				return fmt.Errorf("hack/gencerts: %w: %s", err, out)
@@ -284,10 +313,12 @@ func (e *environment) build(ctx context.Context) error {
 			return nil
 		},
 	}
-	builds = append(builds, func() (err error) {
-		e.rendered, err = e.renderConfig(ctx)
-		return err
-	})
+	if !e.opts.noInstall {
+		builds = append(builds, func() (err error) {
+			e.rendered, err = e.renderConfig(ctx)
+			return err
+		})
+	}
 	if e.opts.node != "fake" && realNodeUnavailable() == "" {
 		builds = append(builds, func() error { return e.buildNodeImages(ctx) })
 	}
@@ -301,7 +332,7 @@ func (e *environment) build(ctx context.Context) error {
 		return err
 	}
 	status("binaries", "manager and contract-server built into %s", e.path("bin"))
-	status("certificates", "CA and 127.0.0.1 serving certificate in %s", e.certsDir())
+	status("certificates", "CA and serving certificate (127.0.0.1, the kubernetes Service) in %s", e.certsDir())
 	return nil
 }
 

@@ -34,6 +34,7 @@ type options struct {
 	s3              string
 	node            string
 	noManager       bool
+	noInstall       bool
 	cosi            bool
 	watch           bool
 	debug           bool
@@ -56,6 +57,10 @@ type options struct {
 
 	// allowed are S3 endpoints tenants may name besides this environment's own S3 server.
 	allowed egress.Allowlist
+	// nodeImages are OCI archives imported into the real node's containerd; nodePorts are ports
+	// of 127.0.0.1 that pods reach on the node's address.
+	nodeImages nodeImages
+	nodePorts  nodePorts
 }
 
 func main() {
@@ -70,8 +75,15 @@ func main() {
 	// The samples' images are built here and imported into the real node (node.go): nothing
 	// can be pulled from a registry on this machine.
 	fs.StringVar(&o.node, "node", "auto", `"real": a kubelet, containerd and runc run pods as containers, in a network namespace of their own (root, make deps); `+
-		`"fake": kwok plays the node, pods "run" without containers; "auto": real where it can run, fake otherwise, with a line saying why.`)
+		`"fake": kwok plays the node, pods "run" without containers; "auto": real where it can run, fake otherwise, with a line saying why. `+
+		`The real node is one per machine: with "real", osm-dev waits up to 15 minutes for another osm-dev's real node to stop, saying who holds it; "auto" takes the fake node at once.`)
 	fs.BoolVar(&o.noManager, "no-manager", false, "Start everything but the manager, and print how to run it yourself (debugger, editor).")
+	fs.BoolVar(&o.noInstall, "no-install", false, "Start the cluster, the S3 server and the contract server only: no CRDs, RBAC, webhooks or manager, "+
+		"for an install of the release (dist/install.yaml, the Helm chart) to bring its own, as test/install does. Implies --no-manager.")
+	fs.Var(&o.nodeImages, "node-image", "NAME=ARCHIVE: import the OCI archive (make image: dist/images/manager.tar) into the real node's containerd as NAME, "+
+		"by tag and by digest, so pods run it without a registry (NAME@sha256:..., as dist/install.yaml names it). Repeatable.")
+	fs.Var(&o.nodePorts, "node-port", "A port of 127.0.0.1 that pods also reach on the node's address "+nodeIP+
+		", as they reach the S3 server's and the contract server's (a server of your own). Repeatable, or comma-separated.")
 	fs.BoolVar(&o.cosi, "cosi", false, "Also run the COSI driver with COSI's provisioner sidecar (built on first use), and install COSI's CRDs (docs/cosi.md).")
 	fs.BoolVar(&o.watch, "watch", true, "Rebuild and restart the manager when its sources change (cmd/manager, internal/, api/, go.mod).")
 	fs.BoolVar(&o.debug, "debug", false, "Run the manager under Delve, headless, for a debugger to attach to (see --debug-port).")
@@ -101,6 +113,9 @@ func main() {
 	if o.node != "auto" && o.node != "real" && o.node != "fake" {
 		fmt.Fprintf(os.Stderr, "osm-dev: --node must be auto, real or fake, not %q\n", o.node)
 		os.Exit(2)
+	}
+	if o.noInstall {
+		o.noManager = true
 	}
 	if o.mkcert != "auto" && o.mkcert != "never" {
 		fmt.Fprintf(os.Stderr, "osm-dev: --mkcert must be auto or never, not %q\n", o.mkcert)

@@ -4,15 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
@@ -42,8 +48,10 @@ const (
 	cniNetwork = "osm-dev-node"
 	nodeIP     = "10.244.0.1"
 	podCIDR    = "10.244.0.0/24"
-	// serviceCIDR is the API server's --service-cluster-ip-range.
-	serviceCIDR = "10.0.0.0/24"
+	// serviceCIDR is the API server's --service-cluster-ip-range; the kubernetes Service gets its
+	// first address.
+	serviceCIDR         = "10.0.0.0/24"
+	kubernetesServiceIP = "10.0.0.1"
 	// nodeCgroup is the kubelet's cgroupRoot: the pods' cgroups live under it in every hierarchy,
 	// apart from anything else on the machine, and are removed on stop.
 	nodeCgroup = "osm-dev"
@@ -51,7 +59,8 @@ const (
 	pauseRepo  = "osm.dev/pause"
 	pauseImage = pauseRepo + ":dev"
 	// nodeLock makes the real node one per machine: the namespace's name and the bridge's
-	// addresses are fixed. Another osm-dev holding it gets the fake node.
+	// addresses are fixed. With --node=auto, another osm-dev holding it gets the fake node; with
+	// --node=real, it waits for it (nodeLockWait).
 	nodeLock = "/run/osm-dev-node.lock"
 )
 
@@ -69,6 +78,56 @@ type realNode struct {
 	kubelet    *localenv.Process
 	kubeProxy  *localenv.Process
 	dir        string // its state: containerd's, the kubelet's, CNI's
+}
+
+// nodeImages are the --node-image flags: image name to OCI archive.
+type nodeImages map[string]string
+
+func (n *nodeImages) String() string {
+	var out []string
+	for name, path := range *n {
+		out = append(out, name+"="+path)
+	}
+	slices.Sort(out)
+	return strings.Join(out, ",")
+}
+
+func (n *nodeImages) Set(v string) error {
+	name, path, ok := strings.Cut(v, "=")
+	if !ok || name == "" || path == "" {
+		return fmt.Errorf("%q is not NAME=ARCHIVE", v)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	if *n == nil {
+		*n = nodeImages{}
+	}
+	(*n)[name] = abs
+	return nil
+}
+
+// nodePorts are the --node-port flags.
+type nodePorts []int
+
+func (n *nodePorts) String() string {
+	var out []string
+	for _, p := range *n {
+		out = append(out, strconv.Itoa(p))
+	}
+	return strings.Join(out, ",")
+}
+
+func (n *nodePorts) Set(v string) error {
+	for _, f := range strings.Split(v, ",") {
+		p, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || p < 1 || p > 65535 {
+			return fmt.Errorf("%q is not a port", f)
+		}
+		*n = append(*n, p)
+	}
+	return nil
 }
 
 // nodeBinaries are the servers of a real node built into bin/ (hack/tools/build.sh).
@@ -102,7 +161,11 @@ func realNodeUnavailable() string {
 // kube-proxy inside it. It returns errNodeBusy when another osm-dev runs the real node.
 func (e *environment) startRealNode(ctx context.Context) (err error) {
 	n := &realNode{dir: e.path("node")}
-	if n.lock, err = lockNode(); err != nil {
+	wait := time.Duration(0)
+	if e.opts.node == "real" {
+		wait = nodeLockWait
+	}
+	if n.lock, err = lockNode(ctx, nodeLock, wait, e.opts.stateDir); err != nil {
 		return err
 	}
 	e.node = n
@@ -149,11 +212,18 @@ func (e *environment) startRealNode(ctx context.Context) (err error) {
 	inside := func(ip string, port int) netns.Side {
 		return netns.Side{NS: &n.ns, Addr: fmt.Sprintf("%s:%d", ip, port)}
 	}
-	for _, f := range []struct{ from, to netns.Side }{
+	forwards := []struct{ from, to netns.Side }{
 		{inside("127.0.0.1", e.opts.apiPort), host(e.opts.apiPort)},
+		// Pods reach the API server as in any cluster: the kubernetes Service's address, which
+		// kube-proxy sends to this forward (serveKubernetesService).
+		{inside(nodeIP, e.opts.apiPort), host(e.opts.apiPort)},
 		{inside(nodeIP, e.opts.s3Port), host(e.opts.s3Port)},
 		{inside(nodeIP, e.opts.contractAPIPort), host(e.opts.contractAPIPort)},
-	} {
+	}
+	for _, port := range e.opts.nodePorts {
+		forwards = append(forwards, struct{ from, to netns.Side }{inside(nodeIP, port), host(port)})
+	}
+	for _, f := range forwards {
 		fw, err := netns.Forward(f.from, f.to)
 		if err != nil {
 			return err
@@ -168,6 +238,9 @@ func (e *environment) startRealNode(ctx context.Context) (err error) {
 	if err := e.importImages(ctx, n); err != nil {
 		return err
 	}
+	if err := e.serveKubernetesService(ctx); err != nil {
+		return err
+	}
 	if err := makeCgroups(nodeCgroup); err != nil {
 		return fmt.Errorf("making the pods' cgroup %s: %w", nodeCgroup, err)
 	}
@@ -179,16 +252,70 @@ func (e *environment) startRealNode(ctx context.Context) (err error) {
 
 var errNodeBusy = errors.New("another osm-dev runs the real node on this machine")
 
-func lockNode() (*os.File, error) {
-	f, err := os.OpenFile(nodeLock, os.O_CREATE|os.O_RDWR, 0o600)
+// nodeLockWait is how long --node=real waits for another osm-dev's real node to stop: longer
+// than a test suite that uses it (test/install, TestRealNode) takes, so that suites started side
+// by side take turns instead of failing.
+const nodeLockWait = 15 * time.Minute
+
+// lockNode takes the real node's lock (the file path, nodeLock), waiting up to wait while another
+// osm-dev holds it (with a line saying who, from what the holder wrote into the lock file), and
+// writes who holds it now.
+func lockNode(ctx context.Context, path string, wait time.Duration, stateDir string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		_ = f.Close()
-		return nil, errNodeBusy
+	deadline := time.Now().Add(wait)
+	said := false
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) || !time.Now().Before(deadline) {
+			_ = f.Close()
+			if wait > 0 {
+				return nil, fmt.Errorf("%w (waited %s for %s)", errNodeBusy, wait, nodeHolder(f.Name()))
+			}
+			return nil, errNodeBusy
+		}
+		if !said {
+			status("node", "waiting up to %s for the real node: %s holds %s", wait, nodeHolder(f.Name()), path)
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+			_ = f.Close()
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	if said {
+		status("node", "the real node is free: starting it")
+	}
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(fmt.Sprintf("osm-dev pid %d, state directory %s\n", os.Getpid(), stateDir)), 0)
 	}
 	return f, nil
+}
+
+// nodeHolder says who holds the node's lock, as the holder wrote it, when that process still
+// runs: what an osm-dev that was killed wrote stays in the file, and an older osm-dev writes
+// nothing.
+func nodeHolder(path string) string {
+	b, err := os.ReadFile(path)
+	who := strings.TrimSpace(string(b))
+	var pid int
+	if _, scanErr := fmt.Sscanf(who, "osm-dev pid %d,", &pid); err == nil && scanErr == nil && exists(fmt.Sprintf("/proc/%d", pid)) {
+		return who
+	}
+	return "another osm-dev"
+}
+
+// unlockNode clears who held the node's lock and lets it go.
+func unlockNode(f *os.File) {
+	_ = f.Truncate(0)
+	_ = f.Close()
 }
 
 // nsStart starts bin inside the node's namespace (nsenter: the network namespace only).
@@ -267,15 +394,15 @@ func (n *realNode) removeContainers() {
 	}
 }
 
-// nodeImage is an image the real node runs that is built here, from a static binary, as the
+// builtImage is an image the real node runs that is built here, from a static binary, as the
 // release's images are (hack/tools/image): nothing on this machine can pull one.
-type nodeImage struct {
+type builtImage struct {
 	name, pkg, repo string
 }
 
-// nodeImages are the sandbox image (pauseImage, which containerd's config names) and the
+// builtImages are the sandbox image (pauseImage, which containerd's config names) and the
 // images config/samples' Application runs (docs/development.md).
-var nodeImages = []nodeImage{
+var builtImages = []builtImage{
 	{name: "pause", pkg: "./cmd/osm-dev/pause", repo: pauseRepo},
 	{name: "osm-demo", pkg: "./cmd/osm-demo", repo: "osm.dev/demo"},
 	{name: "osm-backup", pkg: "./cmd/osm-backup", repo: "osm.dev/backup"},
@@ -284,13 +411,13 @@ var nodeImages = []nodeImage{
 // nodeImagesDir is where buildNodeImages writes the images, NAME.tar each.
 func (e *environment) nodeImagesDir() string { return e.path("bin", "node-images") }
 
-// buildNodeImages builds nodeImages into nodeImagesDir.
+// buildNodeImages builds builtImages into nodeImagesDir.
 func (e *environment) buildNodeImages(ctx context.Context) error {
 	out := e.nodeImagesDir()
 	bins := filepath.Join(out, "bin")
 	args := []string{"build", "-trimpath", "-ldflags=-s -w", "-o", bins + string(filepath.Separator)}
 	imageArgs := []string{"run", ".", "-out", out, "-version", "dev"}
-	for _, img := range nodeImages {
+	for _, img := range builtImages {
 		args = append(args, img.pkg)
 		imageArgs = append(imageArgs, img.name+"="+filepath.Join(bins, filepath.Base(img.pkg)))
 	}
@@ -307,15 +434,55 @@ func (e *environment) buildNodeImages(ctx context.Context) error {
 	return nil
 }
 
-// importImages imports nodeImages (built by the binaries step) under REPO:dev. Without
-// --base-name, containerd would name them import-<date>.
+// importImages imports the images built here (builtImages, by the binaries step) and the
+// --node-image archives, each under its name, by tag and by digest. Without --base-name,
+// containerd would name them import-<date>.
 func (e *environment) importImages(ctx context.Context, n *realNode) error {
-	for _, img := range nodeImages {
-		if err := e.ctr(ctx, n, "images", "import", "--base-name", img.repo, "--digests", "--local", filepath.Join(e.nodeImagesDir(), img.name+".tar")); err != nil {
+	archives := map[string]string{}
+	for _, img := range builtImages {
+		archives[img.repo] = filepath.Join(e.nodeImagesDir(), img.name+".tar")
+	}
+	maps.Copy(archives, e.opts.nodeImages)
+	for _, name := range slices.Sorted(maps.Keys(archives)) {
+		if err := e.ctr(ctx, n, "images", "import", "--base-name", name, "--digests", "--local", archives[name]); err != nil {
 			return err
+		}
+		if _, given := e.opts.nodeImages[name]; given {
+			status("node", "image %s imported from %s", name, archives[name])
 		}
 	}
 	return nil
+}
+
+// kubernetesSlice is the EndpointSlice osm-dev writes for the kubernetes Service: the API
+// server's own reconciler is off (it cannot name a loopback address).
+const kubernetesSlice = "kubernetes-osm-dev"
+
+// serveKubernetesService points the kubernetes Service (10.0.0.1:443, which in-cluster clients
+// call) at the forward on the node's address to the API server, so a pod reaches the API server
+// as it does in any cluster; the API server's certificate names 10.0.0.1 (certificates).
+func (e *environment) serveKubernetesService(ctx context.Context) error {
+	c, err := e.client()
+	if err != nil {
+		return err
+	}
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: kubernetesSlice, Labels: map[string]string{
+			discoveryv1.LabelServiceName: "kubernetes", discoveryv1.LabelManagedBy: "osm-dev",
+		}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{nodeIP}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("https"), Port: ptr.To(int32(e.opts.apiPort)), Protocol: ptr.To(corev1.ProtocolTCP)}},
+	}
+	old := &discoveryv1.EndpointSlice{}
+	switch err := c.Get(ctx, client.ObjectKeyFromObject(slice), old); {
+	case apierrors.IsNotFound(err):
+		return c.Create(ctx, slice)
+	case err != nil:
+		return err
+	}
+	slice.ResourceVersion = old.ResourceVersion
+	return c.Update(ctx, slice)
 }
 
 func (e *environment) startKubelet(n *realNode) error {
@@ -374,7 +541,7 @@ func (e *environment) stopRealNode() {
 	// containerd was killed with everything else in the namespace; collect its exit.
 	_ = n.containerd.Stop()
 	if n.lock != nil {
-		_ = n.lock.Close()
+		unlockNode(n.lock)
 	}
 	// Out of the processes osm-dev watches: after a failed start, kwok takes over.
 	procs := e.procs[:0]

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +23,9 @@ import (
 const (
 	// envFileTimeout bounds the wait for env.json: the first run builds the manager.
 	envFileTimeout = 4 * time.Minute
+	// realNodeLockWait is how long osm-dev --node=real waits for another osm-dev's real node
+	// (cmd/osm-dev's nodeLockWait).
+	realNodeLockWait = 15 * time.Minute
 	// stopTimeout is how long osm-dev may take to stop everything after SIGTERM.
 	stopTimeout = 30 * time.Second
 	// envFileVar names an env.json of an osm-dev that is already running; the suite then uses it
@@ -198,6 +202,10 @@ func launchOSMDev(extra ...string) (*osmDev, *Env, error) {
 
 	envPath := filepath.Join(d.stateDir, "env.json")
 	deadline := time.Now().Add(envFileTimeout)
+	if slices.Contains(extra, "--node=real") {
+		// The real node is one per machine: osm-dev waits for another one's to stop.
+		deadline = deadline.Add(realNodeLockWait)
+	}
 	for {
 		select {
 		case <-d.done:

@@ -5,9 +5,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,8 +29,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -46,9 +47,11 @@ const (
 )
 
 // TestReleaseInstallsAndRuns builds the release as `make image build-installer` does, then
-// installs it twice on one API server: dist/install.yaml, and the Helm chart as a second release
-// limited to one namespace. Each time every object must be admitted and the manager, run under
-// exactly what was installed, must make a Contract and a Bucket Ready.
+// installs it twice on a cluster with a real node (osm-dev's: a kubelet with containerd and
+// runc): dist/install.yaml, and the Helm chart as a second release limited to one namespace.
+// Each time every object must be admitted, and the manager must run as the Deployment's Pods,
+// from the image, serve its webhooks through its Service, and make a Contract, a Bucket and a
+// BucketAccess Ready.
 func TestReleaseInstallsAndRuns(t *testing.T) {
 	// envtest logs through controller-runtime; only its errors are worth a line here.
 	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
@@ -61,22 +64,22 @@ func TestReleaseInstallsAndRuns(t *testing.T) {
 	t.Run("install.yaml", func(t *testing.T) {
 		objs := decode(t, r.installYAML)
 		checkInstaller(t, r, objs)
+		useContractAPI(t, objs, srv.contractAPIURL)
 		apply(ctx, t, srv.client, objs)
 		deployment := deploymentOf(t, objs)
 		createTokenSecret(ctx, t, srv, deployment.Namespace, "contract-api-token", "token")
 
-		p := startPod(ctx, t, srv.admin, srv.client, podOptions{deployment: deployment, binary: srv.manager,
-			contractAPIURL: srv.contractAPIURL, dir: t.TempDir()})
-		redirectWebhooks(ctx, t, srv.client, installName, p)
-		p.waitReady(ctx, t, 3*time.Minute)
-		if !slices.Contains(p.args, "--webhook-cert-management=self") || !slices.Contains(p.args, "--leader-elect") {
-			t.Fatalf("the installed manager runs with %q; want self-managed certificates and leader election", p.args)
+		pods := podsReady(ctx, t, srv, deployment, 5*time.Minute)
+		args := deployment.Spec.Template.Spec.Containers[0].Args
+		if !slices.Contains(args, "--webhook-cert-management=self") || !slices.Contains(args, "--leader-elect") {
+			t.Fatalf("the installed manager runs with %q; want self-managed certificates and leader election", args)
 		}
-		checkInjectedCA(ctx, t, srv.client, installName, installNamespace, p)
+		checkInjectedCA(ctx, t, srv.client, installName)
 		checkAdmissionAndReady(ctx, t, srv, "team-a")
-		_ = p.proc.Stop()
-		// Its webhooks would refuse every Contract now that it is gone (failurePolicy Fail).
-		deleteWebhookConfigurations(ctx, t, srv.client, installName)
+		for i := range pods {
+			checkPod(ctx, t, srv, deployment, &pods[i])
+		}
+		uninstallManager(ctx, t, srv.client, deployment, installName)
 	})
 
 	t.Run("chart", func(t *testing.T) {
@@ -104,7 +107,7 @@ func TestReleaseInstallsAndRuns(t *testing.T) {
 		compareWithInstaller(t, withCertManager, decode(t, run(t, root, nil, helm, "template", installName, chart, "--namespace", installNamespace,
 			"--include-crds", "--set", "contractAPI.url="+contractAPIURL, "--set", "webhook.certificates=certManager", "--set", "clusterWide=true")))
 
-		// A second release, for namespace team-b only and with one replica, applied for real.
+		// A second release, for namespace team-b only and with one replica, installed for real.
 		const release, ns, watched = "osm-chart", "osm-chart", "team-b"
 		for _, name := range []string{ns, watched} {
 			if err := srv.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
@@ -112,7 +115,7 @@ func TestReleaseInstallsAndRuns(t *testing.T) {
 			}
 		}
 		objs := decode(t, run(t, root, nil, helm, "template", release, chart, "--namespace", ns, "--include-crds",
-			"--set", "contractAPI.url="+contractAPIURL, "--set", "image.repository="+imageRepository, "--set", "image.digest="+r.digests["manager"],
+			"--set", "contractAPI.url="+srv.contractAPIURL, "--set", "image.repository="+imageRepository, "--set", "image.digest="+r.digests["manager"],
 			"--set", "replicas=1", "--set", "watchNamespaces={"+watched+"}", "--set", "contractAPI.tokenSecret.name=provider-token",
 			"--set", "contractAPI.tokenSecret.key=bearer"))
 		for _, o := range objs {
@@ -120,19 +123,49 @@ func TestReleaseInstallsAndRuns(t *testing.T) {
 				t.Errorf("with watchNamespaces the chart binds the manager's role cluster-wide (%s)", o.GetName())
 			}
 		}
+		useContractAPI(t, objs, srv.contractAPIURL)
 		apply(ctx, t, srv.client, objs)
 		deployment := deploymentOf(t, objs)
 		createTokenSecret(ctx, t, srv, ns, "provider-token", "bearer")
-		p := startPod(ctx, t, srv.admin, srv.client, podOptions{deployment: deployment, binary: srv.manager,
-			contractAPIURL: srv.contractAPIURL, dir: t.TempDir()})
-		redirectWebhooks(ctx, t, srv.client, release, p)
-		p.waitReady(ctx, t, 3*time.Minute)
-		if hasFlag(p.args, "--leader-elect") || flagValue(p.args, "--watch-namespaces") != watched {
-			t.Fatalf("the chart's manager runs with %q; want no leader election with one replica, and --watch-namespaces=%s", p.args, watched)
+		pods := podsReady(ctx, t, srv, deployment, 5*time.Minute)
+		args := deployment.Spec.Template.Spec.Containers[0].Args
+		if hasFlag(args, "--leader-elect") || flagValue(args, "--watch-namespaces") != watched {
+			t.Fatalf("the chart's manager runs with %q; want no leader election with one replica, and --watch-namespaces=%s", args, watched)
 		}
-		checkInjectedCA(ctx, t, srv.client, release, ns, p)
+		checkInjectedCA(ctx, t, srv.client, release)
 		checkAdmissionAndReady(ctx, t, srv, watched)
+		for i := range pods {
+			checkPod(ctx, t, srv, deployment, &pods[i])
+		}
 	})
+}
+
+// useContractAPI edits the manager's arguments as an administrator would (docs/install.md's
+// kubectl patch): --contract-api-url names apiURL, and --contract-api-allow-insecure-http accepts
+// its plain http, since the test's contract server, on this machine, serves no TLS.
+func useContractAPI(t *testing.T, objs []*unstructured.Unstructured, apiURL string) {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() != "Deployment" {
+			continue
+		}
+		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+		manager := containers[0].(map[string]any)
+		args, _ := manager["args"].([]any)
+		found := false
+		for i, a := range args {
+			if strings.HasPrefix(a.(string), "--contract-api-url=") {
+				args[i], found = "--contract-api-url="+apiURL, true
+			}
+		}
+		if !found {
+			t.Fatalf("Deployment %s: the manager has no --contract-api-url: %v", o.GetName(), args)
+		}
+		manager["args"] = append(args, "--"+operator.AllowInsecureHTTPFlag)
+		if err := unstructured.SetNestedSlice(o.Object, containers, "spec", "template", "spec", "containers"); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // checkReproducible builds the images a second time into another directory: the digests must
@@ -258,40 +291,42 @@ func compareWithInstaller(t *testing.T, install, chart []*unstructured.Unstructu
 	}
 }
 
-// servers are what the installed manager talks to.
+// servers are the cluster with its real node, and what the installed manager talks to.
 type servers struct {
-	admin          *rest.Config
-	client         client.Client
+	node   *node
+	client client.Client
+	// contractAPIURL is the contract server as pods reach it.
 	contractAPIURL string
 	contractToken  string
-	manager        string // the manager binary from the image
 	s3             *localenv.VersityGW
 }
 
-// startServers starts the API server, versitygw, and the contract server from its image.
+// startServers starts versitygw and the contract server from its image on the host, and a
+// cluster with a real node that holds the manager's image and forwards their ports to pods.
+// The contract server hands out the S3 endpoint as pods reach it (the node's address), as a
+// provider hands out the address its clients call.
 func startServers(ctx context.Context, t *testing.T, r *release) *servers {
 	t.Helper()
 	dir := t.TempDir()
-	env, cfg, err := localenv.StartControlPlane(localenv.ControlPlaneOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	c, err := client.New(cfg, client.Options{Scheme: operator.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
 	gw, err := localenv.StartVersityGW(ctx, localenv.VersityGWOptions{Dir: filepath.Join(dir, "versitygw")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = gw.Stop() })
+	gwURL, err := url.Parse(gw.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3Port, err := strconv.Atoi(gwURL.Port())
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	bin := filepath.Join(dir, "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := &servers{admin: cfg, client: c, s3: gw, manager: binaryFromImage(t, r, "manager", bin), contractToken: localenv.RandomHex(24)}
+	s := &servers{s3: gw, contractToken: localenv.RandomHex(24)}
 	for name, want := range map[string]string{"manager": "manager", "contract-server": "contract-server"} {
 		out := run(t, dir, nil, binaryFromImage(t, r, name, bin), "--version")
 		if !strings.HasPrefix(string(out), want+" ") || strings.Contains(string(out), " devel ") {
@@ -311,15 +346,23 @@ func startServers(ctx context.Context, t *testing.T, r *release) *servers {
 	port := freePorts(t, 1)[0]
 	proc, err := localenv.StartProcess("contract-server", filepath.Join(csDir, "log"), filepath.Join(bin, "contract-server"),
 		[]string{"--listen=" + hostPort(port), "--token-file=" + tokenFile, "--data-dir=" + filepath.Join(csDir, "data"),
-			"--encryption-key-file=" + keyFile, "--backend=versitygw", "--s3-endpoint=" + gw.Endpoint, "--s3-region=" + gw.Region,
-			"--admin-endpoint=" + gw.AdminEndpoint},
+			"--encryption-key-file=" + keyFile, "--backend=versitygw", "--s3-endpoint=http://" + net.JoinHostPort(nodeIP, strconv.Itoa(s3Port)),
+			"--s3-region=" + gw.Region, "--admin-endpoint=" + gw.AdminEndpoint},
 		[]string{"CONTRACT_SERVER_ADMIN_ACCESS_KEY=" + gw.RootAccessKey, "CONTRACT_SERVER_ADMIN_SECRET_KEY=" + gw.RootSecretKey})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = proc.Stop() })
-	s.contractAPIURL = "http://" + hostPort(port)
-	if err := localenv.WaitHTTP(ctx, proc, s.contractAPIURL+"/v1/contracts/none", 30*time.Second); err != nil {
+	if err := localenv.WaitHTTP(ctx, proc, "http://"+hostPort(port)+"/v1/contracts/none", 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	s.contractAPIURL = "http://" + net.JoinHostPort(nodeIP, strconv.Itoa(port))
+
+	s.node = startNode(t, nodeOptions{
+		images: map[string]string{imageRepository: filepath.Join(r.dist, "images", "manager.tar")},
+		ports:  []int{s3Port, port},
+	})
+	if s.client, err = client.New(s.node.admin, client.Options{Scheme: operator.Scheme}); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -336,51 +379,10 @@ func createTokenSecret(ctx context.Context, t *testing.T, s *servers, namespace,
 	}
 }
 
-// redirectWebhooks points the installed webhooks at the test's manager by URL: the API server
-// here cannot reach a Service, and the Endpoints of one may not name 127.0.0.1. Everything else
-// about them (rules, failure policy, caBundle the manager injects) stays as installed.
-func redirectWebhooks(ctx context.Context, t *testing.T, c client.Client, prefix string, p *pod) {
-	t.Helper()
-	_, port, _ := strings.Cut(p.webhookAddr, ":")
-	url := func(cc *admissionregistrationv1.WebhookClientConfig) {
-		if cc.Service == nil || cc.Service.Path == nil {
-			t.Fatalf("an installed webhook has no Service path: %+v", cc)
-		}
-		u := "https://localhost:" + port + *cc.Service.Path
-		cc.URL, cc.Service = &u, nil
-	}
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		m := &admissionregistrationv1.MutatingWebhookConfiguration{}
-		if err := c.Get(ctx, client.ObjectKey{Name: prefix + "-mutating-webhook-configuration"}, m); err != nil {
-			return err
-		}
-		for i := range m.Webhooks {
-			url(&m.Webhooks[i].ClientConfig)
-		}
-		return c.Update(ctx, m)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-		if err := c.Get(ctx, client.ObjectKey{Name: prefix + "-validating-webhook-configuration"}, v); err != nil {
-			return err
-		}
-		for i := range v.Webhooks {
-			url(&v.Webhooks[i].ClientConfig)
-		}
-		return c.Update(ctx, v)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // checkInjectedCA checks that the manager wrote its CA into every webhook of both
-// configurations, and that the certificate it serves is valid for the webhook Service under
-// that CA, which is how the API server calls it in a cluster.
-func checkInjectedCA(ctx context.Context, t *testing.T, c client.Client, prefix, namespace string, p *pod) {
+// configurations. That the API server trusts the certificate its Pods serve for the webhook
+// Service under that CA, checkAdmissionAndReady shows.
+func checkInjectedCA(ctx context.Context, t *testing.T, c client.Client, prefix string) {
 	t.Helper()
 	m := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
@@ -391,21 +393,27 @@ func checkInjectedCA(ctx context.Context, t *testing.T, c client.Client, prefix,
 	var bundles [][]byte
 	for _, w := range m.Webhooks {
 		bundles = append(bundles, w.ClientConfig.CABundle)
+		if w.ClientConfig.Service == nil {
+			t.Errorf("mutating webhook %s calls %v, not the install's Service", w.Name, w.ClientConfig)
+		}
 	}
 	for _, w := range v.Webhooks {
 		bundles = append(bundles, w.ClientConfig.CABundle)
+		if w.ClientConfig.Service == nil {
+			t.Errorf("validating webhook %s calls %v, not the install's Service", w.Name, w.ClientConfig)
+		}
 	}
 	for i, b := range bundles {
 		if len(b) == 0 || !bytes.Equal(b, bundles[0]) {
 			t.Fatalf("webhook %d of %s has caBundle of %d bytes; want the manager's CA in every webhook", i, prefix, len(b))
 		}
 	}
-	p.handshake(t, prefix+"-webhook-service."+namespace+".svc", bundles[0])
 }
 
-// checkAdmissionAndReady checks that the API server calls the manager's webhooks (a Bucket naming
-// no Contract is refused with the webhook's message) and that a Contract and a Bucket become
-// Ready, with the bucket made on the S3 server.
+// checkAdmissionAndReady checks that the API server calls the manager's webhooks through their
+// Service (a Bucket naming no Contract is refused with the webhook's message and field path), and
+// that a Contract, a Bucket and a BucketAccess become Ready: the bucket is on the S3 server, and
+// the Contract's keys and the BucketAccess's reach it.
 func checkAdmissionAndReady(ctx context.Context, t *testing.T, s *servers, namespace string) {
 	t.Helper()
 	if err := s.client.Get(ctx, client.ObjectKey{Name: namespace}, &corev1.Namespace{}); apierrors.IsNotFound(err) {
@@ -415,9 +423,15 @@ func checkAdmissionAndReady(ctx context.Context, t *testing.T, s *servers, names
 	}
 	orphan := &storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "orphan"},
 		Spec: storagev1alpha1.BucketSpec{BucketName: namespace + "-orphan", ContractName: "nope"}}
+	// The Service routes to a Pod once kube-proxy has seen it Ready: until then the API server
+	// cannot call the webhook, and says so.
 	err := s.client.Create(ctx, orphan)
-	if err == nil || !strings.Contains(err.Error(), "no Contract of this name") {
-		t.Fatalf("creating a Bucket that names no Contract: %v; want the validating webhook's refusal", err)
+	for deadline := time.Now().Add(time.Minute); err != nil && strings.Contains(err.Error(), "failed calling webhook") && time.Now().Before(deadline); {
+		time.Sleep(time.Second)
+		err = s.client.Create(ctx, orphan)
+	}
+	if err == nil || !strings.Contains(err.Error(), "spec.contractName") || !strings.Contains(err.Error(), "no Contract of this name") {
+		t.Fatalf("creating a Bucket that names no Contract: %v; want the validating webhook's refusal at spec.contractName", err)
 	}
 
 	contract := &storagev1alpha1.Contract{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "team"},
@@ -431,11 +445,27 @@ func checkAdmissionAndReady(ctx context.Context, t *testing.T, s *servers, names
 	if err := s.client.Create(ctx, bucket); err != nil {
 		t.Fatal(err)
 	}
+	access := &storagev1alpha1.BucketAccess{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "writer"},
+		Spec: storagev1alpha1.BucketAccessSpec{Bucket: storagev1alpha1.BucketName(bucket.Name), Access: storagev1alpha1.AccessReadWrite}}
+	if err := s.client.Create(ctx, access); err != nil {
+		t.Fatal(err)
+	}
 	waitReady(ctx, t, s.client, contract, 2*time.Minute)
 	waitReady(ctx, t, s.client, bucket, 2*time.Minute)
-	admin := localenv.NewS3Client(s.s3.Endpoint, s.s3.Region, s.s3.RootAccessKey, s.s3.RootSecretKey)
-	if _, err := admin.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucketName)}); err != nil {
-		t.Errorf("bucket %s is not on the S3 server: %v", bucketName, err)
+	waitReady(ctx, t, s.client, access, 2*time.Minute)
+	// The Secrets name the S3 endpoint as pods reach it; the test calls the same server on the host.
+	for _, secretName := range []string{contract.SecretNameOrDefault(), access.SecretNameOrDefault()} {
+		secret := &corev1.Secret{}
+		if err := s.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: secretName}, secret); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := string(secret.Data["AWS_ENDPOINT_URL"]), "http://"+nodeIP; !strings.HasPrefix(got, want) {
+			t.Errorf("Secret %s names endpoint %q; want the contract server's, %s:<port>", secretName, got, want)
+		}
+		c := localenv.NewS3Client(s.s3.Endpoint, s.s3.Region, string(secret.Data["AWS_ACCESS_KEY_ID"]), string(secret.Data["AWS_SECRET_ACCESS_KEY"]))
+		if _, err := c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucketName)}); err != nil {
+			t.Errorf("bucket %s with the keys of Secret %s: %v", bucketName, secretName, err)
+		}
 	}
 }
 
@@ -447,6 +477,8 @@ func waitReady(ctx context.Context, t *testing.T, c client.Client, obj client.Ob
 		case *storagev1alpha1.Contract:
 			return o.Status.Conditions
 		case *storagev1alpha1.Bucket:
+			return o.Status.Conditions
+		case *storagev1alpha1.BucketAccess:
 			return o.Status.Conditions
 		}
 		return nil

@@ -3,11 +3,8 @@ package install
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,303 +14,244 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
 )
 
-// pod is the manager of an installed Deployment, run as a process the way its Pod would run:
-// the Deployment's arguments and environment, its ServiceAccount's token, its Secret volumes.
-type pod struct {
-	proc *localenv.Process
-	// args the manager was started with.
-	args []string
-	// healthURL is /readyz; webhookAddr where the webhook server listens.
-	healthURL, webhookAddr string
-}
+// managerUID is the user the image runs as (hack/tools/image: 65532:65532, distroless' nonroot).
+const managerUID = "65532"
 
-// podOptions say what differs from a Pod in a cluster, and why.
-type podOptions struct {
-	// deployment is the installed one; its first container is the manager.
-	deployment *appsv1.Deployment
-	// binary is the manager taken out of the image.
-	binary string
-	// contractAPIURL replaces --contract-api-url: the test's contract server.
-	contractAPIURL string
-	// dir holds the kubeconfig, the Secret volumes and the log.
-	dir string
-}
-
-// startPod runs the Deployment's manager. Only the listen addresses move (to 127.0.0.1 and
-// free ports, since several tests share the machine), --kubeconfig replaces the in-cluster
-// config, the leader election lease is put in the Deployment's namespace (in a Pod,
-// controller-runtime reads it from the mounted ServiceAccount), and the certificate also names
-// localhost, the name under which the test's API server calls the webhooks (it cannot reach a
-// Service). Everything else is the Deployment's.
-func startPod(ctx context.Context, t *testing.T, admin *rest.Config, c client.Client, o podOptions) *pod {
+// podsReady waits until every replica of the Deployment runs and is Ready (its readiness probe
+// passes) and returns its Pods. A failure, or a container that keeps exiting, says where each
+// Pod stands, with its log.
+func podsReady(ctx context.Context, t *testing.T, srv *servers, d *appsv1.Deployment, timeout time.Duration) []corev1.Pod {
 	t.Helper()
-	d := o.deployment
-	container := d.Spec.Template.Spec.Containers[0]
-	if container.Name != "manager" || len(container.Command) != 1 || container.Command[0] != "/manager" {
-		t.Fatalf("Deployment %s: first container %q runs %q, want the manager running /manager", d.Name, container.Name, container.Command)
-	}
-
-	kubeconfig := writeKubeconfig(ctx, t, admin, d.Namespace, d.Spec.Template.Spec.ServiceAccountName, o.dir)
-	mounts := projectSecretVolumes(ctx, t, c, d, o.dir)
-
-	ports := freePorts(t, 3)
-	health, metrics, webhook := ports[0], ports[1], ports[2]
-	overrides := map[string]string{
-		"--health-probe-bind-address":    hostPort(health),
-		"--contract-api-url":             o.contractAPIURL,
-		"--webhook-host":                 "127.0.0.1",
-		"--webhook-port":                 strconv.Itoa(webhook),
-		"--kubeconfig":                   kubeconfig,
-		"--webhook-cert-extra-dns-names": "localhost",
-	}
-	if flagValue(container.Args, "--metrics-bind-address") != "0" {
-		overrides["--metrics-bind-address"] = hostPort(metrics)
-	}
-	if hasFlag(container.Args, "--leader-elect") {
-		overrides["--leader-election-namespace"] = d.Namespace
-	}
-	args := localArgs(container.Args, overrides, mounts)
-
-	var env []string
-	for _, e := range container.Env {
-		switch {
-		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
-			env = append(env, e.Name+"="+d.Namespace)
-		case e.ValueFrom == nil:
-			env = append(env, e.Name+"="+e.Value)
-		default:
-			t.Fatalf("Deployment %s: env %s comes from %v, which the test does not provide", d.Name, e.Name, e.ValueFrom)
-		}
-	}
-	// Not the test's own environment: the manager sees only what the Pod would.
-	env = append(env, "KUBECONFIG=", "OSM_CONTRACT_API_URL=", "OSM_CONTRACT_API_TOKEN_FILE=", "OSM_WATCH_NAMESPACES=")
-
-	proc, err := localenv.StartProcess("manager", filepath.Join(o.dir, "manager.log"), o.binary, args, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &pod{proc: proc, args: args, healthURL: "http://" + hostPort(health) + "/readyz", webhookAddr: hostPort(webhook)}
-	t.Cleanup(func() {
-		_ = proc.Stop()
-		if t.Failed() {
-			log, _ := os.ReadFile(proc.LogPath)
-			t.Logf("manager log (%s):\n%s", proc.LogPath, tail(log, 60))
-		}
-	})
-	return p
-}
-
-// waitReady waits until /readyz answers 200: the webhook server serves, which with
-// self-managed certificates means the certificate is issued, mounted and trusted.
-func (p *pod) waitReady(ctx context.Context, t *testing.T, timeout time.Duration) {
-	t.Helper()
-	hc := &http.Client{Timeout: 2 * time.Second}
+	want := ptr.Deref(d.Spec.Replicas, 1)
+	var pods []corev1.Pod
+	ready := 0
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.healthURL, nil)
-		if resp, err := hc.Do(req); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
+		pods = deploymentPods(ctx, t, srv.client, d)
+		ready = 0
+		for _, p := range pods {
+			if p.DeletionTimestamp == nil && podReady(&p) {
+				ready++
 			}
 		}
-		if p.proc.Exited() {
-			t.Fatalf("the manager exited before it was ready; see %s", p.proc.LogPath)
+		if ready == int(want) && len(pods) == int(want) {
+			return pods
 		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	t.Fatalf("the manager's %s did not answer 200 within %s; see %s", p.healthURL, timeout, p.proc.LogPath)
-}
-
-// handshake checks that the webhook server presents a certificate for serverName that caPEM
-// (a webhook configuration's caBundle) vouches for: what the API server checks when it calls
-// the webhook Service in a cluster.
-func (p *pod) handshake(t *testing.T, serverName string, caPEM []byte) {
-	t.Helper()
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(caPEM) {
-		t.Fatalf("caBundle holds no PEM certificate")
-	}
-	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", p.webhookAddr,
-		&tls.Config{RootCAs: pool, ServerName: serverName, MinVersion: tls.VersionTLS12})
-	if err != nil {
-		t.Fatalf("TLS handshake with the webhook server as %s, trusting the injected caBundle: %v", serverName, err)
-	}
-	_ = conn.Close()
-}
-
-// writeKubeconfig writes a kubeconfig that authenticates as the ServiceAccount with a token from
-// the TokenRequest API, as a Pod's projected token does. The token is never logged.
-func writeKubeconfig(ctx context.Context, t *testing.T, admin *rest.Config, namespace, serviceAccount, dir string) string {
-	t.Helper()
-	cs, err := kubernetes.NewForConfig(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, serviceAccount, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("requesting a token for ServiceAccount %s/%s: %v", namespace, serviceAccount, err)
-	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: admin.Host, CertificateAuthorityData: admin.CAData}
-	cfg.AuthInfos[serviceAccount] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
-	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: serviceAccount}
-	cfg.CurrentContext = "local"
-	path := filepath.Join(dir, "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// projectSecretVolumes does the kubelet's part for the Deployment's Secret volumes: each is
-// written to a directory under dir now and kept up to date every 200 ms until the test ends
-// (the manager fills its certificate Secret after it starts, and reads the files from the
-// mount). It returns the mount paths of the manager container and the directories that stand
-// for them.
-func projectSecretVolumes(ctx context.Context, t *testing.T, c client.Client, d *appsv1.Deployment, dir string) map[string]string {
-	t.Helper()
-	mounts := map[string]string{}
-	var syncs []func() error
-	for _, m := range d.Spec.Template.Spec.Containers[0].VolumeMounts {
-		var vol *corev1.Volume
-		for i := range d.Spec.Template.Spec.Volumes {
-			if d.Spec.Template.Spec.Volumes[i].Name == m.Name {
-				vol = &d.Spec.Template.Spec.Volumes[i]
-			}
+		if crashLooping(pods) {
+			break
 		}
-		if vol == nil || vol.Secret == nil {
-			t.Fatalf("Deployment %s: volume %s is not a Secret, which the test cannot stand in for", d.Name, m.Name)
-		}
-		local := filepath.Join(dir, "volumes", m.Name)
-		if err := os.MkdirAll(local, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		mounts[m.MountPath] = local
-		key := types.NamespacedName{Namespace: d.Namespace, Name: vol.Secret.SecretName}
-		items := vol.Secret.Items
-		syncs = append(syncs, func() error { return syncSecret(ctx, c, key, items, local) })
+		time.Sleep(time.Second)
 	}
-	syncAll := func() error {
-		for _, sync := range syncs {
-			if err := sync(); err != nil {
-				return err
-			}
-		}
-		return nil
+	var report strings.Builder
+	for _, p := range pods {
+		fmt.Fprintf(&report, "pod %s: phase %s, containers %+v\n", p.Name, p.Status.Phase, p.Status.ContainerStatuses)
+		fmt.Fprintf(&report, "its log:\n%s\n", podLog(ctx, srv, &p))
 	}
-	if err := syncAll(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(200 * time.Millisecond):
-				_ = syncAll()
-			}
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	return mounts
-}
-
-// syncSecret writes the Secret's keys (or its items) as files in dir, each replaced whole and
-// only when it changed; tls.crt last, since the manager looks for it to know the pair is there.
-func syncSecret(ctx context.Context, c client.Client, key types.NamespacedName, items []corev1.KeyToPath, dir string) error {
-	s := &corev1.Secret{}
-	if err := c.Get(ctx, key, s); err != nil {
-		return fmt.Errorf("the Pod's Secret volume %s: %w", key, err)
-	}
-	files := map[string][]byte{}
-	if len(items) == 0 {
-		for k, v := range s.Data {
-			files[k] = v
-		}
-	} else {
-		for _, it := range items {
-			if v, ok := s.Data[it.Key]; ok {
-				files[it.Path] = v
+	events := &corev1.EventList{}
+	if err := srv.client.List(ctx, events, client.InNamespace(d.Namespace)); err == nil {
+		for _, e := range events.Items {
+			if e.Type == corev1.EventTypeWarning {
+				fmt.Fprintf(&report, "event: %s %s: %s (%d times)\n", e.InvolvedObject.Name, e.Reason, e.Message, e.Count)
 			}
 		}
 	}
-	names := make([]string, 0, len(files))
-	for name := range files {
-		if name != "tls.crt" {
-			names = append(names, name)
-		}
-	}
-	if _, ok := files["tls.crt"]; ok {
-		names = append(names, "tls.crt")
-	}
-	for _, name := range names {
-		path := filepath.Join(dir, name)
-		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, files[name]) {
-			continue
-		}
-		if err := os.WriteFile(path+".tmp", files[name], 0o600); err != nil {
-			return err
-		}
-		if err := os.Rename(path+".tmp", path); err != nil {
-			return err
-		}
-	}
+	t.Fatalf("Deployment %s/%s: %d Pods of %d, %d Ready within %s\n%skubelet:\n%s", d.Namespace, d.Name, len(pods), want, ready, timeout,
+		report.String(), srv.node.kubeletLog())
 	return nil
 }
 
-// localArgs are the Deployment's arguments with the values of the flags in overrides replaced
-// (and those it lacks appended), and paths under a mount moved to the directory standing for it.
-func localArgs(args []string, overrides map[string]string, mounts map[string]string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, a := range args {
-		name, value, hasValue := strings.Cut(a, "=")
-		if v, ok := overrides[name]; ok {
-			out = append(out, name+"="+v)
-			seen[name] = true
+// crashLooping says whether a container of the pods has exited twice: it will not get Ready by
+// waiting.
+func crashLooping(pods []corev1.Pod) bool {
+	for _, p := range pods {
+		for _, c := range p.Status.ContainerStatuses {
+			if c.RestartCount >= 2 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func deploymentPods(ctx context.Context, t *testing.T, c client.Client, d *appsv1.Deployment) []corev1.Pod {
+	t.Helper()
+	list := &corev1.PodList{}
+	if err := c.List(ctx, list, client.InNamespace(d.Namespace), client.MatchingLabels(d.Spec.Selector.MatchLabels)); err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// podLog is the tail of the manager container's log, through the API server and the kubelet.
+func podLog(ctx context.Context, srv *servers, p *corev1.Pod) string {
+	cs, err := kubernetes.NewForConfig(srv.node.admin)
+	if err != nil {
+		return err.Error()
+	}
+	raw, err := cs.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: "manager", TailLines: ptr.To[int64](40)}).DoRaw(ctx)
+	if err != nil {
+		return err.Error()
+	}
+	return string(raw)
+}
+
+// container is the manager's container of a Pod as the node's kernel runs it: its process,
+// found by the container's cgroup.
+type container struct {
+	pid int
+	// args are its command line, the binary first.
+	args []string
+}
+
+// managerContainer finds the process of the Pod's manager container.
+func managerContainer(t *testing.T, p *corev1.Pod) *container {
+	t.Helper()
+	var id string
+	for _, s := range p.Status.ContainerStatuses {
+		if s.Name == "manager" {
+			id = strings.TrimPrefix(s.ContainerID, "containerd://")
+		}
+	}
+	if id == "" {
+		t.Fatalf("pod %s has no running manager container: %+v", p.Name, p.Status.ContainerStatuses)
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
 			continue
 		}
-		if hasValue {
-			for mountPath, local := range mounts {
-				if value == mountPath || strings.HasPrefix(value, mountPath+"/") {
-					value = local + strings.TrimPrefix(value, mountPath)
-				}
+		cg, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup"))
+		if err != nil || !strings.Contains(string(cg), "/"+id) {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		return &container{pid: pid, args: strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")}
+	}
+	t.Fatalf("no process in the cgroup of pod %s's container %s", p.Name, id)
+	return nil
+}
+
+// checkPod checks the manager's Pod as the node runs it: the image's binary with the
+// Deployment's arguments, as the image's non-root user, on a read-only root filesystem, with the
+// webhook certificate Secret the manager issued mounted where it reads it, and no restart (its
+// liveness probe never failed).
+func checkPod(ctx context.Context, t *testing.T, srv *servers, d *appsv1.Deployment, p *corev1.Pod) *container {
+	t.Helper()
+	if p.Spec.NodeName != "osm-dev-node" || !strings.HasPrefix(p.Status.PodIP, "10.244.0.") {
+		t.Errorf("pod %s runs on %q at %q; want osm-dev's real node, in its pod network", p.Name, p.Spec.NodeName, p.Status.PodIP)
+	}
+	c := managerContainer(t, p)
+	spec := d.Spec.Template.Spec.Containers[0]
+	if want := append(append([]string{}, spec.Command...), spec.Args...); !slices.Equal(c.args, want) {
+		t.Errorf("pod %s runs %q; want the Deployment's command and arguments %q", p.Name, c.args, want)
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if f := strings.Fields(line); len(f) == 5 && (f[0] == "Uid:" || f[0] == "Gid:") && (f[1] != managerUID || f[2] != managerUID) {
+			t.Errorf("pod %s's manager runs with %s; want the image's user and group, %s", p.Name, line, managerUID)
+		}
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "CapEff:" && f[1] != "0000000000000000" {
+			t.Errorf("pod %s's manager has capabilities %s; the Deployment drops them all", p.Name, f[1])
+		}
+	}
+	mounts, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", c.pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	options := map[string]string{}
+	for _, line := range strings.Split(string(mounts), "\n") {
+		if f := strings.Fields(line); len(f) > 5 {
+			options[f[4]] = f[5]
+		}
+	}
+	certDir := flagValue(spec.Args, "--webhook-cert-dir")
+	for _, dir := range []string{"/", certDir} {
+		if o, ok := options[dir]; !ok || !slices.Contains(strings.Split(o, ","), "ro") {
+			t.Errorf("pod %s: %s is mounted with %q (found: %v); want read-only", p.Name, dir, o, ok)
+		}
+	}
+	secret := &corev1.Secret{}
+	if err := srv.client.Get(ctx, client.ObjectKey{Namespace: d.Namespace, Name: webhookSecret(t, d)}, secret); err != nil {
+		t.Fatal(err)
+	}
+	served, err := os.ReadFile(fmt.Sprintf("/proc/%d/root%s/tls.crt", c.pid, certDir))
+	if err != nil || len(served) == 0 || !bytes.Equal(served, secret.Data["tls.crt"]) {
+		t.Errorf("pod %s: %s/tls.crt (%d bytes, %v) is not the certificate in Secret %s", p.Name, certDir, len(served), err, secret.Name)
+	}
+	fresh := &corev1.Pod{}
+	if err := srv.client.Get(ctx, client.ObjectKeyFromObject(p), fresh); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range fresh.Status.ContainerStatuses {
+		if s.RestartCount != 0 {
+			t.Errorf("pod %s: container %s restarted %d times (last: %+v)\n%s", p.Name, s.Name, s.RestartCount, s.LastTerminationState, podLog(ctx, srv, p))
+		}
+	}
+	return c
+}
+
+// webhookSecret is the Secret the Deployment mounts at --webhook-cert-dir.
+func webhookSecret(t *testing.T, d *appsv1.Deployment) string {
+	t.Helper()
+	spec := d.Spec.Template.Spec
+	for _, m := range spec.Containers[0].VolumeMounts {
+		if m.MountPath != flagValue(spec.Containers[0].Args, "--webhook-cert-dir") {
+			continue
+		}
+		for _, v := range spec.Volumes {
+			if v.Name == m.Name && v.Secret != nil {
+				return v.Secret.SecretName
 			}
-			a = name + "=" + value
-		}
-		out = append(out, a)
-	}
-	names := make([]string, 0, len(overrides))
-	for name := range overrides {
-		if !seen[name] {
-			names = append(names, name)
 		}
 	}
-	slices.Sort(names)
-	for _, name := range names {
-		out = append(out, name+"="+overrides[name])
+	t.Fatalf("Deployment %s mounts no Secret at --webhook-cert-dir", d.Name)
+	return ""
+}
+
+// uninstallManager deletes the Deployment and the webhook configurations of a release and waits
+// until its Pods are gone: its webhooks would refuse every write once it is gone
+// (failurePolicy Fail), and two managers would reconcile the same objects.
+func uninstallManager(ctx context.Context, t *testing.T, c client.Client, d *appsv1.Deployment, prefix string) {
+	t.Helper()
+	deleteWebhookConfigurations(ctx, t, c, prefix)
+	if err := c.Delete(ctx, d, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
+		t.Fatal(err)
 	}
-	return out
+	deadline := time.Now().Add(2 * time.Minute)
+	for len(deploymentPods(ctx, t, c, d)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the Pods of Deployment %s/%s are still there 2 minutes after its deletion", d.Namespace, d.Name)
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 func flagValue(args []string, name string) string {
