@@ -75,7 +75,8 @@ for t in "${tools[@]}"; do
   if [ -x "$bin/$name" ] && [ "$(cat "$bin/.$name.stamp" 2>/dev/null)" = "$stamp" ]; then
     continue
   fi
-  echo "building $name $version (first run only, about $minutes minutes)"
+  unit=minutes; [ "$minutes" = 1 ] && unit=minute
+  echo "building $name $version (first run only, about $minutes $unit)"
   start=$(date +%s)
   (cd "$wrapper" && CGO_ENABLED=0 go build -trimpath -ldflags "$(ldflags_for "$name" "$version")" -o "$bin/$name.tmp" "$pkg")
   mv "$bin/$name.tmp" "$bin/$name"
