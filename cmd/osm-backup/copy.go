@@ -56,7 +56,7 @@ func (c copier) object(ctx context.Context, key, target string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("reading s3://%s/%s: %w", c.from.Name, key, err)
 	}
-	defer got.Body.Close()
+	defer func() { _ = got.Body.Close() }()
 	first, err := readPart(got.Body)
 	if err != nil {
 		return 0, fmt.Errorf("reading s3://%s/%s: %w", c.from.Name, key, err)

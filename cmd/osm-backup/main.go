@@ -81,7 +81,7 @@ func run(ctx context.Context, args []string, getenv linkclient.Getenv, environ [
 	}
 	c.maxObjects = *maxObjects
 	n, size, err := c.run(ctx)
-	fmt.Fprintf(out, "%s: %d objects, %d bytes, s3://%s/%s -> s3://%s/%s\n", args[0], n, size,
+	_, _ = fmt.Fprintf(out, "%s: %d objects, %d bytes, s3://%s/%s -> s3://%s/%s\n", args[0], n, size,
 		c.from.Name, c.fromPrefix, c.to.Name, c.toPrefix)
 	return err
 }

@@ -108,7 +108,7 @@ func get(t *testing.T, c *s3.Client, key string) []byte {
 	if err != nil {
 		t.Fatalf("reading %s: %v", key, err)
 	}
-	defer out.Body.Close()
+	defer func() { _ = out.Body.Close() }()
 	b, err := io.ReadAll(out.Body)
 	if err != nil {
 		t.Fatal(err)

@@ -78,7 +78,7 @@ func handler(b linkclient.Bucket) http.Handler {
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		for _, o := range out.Contents {
-			fmt.Fprintln(w, aws.ToString(o.Key))
+			_, _ = fmt.Fprintln(w, aws.ToString(o.Key))
 		}
 	})
 	mux.HandleFunc("GET /{key...}", func(w http.ResponseWriter, r *http.Request) {
@@ -87,7 +87,7 @@ func handler(b linkclient.Bucket) http.Handler {
 			fail(w, "reading "+r.PathValue("key"), err)
 			return
 		}
-		defer out.Body.Close()
+		defer func() { _ = out.Body.Close() }()
 		if out.ContentType != nil {
 			w.Header().Set("Content-Type", *out.ContentType)
 		}
