@@ -52,6 +52,14 @@ func TestBucketsReady(t *testing.T) {
 			{Name: "photos", Problem: "Bucket photos has no status yet"}},
 			want: condition(condFalse, "BucketsNotReady",
 				"2 linked Buckets of 2 not Ready: logs: BucketAccess web-logs has no status yet; photos: Bucket photos has no status yet")},
+		{name: "a shared BucketAccess the provider cannot serve keyless: waiting does not help", links: []linkState{
+			{Name: "photos", WaitsForAccess: true, AccessReason: "AuthenticationUnsupported", Problem: "BucketAccess web is not Ready (AuthenticationUnsupported: no STS)"},
+			{Name: "logs", WaitsForAccess: true, AccessReason: "AuthenticationUnsupported", Problem: "BucketAccess web is not Ready (AuthenticationUnsupported: no STS)"}},
+			want: condition(condFalse, "AuthenticationUnsupported", "2 linked Buckets of 2 not Ready: "+
+				"photos: BucketAccess web is not Ready (AuthenticationUnsupported: no STS); logs: BucketAccess web is not Ready (AuthenticationUnsupported: no STS)")},
+		{name: "a Bucket not Ready outweighs AuthenticationUnsupported", links: []linkState{
+			{Name: "photos", WaitsForAccess: true, AccessReason: "AuthenticationUnsupported", Problem: "p1"}, {Name: "logs", Problem: "p2"}},
+			want: condition(condFalse, "BucketsNotReady", "2 linked Buckets of 2 not Ready: photos: p1; logs: p2")},
 		{name: "prefix conflict wins", links: []linkState{ready}, conflict: "Buckets a-b, a.b share the env prefix A_B_",
 			want: condition(condFalse, "EnvPrefixConflict", "Buckets a-b, a.b share the env prefix A_B_")},
 	}
