@@ -3,10 +3,12 @@ package paas_test
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -146,6 +148,69 @@ var _ = Describe("A keyless Application (spec.authentication ServiceAccount)", S
 				g.Expect(d.Spec.Template.Spec.Containers[0].VolumeMounts).To(BeEmpty())
 			}).Should(Succeed())
 		})
+
+	It("keeps narrow keys for the backup and the restore, which no link lends them", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		readyContract(ctx, ns, "team")
+		readyBucket(ctx, ns, "photos", "team")
+		readyBucket(ctx, ns, "logs", "team")
+		applicationControllerAlone(ctx, ns)
+
+		app := newApp(ns, "web", keyless, func(s *paasv1alpha1.ApplicationSpec) {
+			s.Buckets = []paasv1alpha1.BucketLink{{Name: "photos"}, {Name: "logs", Access: storagev1alpha1.AccessReadOnly}}
+			s.Backup = &paasv1alpha1.Backup{Bucket: "photos", Schedule: "@daily", Command: []string{"backup"}, RestoreCommand: []string{"restore"}}
+		})
+		app.Annotations = map[string]string{paasv1alpha1.RestoreAnnotation: "web-backup-1"}
+		Expect(k8s.Create(ctx, app)).To(Succeed())
+
+		By("making the shared BucketAccess for the links, and keys of their own for the backup and the restore")
+		want := map[string]string{"web": "", "web-backup": "WriteOnly", "web-restore": "ReadOnly",
+			"web-photos-read": "ReadOnly", "web-logs-read": "ReadOnly", "web-photos-write": "ReadWrite"}
+		Eventually(func(g Gomega) {
+			var list storagev1alpha1.BucketAccessList
+			g.Expect(k8s.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+			got := map[string]string{}
+			for _, ba := range list.Items {
+				got[ba.Name] = string(ba.Spec.Access)
+				g.Expect(ba.Keyless()).To(Equal(ba.Name == "web"), ba.Name)
+			}
+			g.Expect(got).To(Equal(want))
+		}).Should(Succeed())
+		issueRole(ctx, ns, "web", "arn:aws:iam::RGW1:role/osm-2")
+		for name := range want {
+			if name != "web" {
+				issueKey(ctx, ns, name, "AKIA"+strings.ToUpper(strings.ReplaceAll(name, "-", "")))
+			}
+		}
+
+		By("the backup reads each link with a ReadOnly key of its own, the restore writes with one of its own")
+		appCondition(ctx, app, paasv1alpha1.BackupScheduledCondition, metav1.ConditionTrue, paasv1alpha1.ReasonScheduled)
+		cj := &batchv1.CronJob{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-backup"}, cj)).To(Succeed())
+		Expect(cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Env).To(ContainElements(
+			corev1.EnvVar{Name: "PHOTOS_ACCESS_KEY_ID", ValueFrom: secretRef("web-photos-read-credentials", "AWS_ACCESS_KEY_ID")},
+			corev1.EnvVar{Name: "LOGS_ACCESS_KEY_ID", ValueFrom: secretRef("web-logs-read-credentials", "AWS_ACCESS_KEY_ID")},
+			corev1.EnvVar{Name: "AWS_ACCESS_KEY_ID", ValueFrom: secretRef("web-backup-credentials", "AWS_ACCESS_KEY_ID")},
+		))
+		backupReads := []any{"web-backup-credentials", "web-photos-read-credentials", "web-logs-read-credentials"}
+		Expect(secretsRead(cj.Spec.JobTemplate.Spec.Template.Spec)).To(And(HaveEach(BeElementOf(backupReads...)), ContainElements(backupReads...)))
+		job := &batchv1.Job{}
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), app)).To(Succeed())
+			g.Expect(app.Status.Restore).NotTo(BeNil())
+			g.Expect(app.Status.Restore.Phase).To(Equal(paasv1alpha1.RestoreRunning), app.Status.Restore.Message)
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: app.Status.Restore.Job}, job)).To(Succeed())
+		}).Should(Succeed())
+		Expect(job.Spec.Template.Spec.Containers[0].Env).To(ContainElement(
+			corev1.EnvVar{Name: "PHOTOS_ACCESS_KEY_ID", ValueFrom: secretRef("web-photos-write-credentials", "AWS_ACCESS_KEY_ID")}))
+		restoreReads := []any{"web-restore-credentials", "web-photos-write-credentials"}
+		Expect(secretsRead(job.Spec.Template.Spec)).To(And(HaveEach(BeElementOf(restoreReads...)), ContainElements(restoreReads...)))
+
+		By("the app's pods read the role's Secret only")
+		d := &appsv1.Deployment{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), d)).To(Succeed())
+		Expect(secretsRead(d.Spec.Template.Spec)).To(HaveEach("web-credentials"))
+	})
 
 	It("never takes over a ServiceAccount of its name that is not its own", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
