@@ -291,22 +291,7 @@ func (k applicationKind) syncAccesses(ctx context.Context, app *paasv1alpha1.App
 			st = observeAccess(ba)
 		}
 		states[w.Name] = true
-		switch {
-		case w.Component == ComponentApp && len(w.Buckets) > 0:
-			for _, b := range w.Buckets {
-				out.links[string(b.Name)] = st
-			}
-		case w.Component == ComponentApp:
-			out.links[w.Bucket] = st
-		case w.isBackupRead():
-			out.backupReads[w.Bucket] = st
-		case w.isRestoreWrite():
-			out.restoreWrites[w.Bucket] = st
-		case w.Component == ComponentBackup:
-			out.backup = &st
-		case w.Component == ComponentRestore:
-			out.restore = &st
-		}
+		out.record(w, st)
 	}
 
 	var owned storagev1alpha1.BucketAccessList
@@ -319,27 +304,52 @@ func (k applicationKind) syncAccesses(ctx context.Context, app *paasv1alpha1.App
 		if _, ok := states[ba.Name]; ok || !metav1.IsControlledBy(ba, app) || !ba.DeletionTimestamp.IsZero() {
 			continue
 		}
-		why := fmt.Sprintf("the Application no longer links Bucket %s", ba.Spec.Bucket)
-		switch {
-		case ba.Labels[LabelComponent] == ComponentApp && ba.Keyless() != app.Keyless():
-			why = fmt.Sprintf("the Application's spec.authentication is now %s", authenticationOf(app))
-		case ba.Labels[LabelComponent] == ComponentApp && ba.MultiBucket():
-			why = "the Application links no Bucket with spec.authentication ServiceAccount"
-		case ba.Labels[LabelComponent] == ComponentBackup && ba.Spec.Access == storagev1alpha1.AccessReadOnly:
-			why = fmt.Sprintf("the backup no longer reads Bucket %s with a key of its own", ba.Spec.Bucket)
-		case ba.Labels[LabelComponent] == ComponentRestore && ba.Spec.Access != storagev1alpha1.AccessReadOnly:
-			why = fmt.Sprintf("the restore no longer writes Bucket %s with a key of its own", ba.Spec.Bucket)
-		case ba.Labels[LabelComponent] != ComponentApp:
-			why = fmt.Sprintf("the Application no longer backs up into Bucket %s", ba.Spec.Bucket)
-		}
 		if err := k.releaseAccess(ctx, app, ba); err != nil {
 			return appAccesses{}, err
 		}
-		if err := k.deleteOwned(ctx, app, ba, "BucketAccess", why); err != nil {
+		if err := k.deleteOwned(ctx, app, ba, "BucketAccess", unwantedBecause(app, ba)); err != nil {
 			return appAccesses{}, err
 		}
 	}
 	return out, nil
+}
+
+// record files st, what a pass saw of the wanted BucketAccess w, where the steps look for it.
+func (a *appAccesses) record(w wantedAccess, st accessState) {
+	switch {
+	case w.Component == ComponentApp && len(w.Buckets) > 0:
+		for _, b := range w.Buckets {
+			a.links[string(b.Name)] = st
+		}
+	case w.Component == ComponentApp:
+		a.links[w.Bucket] = st
+	case w.isBackupRead():
+		a.backupReads[w.Bucket] = st
+	case w.isRestoreWrite():
+		a.restoreWrites[w.Bucket] = st
+	case w.Component == ComponentBackup:
+		a.backup = &st
+	case w.Component == ComponentRestore:
+		a.restore = &st
+	}
+}
+
+// unwantedBecause says, for the event, why app no longer needs its BucketAccess ba.
+func unwantedBecause(app *paasv1alpha1.Application, ba *storagev1alpha1.BucketAccess) string {
+	component := ba.Labels[LabelComponent]
+	switch {
+	case component == ComponentApp && ba.Keyless() != app.Keyless():
+		return fmt.Sprintf("the Application's spec.authentication is now %s", authenticationOf(app))
+	case component == ComponentApp && ba.MultiBucket():
+		return "the Application links no Bucket with spec.authentication ServiceAccount"
+	case component == ComponentApp:
+		return fmt.Sprintf("the Application no longer links Bucket %s", ba.Spec.Bucket)
+	case component == ComponentBackup && ba.Spec.Access == storagev1alpha1.AccessReadOnly:
+		return fmt.Sprintf("the backup no longer reads Bucket %s with a key of its own", ba.Spec.Bucket)
+	case component == ComponentRestore && ba.Spec.Access != storagev1alpha1.AccessReadOnly:
+		return fmt.Sprintf("the restore no longer writes Bucket %s with a key of its own", ba.Spec.Bucket)
+	}
+	return fmt.Sprintf("the Application no longer backs up into Bucket %s", ba.Spec.Bucket)
 }
 
 // errReplaced says that a BucketAccess of the Application is being deleted, to be made again

@@ -286,4 +286,3 @@ func issueRole(ctx context.Context, ns, name, roleARN string) {
 		return k8s.Status().Update(ctx, ba)
 	}).Should(Succeed())
 }
-
