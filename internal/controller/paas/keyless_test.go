@@ -231,6 +231,36 @@ var _ = Describe("A keyless Application (spec.authentication ServiceAccount)", S
 			To(BeTrue(), "a role made for a ServiceAccount the Application does not own")
 	})
 
+	It("makes no role for links to Buckets of two Contracts, even when admission let them through", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		readyContract(ctx, ns, "team")
+		readyContract(ctx, ns, "other")
+		readyBucket(ctx, ns, "photos", "team")
+		readyBucket(ctx, ns, "logs", "other")
+
+		// This suite installs no webhooks, as when they are off.
+		app := newApp(ns, "web", keyless, func(s *paasv1alpha1.ApplicationSpec) {
+			s.Buckets = []paasv1alpha1.BucketLink{{Name: "photos"}, {Name: "logs"}}
+		})
+		Expect(k8s.Create(ctx, app)).To(Succeed())
+		ready := appCondition(ctx, app, paasv1alpha1.ReadyCondition, metav1.ConditionFalse, paasv1alpha1.ReasonLinksSpanContracts)
+		Expect(ready.Message).To(Equal(`The operator refuses to write this for the Application: spec.buckets[1].name: Invalid value: "logs": ` +
+			"belongs to Contract other and Bucket photos to Contract team: with spec.authentication ServiceAccount the links share one role, " +
+			"in one Contract's account, so every linked Bucket must belong to the same Contract"))
+		buckets := appCondition(ctx, app, paasv1alpha1.BucketsReadyCondition, metav1.ConditionFalse, paasv1alpha1.ReasonLinksSpanContracts)
+		Expect(buckets.Message).To(Equal(ready.Message))
+		var list storagev1alpha1.BucketAccessList
+		Expect(k8s.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+		Expect(list.Items).To(BeEmpty())
+		Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(app), &appsv1.Deployment{}))).To(BeTrue())
+
+		By("unlinking the other Contract's Bucket: the shared BucketAccess is made")
+		updateApp(ctx, app, func(s *paasv1alpha1.ApplicationSpec) { s.Buckets = s.Buckets[:1] })
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &storagev1alpha1.BucketAccess{})
+		}).Should(Succeed())
+	})
+
 	It("says so when the provider cannot serve it (versitygw has no STS, this manager no token issuer)", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
 		readyContract(ctx, ns, "team")
