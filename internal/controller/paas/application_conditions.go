@@ -208,13 +208,14 @@ func (k applicationKind) Conclude(app *paasv1alpha1.Application, out application
 }
 
 // setReady sets the Ready condition and, when its reason changes, emits an event that says so:
-// a warning when the Application cannot proceed (a halt) or stops being Ready for another
-// reason than a rollout; a normal event otherwise, its first Ready included.
+// a warning when the Application cannot proceed (a halt, or a keyless one's BucketAccess that
+// the provider cannot serve) or stops being Ready for another reason than a rollout; a normal
+// event otherwise, its first Ready included.
 func (k applicationKind) setReady(app *paasv1alpha1.Application, f readyFinding) {
 	wasReady := meta.IsStatusConditionTrue(app.Status.Conditions, paasv1alpha1.ReadyCondition)
 	engine.SetAnnounced(k.Recorder, app, &app.Status.Conditions, app.Generation, paasv1alpha1.ReadyCondition, f.ready(app),
 		func(c engine.Condition) string {
-			if _, halts := f.(halt); halts ||
+			if _, halts := f.(halt); halts || c.Reason == paasv1alpha1.ReasonAuthenticationUnsupported ||
 				(c.Status == metav1.ConditionFalse && wasReady && c.Reason != paasv1alpha1.ReasonDeploymentProgressing) {
 				return corev1.EventTypeWarning
 			}

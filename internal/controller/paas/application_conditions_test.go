@@ -264,6 +264,9 @@ func TestConcludeReadyEvents(t *testing.T) {
 			want: "Normal Available Deployment web has 1 of 1 replicas available"},
 		{name: "a refusal warns", found: applicationFound{ready: refused{"HostNotAllowed", nil}},
 			want: "Warning HostNotAllowed The operator refuses to write this for the Application: "},
+		{name: "a keyless link the provider cannot serve warns", found: applicationFound{ready: running{
+			condition(condFalse, "AuthenticationUnsupported", "1 linked Bucket of 1 not Ready: photos: no STS"), nil}},
+			want: "Warning AuthenticationUnsupported 1 linked Bucket of 1 not Ready: photos: no STS"},
 		{name: "a rollout after Ready", was: []readyFinding{running{bucketsOK, available}},
 			found: applicationFound{ready: running{bucketsOK, progressing}},
 			want:  "Normal DeploymentProgressing Deployment web is rolling out generation 2"},

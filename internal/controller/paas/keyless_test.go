@@ -272,13 +272,13 @@ var _ = Describe("A keyless Application (spec.authentication ServiceAccount)", S
 		Expect(ready.Message).To(HavePrefix("1 linked Bucket of 1 not Ready: photos: BucketAccess web is not Ready (AuthenticationUnsupported: "))
 		appCondition(ctx, app, paasv1alpha1.BucketsReadyCondition, metav1.ConditionFalse, paasv1alpha1.ReasonAuthenticationUnsupported)
 		Eventually(func(g Gomega) {
-			var reasons []string
+			var warnings []string
 			for _, e := range namespaceEvents(ctx, ns).Items {
-				if e.Regarding.Kind == "Application" {
-					reasons = append(reasons, e.Reason)
+				if e.Regarding.Kind == "Application" && e.Type == corev1.EventTypeWarning {
+					warnings = append(warnings, e.Reason)
 				}
 			}
-			g.Expect(reasons).To(ContainElement(paasv1alpha1.ReasonAuthenticationUnsupported))
+			g.Expect(warnings).To(ContainElement(paasv1alpha1.ReasonAuthenticationUnsupported))
 		}).Should(Succeed())
 		Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(app), &appsv1.Deployment{}))).To(BeTrue())
 	})
