@@ -149,6 +149,40 @@ var _ = Describe("A keyless Application (spec.authentication ServiceAccount)", S
 			}).Should(Succeed())
 		})
 
+	It("goes keyless from Key: the link's key goes, the pods roll to the role", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		readyContract(ctx, ns, "team")
+		photos := readyBucket(ctx, ns, "photos", "team")
+		applicationControllerAlone(ctx, ns)
+
+		app := newApp(ns, "web", func(s *paasv1alpha1.ApplicationSpec) { s.Buckets = []paasv1alpha1.BucketLink{{Name: "photos"}} })
+		Expect(k8s.Create(ctx, app)).To(Succeed())
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-photos"}, &storagev1alpha1.BucketAccess{})
+		}).Should(Succeed())
+		issueKey(ctx, ns, "web-photos", "AKIAPHOTOS1")
+		d := &appsv1.Deployment{}
+		Eventually(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(app), d) }).Should(Succeed())
+		Expect(d.Spec.Template.Spec.Containers[0].Env).To(Equal(linkEnv("PHOTOS_", photos, "web-photos-credentials")))
+
+		updateApp(ctx, app, keyless)
+		gone(ctx, &storagev1alpha1.BucketAccess{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-photos"}})
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &corev1.ServiceAccount{})
+		}).Should(Succeed())
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &storagev1alpha1.BucketAccess{})
+		}).Should(Succeed())
+		issueRole(ctx, ns, "web", "arn:aws:iam::RGW1:role/osm-3")
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), d)).To(Succeed())
+			g.Expect(d.Spec.Template.Spec.ServiceAccountName).To(Equal("web"))
+			g.Expect(d.Spec.Template.Spec.Volumes).To(HaveLen(1))
+			g.Expect(secretsRead(d.Spec.Template.Spec)).To(HaveEach("web-credentials"))
+		}).Should(Succeed())
+		Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue(paascontroller.AccessKeysAnnotation, "web=arn:aws:iam::RGW1:role/osm-3"))
+	})
+
 	It("keeps narrow keys for the backup and the restore, which no link lends them", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
 		readyContract(ctx, ns, "team")
