@@ -45,6 +45,22 @@ const (
 	EnvRestorePrefix   = "RESTORE_PREFIX"
 )
 
+// Variables the application's container gets with spec.authentication ServiceAccount, under the
+// names the AWS SDKs read to assume a role with a web identity token: the role and the
+// endpoints from the links' shared BucketAccess's Secret, where the projected token is, and a
+// session name.
+const (
+	EnvWebIdentityTokenFile = "AWS_WEB_IDENTITY_TOKEN_FILE"
+	EnvRoleSessionName      = "AWS_ROLE_SESSION_NAME"
+)
+
+// KeylessEnvNames are the names the application's container gets besides the links' with
+// spec.authentication ServiceAccount.
+func KeylessEnvNames() []string {
+	return []string{storagev1alpha1.SecretKeyRoleARN, EnvWebIdentityTokenFile, EnvRoleSessionName,
+		storagev1alpha1.SecretKeyEndpointURL, storagev1alpha1.SecretKeyEndpointSTS, storagev1alpha1.SecretKeyRegion}
+}
+
 // LinkSuffixes are the variables each link defines, in the order they are injected. None is a
 // suffix of another, so two different prefixes can never produce the same name.
 var LinkSuffixes = []string{EnvBucket, EnvEndpoint, EnvRegion, EnvAccessKeyID, EnvSecretAccessKey}
@@ -82,6 +98,13 @@ func EnvProblems(path *field.Path, spec *paasv1alpha1.ApplicationSpec) field.Err
 		for _, name := range LinkEnvNames(l.EnvPrefixOrDefault()) {
 			if _, taken := reserved[name]; !taken {
 				reserved[name] = fmt.Sprintf("is set by the link to Bucket %s (%s)", l.Name, field.NewPath("spec", "buckets").Index(i))
+			}
+		}
+	}
+	if spec.Authentication == storagev1alpha1.AuthenticationServiceAccount {
+		for _, name := range KeylessEnvNames() {
+			if _, taken := reserved[name]; !taken {
+				reserved[name] = "is set in the application's container (spec.authentication ServiceAccount)"
 			}
 		}
 	}
@@ -340,6 +363,32 @@ func Errors(problems []BackupProblem) field.ErrorList {
 	errs := make(field.ErrorList, 0, len(problems))
 	for _, p := range problems {
 		errs = append(errs, p.Error)
+	}
+	return errs
+}
+
+// ContractProblems refuses, with spec.authentication ServiceAccount, links to Buckets of more
+// than one Contract: the links share one role, made in one Contract's account. contractOf
+// gives a linked Bucket's spec.contractName, false for a Bucket it does not know (not there
+// yet), which is left out. Each link whose Contract differs from the first known one is named.
+func ContractProblems(app *paasv1alpha1.Application, contractOf func(bucket string) (string, bool)) field.ErrorList {
+	if !app.Keyless() {
+		return nil
+	}
+	path := field.NewPath("spec", "buckets")
+	var errs field.ErrorList
+	first, firstBucket := "", ""
+	for i, l := range app.Spec.Buckets {
+		c, ok := contractOf(l.Name)
+		switch {
+		case !ok:
+		case first == "":
+			first, firstBucket = c, l.Name
+		case c != first:
+			errs = append(errs, field.Invalid(path.Index(i).Child("name"), l.Name, fmt.Sprintf(
+				"belongs to Contract %s and Bucket %s to Contract %s: with spec.authentication ServiceAccount the links share one role, "+
+					"in one Contract's account, so every linked Bucket must belong to the same Contract", c, firstBucket, first)))
+		}
 	}
 	return errs
 }

@@ -281,6 +281,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		IngressDomains:          opts.IngressDomains,
 		IngressClass:            opts.IngressClass,
+		TokenAudience:           applicationTokenAudience(issuer),
 		Listers:                 listerFactory(opts),
 		PodEndpoints:            opts.PodEndpoints,
 	}).SetupWithManager(mgr); err != nil {
@@ -340,7 +341,7 @@ func metricsOptions(opts Options) metricsserver.Options {
 //     Contract or a BucketAccess controls keep their data; a tenant can set the label on any
 //     Secret of theirs, so the label alone would let them fill the cache;
 //   - ConfigMaps (the obc format's): only those labelled storage.osm.dev/contract;
-//   - Deployments, Services, Ingresses and CronJobs: only those labelled as the Application
+//   - Deployments, Services, Ingresses, CronJobs, Jobs and ServiceAccounts: only those labelled as the Application
 //     controller's children (app.kubernetes.io/managed-by=object-storage-manager);
 //   - no object keeps its managedFields, which the operator never reads.
 //
@@ -360,13 +361,14 @@ func CacheOptions(namespaces []string) cache.Options {
 		DefaultNamespaces: watched,
 		DefaultTransform:  cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}:        {Label: labels.NewSelector().Add(*labelled), Transform: SecretTransform},
-			&corev1.ConfigMap{}:     {Label: labels.NewSelector().Add(*labelled)},
-			&appsv1.Deployment{}:    children,
-			&corev1.Service{}:       children,
-			&networkingv1.Ingress{}: children,
-			&batchv1.CronJob{}:      children,
-			&batchv1.Job{}:          children,
+			&corev1.Secret{}:         {Label: labels.NewSelector().Add(*labelled), Transform: SecretTransform},
+			&corev1.ConfigMap{}:      {Label: labels.NewSelector().Add(*labelled)},
+			&appsv1.Deployment{}:     children,
+			&corev1.Service{}:        children,
+			&networkingv1.Ingress{}:  children,
+			&batchv1.CronJob{}:       children,
+			&batchv1.Job{}:           children,
+			&corev1.ServiceAccount{}: children,
 		},
 	}
 }

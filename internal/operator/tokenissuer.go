@@ -62,3 +62,13 @@ func TokenIssuer(opts Options) (storagecontroller.TokenIssuer, error) {
 	return storagecontroller.TokenIssuer{URL: strings.TrimSuffix(opts.OIDCIssuerURL, "/"), Audience: audience,
 		Thumbprints: opts.OIDCThumbprints}, nil
 }
+
+// applicationTokenAudience is the audience a keyless Application's pods get their token for: the issuer's,
+// DefaultTokenAudience without one (its BucketAccesses are then AuthenticationUnsupported, and
+// no pod is written for them).
+func applicationTokenAudience(issuer storagecontroller.TokenIssuer) string {
+	if issuer.Audience == "" {
+		return DefaultTokenAudience
+	}
+	return issuer.Audience
+}

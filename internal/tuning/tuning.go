@@ -137,3 +137,10 @@ const EmptyBatchesPerPass = 10
 
 // EmptyingRetry is how soon a Bucket whose emptying stopped at EmptyBatchesPerPass goes on.
 const EmptyingRetry = time.Second
+
+// TokenExpiration is how long the ServiceAccount token projected into a keyless Application's
+// pods lives. The kubelet renews a projected token at 80 % of its life, and the AWS SDKs read
+// the file again each time their STS credentials (an hour by default) run out, so a stolen token
+// is worth at most this long. An hour is the kubelet's own default and what EKS projects; the
+// API server refuses less than ten minutes.
+const TokenExpiration = time.Hour

@@ -180,6 +180,20 @@ type ApplicationSpec struct {
 	// backup, when set, runs a backup CronJob that writes to one of the linked Buckets.
 	// +optional
 	Backup *Backup `json:"backup,omitempty"`
+
+	// authentication is how the application's pods reach the linked Buckets. Key (the default):
+	// each link gets a BucketAccess of its own, and the pods its key pair
+	// (<envPrefix>ACCESS_KEY_ID, <envPrefix>SECRET_ACCESS_KEY). ServiceAccount: no key at all.
+	// The Application gets a ServiceAccount of its own name, and its links share one
+	// BucketAccess of its own name with authentication ServiceAccount over all the linked
+	// Buckets (an SDK takes one role per process), whose role that ServiceAccount's tokens
+	// assume; the pods run under that ServiceAccount with a projected token
+	// (AWS_WEB_IDENTITY_TOKEN_FILE) and AWS_ROLE_ARN. The linked Buckets must then belong to one
+	// Contract. The backup and restore Jobs keep keys of their own (docs/application.md). It can
+	// change: the BucketAccesses of the other kind are released and deleted.
+	// +optional
+	// +kubebuilder:default=Key
+	Authentication storagev1alpha1.Authentication `json:"authentication,omitempty"`
 }
 
 // ApplicationStatus is what the controller last observed of the application and its Buckets.
@@ -327,6 +341,12 @@ func DefaultEnvPrefix(bucketName string) string {
 		return ""
 	}
 	return storagev1alpha1.EnvNameOf(bucketName) + "_"
+}
+
+// Keyless says whether the Application's pods reach their Buckets with a ServiceAccount token
+// and no key (spec.authentication ServiceAccount).
+func (a *Application) Keyless() bool {
+	return a.Spec.Authentication == storagev1alpha1.AuthenticationServiceAccount
 }
 
 // BackupPrefixOrDefault is the object key prefix the backup writes under.

@@ -73,9 +73,17 @@ const (
 	// ReadOnly: expiring objects is deleting them. Treated as BackupPrefixNotAllowed.
 	ReasonRetentionNotAllowed = "RetentionNotAllowed"
 	// ReasonResourceConflict: an object the Application needs (Deployment, Service, Ingress,
-	// CronJob, BucketAccess) exists with its name and belongs to something else; it is never
-	// taken over.
+	// CronJob, BucketAccess, ServiceAccount) exists with its name and belongs to something
+	// else; it is never taken over.
 	ReasonResourceConflict = "ResourceConflict"
+	// ReasonAuthenticationUnsupported: spec.authentication is ServiceAccount, and the links'
+	// shared BucketAccess cannot be served so: the manager has no ServiceAccount token issuer
+	// configured, or the provider has no STS (versitygw). Its message is the BucketAccess's.
+	ReasonAuthenticationUnsupported = "AuthenticationUnsupported"
+	// ReasonLinksSpanContracts: spec.authentication is ServiceAccount and the linked Buckets
+	// belong to more than one Contract: one role, in one Contract's account, cannot reach them
+	// all. The webhook refuses this; the controller makes no BucketAccess for it.
+	ReasonLinksSpanContracts = "LinksSpanContracts"
 	// ReasonChildRejected: the API server refused a child the spec describes (for example an
 	// environment variable name or resource requests it does not accept); the message is its own.
 	// Nothing is retried until the spec changes.

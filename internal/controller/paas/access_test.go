@@ -58,6 +58,10 @@ func TestWantedAccesses(t *testing.T) {
 	backupTo := func(bucket string) *paasv1alpha1.Backup {
 		return &paasv1alpha1.Backup{Bucket: bucket, Schedule: "@daily", Command: []string{"b"}}
 	}
+	keyless := func(a *paasv1alpha1.Application) *paasv1alpha1.Application {
+		a.Spec.Authentication = storagev1alpha1.AuthenticationServiceAccount
+		return a
+	}
 	tests := []struct {
 		name string
 		app  *paasv1alpha1.Application
@@ -107,10 +111,29 @@ func TestWantedAccesses(t *testing.T) {
 				{Name: "web-backup-read", Bucket: "backup", Access: "ReadOnly", Component: "backup"},
 				{Name: "web-restore-read", Bucket: "restore", Access: "ReadOnly", Component: "backup"},
 			}},
+		{name: "keyless: the links share one BucketAccess with a role for the Application's ServiceAccount",
+			app: keyless(app(nil, paasv1alpha1.BucketLink{Name: "photos"}, paasv1alpha1.BucketLink{Name: "logs", Access: "WriteOnly"},
+				paasv1alpha1.BucketLink{Name: "assets", Access: "ReadOnly"})),
+			want: []wantedAccess{{Name: "web", Component: "app", ServiceAccount: "web", Buckets: []storagev1alpha1.AccessBucket{
+				{Name: "photos", Access: "ReadWrite"}, {Name: "logs", Access: "WriteOnly"}, {Name: "assets", Access: "ReadOnly"}}}}},
+		{name: "keyless: the backup reads, and the restore writes, with keys of their own",
+			app: keyless(app(backupTo("photos"), paasv1alpha1.BucketLink{Name: "photos"},
+				paasv1alpha1.BucketLink{Name: "assets", Access: "ReadOnly"}, paasv1alpha1.BucketLink{Name: "logs", Access: "WriteOnly"})),
+			want: []wantedAccess{
+				{Name: "web", Component: "app", ServiceAccount: "web", Buckets: []storagev1alpha1.AccessBucket{
+					{Name: "photos", Access: "ReadWrite"}, {Name: "assets", Access: "ReadOnly"}, {Name: "logs", Access: "WriteOnly"}}},
+				{Name: "web-backup", Bucket: "photos", Access: "WriteOnly", Prefix: "web/", Component: "backup"},
+				{Name: "web-restore", Bucket: "photos", Access: "ReadOnly", Prefix: "web/", Component: "restore"},
+				{Name: "web-photos-read", Bucket: "photos", Access: "ReadOnly", Component: "backup"},
+				{Name: "web-assets-read", Bucket: "assets", Access: "ReadOnly", Component: "backup"},
+				{Name: "web-photos-write", Bucket: "photos", Access: "ReadWrite", Component: "restore"},
+				{Name: "web-logs-write", Bucket: "logs", Access: "WriteOnly", Component: "restore"},
+			}},
+		{name: "keyless with nothing linked: no BucketAccess", app: keyless(app(nil)), want: []wantedAccess{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := wantedAccesses(tt.app, true)
+			got := wantedAccesses(tt.app, true, true)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("wantedAccesses() mismatch (-want +got):\n%s", diff)
 			}
@@ -136,6 +159,13 @@ func TestObserveAccess(t *testing.T) {
 			Status:     storagev1alpha1.BucketAccessStatus{SecretName: secret, KeyStatus: storagev1alpha1.KeyStatus{AccessKeyID: keyID}, Conditions: conds},
 		}
 	}
+	keyless := func(a *storagev1alpha1.BucketAccess, roleARN string) *storagev1alpha1.BucketAccess {
+		a.Name = "web"
+		a.Spec = storagev1alpha1.BucketAccessSpec{Authentication: storagev1alpha1.AuthenticationServiceAccount, ServiceAccountName: "web",
+			Buckets: []storagev1alpha1.AccessBucket{{Name: "photos", Access: "ReadOnly"}}}
+		a.Status.RoleARN = roleARN
+		return a
+	}
 	deleting := ba(1, "web-photos-credentials", "AKIA1", ready(condTrue, "Verified", "ok", 1))
 	deleting.DeletionTimestamp = ptr.To(metav1.Now())
 	base := accessState{Name: "web-photos", UID: "uid-1", SecretName: "web-photos-credentials", AccessKeyID: "AKIA1"}
@@ -152,13 +182,13 @@ func TestObserveAccess(t *testing.T) {
 		{name: "just made", ba: ba(1, "", "", nil),
 			want: accessState{Name: "web-photos", UID: "uid-1", Problem: "BucketAccess web-photos has no status yet"}},
 		{name: "no key yet", ba: ba(1, "", "", ready(condFalse, "BucketNotReady", "Bucket photos is not Ready", 1)),
-			want: accessState{Name: "web-photos", UID: "uid-1",
+			want: accessState{Name: "web-photos", UID: "uid-1", Reason: "BucketNotReady",
 				Problem: "BucketAccess web-photos is not Ready (BucketNotReady: Bucket photos is not Ready)"}},
 		{name: "Ready", ba: ba(1, "web-photos-credentials", "AKIA1", ready(condTrue, "Verified", "ok", 1)),
 			want: with(func(s *accessState) { s.Usable, s.Ready = true, true })},
 		{name: "a key that does not work yet", ba: ba(1, "web-photos-credentials", "AKIA1", ready(condFalse, "PolicyPending", "not granted yet", 1)),
 			want: with(func(s *accessState) {
-				s.Usable, s.Problem = true, "BucketAccess web-photos is not Ready (PolicyPending: not granted yet)"
+				s.Usable, s.Problem, s.Reason = true, "BucketAccess web-photos is not Ready (PolicyPending: not granted yet)", "PolicyPending"
 			})},
 		{name: "Ready for an older access", ba: ba(2, "web-photos-credentials", "AKIA1", ready(condTrue, "Verified", "ok", 1)),
 			want: with(func(s *accessState) {
@@ -166,6 +196,15 @@ func TestObserveAccess(t *testing.T) {
 			})},
 		{name: "being deleted", ba: deleting,
 			want: with(func(s *accessState) { s.Problem = "BucketAccess web-photos is being deleted" })},
+		{name: "keyless, with its role", ba: keyless(ba(1, "web-credentials", "", ready(condTrue, "Available", "ok", 1)), "arn:aws:iam::a:role/osm-1"),
+			want: accessState{Name: "web", UID: "uid-1", SecretName: "web-credentials", RoleARN: "arn:aws:iam::a:role/osm-1", Keyless: true,
+				Usable: true, Ready: true}},
+		{name: "keyless, the provider has no STS", ba: keyless(ba(1, "", "", ready(condFalse, "AuthenticationUnsupported", "no STS", 1)), ""),
+			want: accessState{Name: "web", UID: "uid-1", Keyless: true, Reason: "AuthenticationUnsupported",
+				Problem: "BucketAccess web is not Ready (AuthenticationUnsupported: no STS)"}},
+		{name: "keyless, Ready for older buckets", ba: keyless(ba(2, "web-credentials", "", ready(condTrue, "Available", "ok", 1)), "arn:r"),
+			want: accessState{Name: "web", UID: "uid-1", SecretName: "web-credentials", RoleARN: "arn:r", Keyless: true, Usable: true,
+				Problem: "BucketAccess web has not yet taken its buckets into account"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -219,7 +258,18 @@ func TestARefusedBackupGetsNoKeys(t *testing.T) {
 		Buckets: []paasv1alpha1.BucketLink{{Name: "photos"}},
 		Backup:  &paasv1alpha1.Backup{Bucket: "photos", Schedule: "@daily", Command: []string{"b"}, Prefix: "$(X)/"}}}
 	want := []wantedAccess{{Name: "web-photos", Bucket: "photos", Access: "ReadWrite", Component: "app"}}
-	if diff := cmp.Diff(want, wantedAccesses(app, false)); diff != "" {
+	if diff := cmp.Diff(want, wantedAccesses(app, true, false)); diff != "" {
 		t.Errorf("wantedAccesses() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// Keyless links the operator refuses (Buckets of two Contracts) get no shared BucketAccess;
+// the backup keeps its own keys.
+func TestRefusedKeylessLinksGetNoBucketAccess(t *testing.T) {
+	app := &paasv1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: paasv1alpha1.ApplicationSpec{
+		Authentication: storagev1alpha1.AuthenticationServiceAccount,
+		Buckets:        []paasv1alpha1.BucketLink{{Name: "photos", Access: "WriteOnly"}}}}
+	if got := wantedAccesses(app, false, true); len(got) != 0 {
+		t.Errorf("wantedAccesses() = %v, want none", got)
 	}
 }

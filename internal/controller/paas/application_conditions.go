@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
+	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/engine"
 )
 
@@ -207,13 +208,14 @@ func (k applicationKind) Conclude(app *paasv1alpha1.Application, out application
 }
 
 // setReady sets the Ready condition and, when its reason changes, emits an event that says so:
-// a warning when the Application cannot proceed (a halt) or stops being Ready for another
-// reason than a rollout; a normal event otherwise, its first Ready included.
+// a warning when the Application cannot proceed (a halt, or a keyless one's BucketAccess that
+// the provider cannot serve) or stops being Ready for another reason than a rollout; a normal
+// event otherwise, its first Ready included.
 func (k applicationKind) setReady(app *paasv1alpha1.Application, f readyFinding) {
 	wasReady := meta.IsStatusConditionTrue(app.Status.Conditions, paasv1alpha1.ReadyCondition)
 	engine.SetAnnounced(k.Recorder, app, &app.Status.Conditions, app.Generation, paasv1alpha1.ReadyCondition, f.ready(app),
 		func(c engine.Condition) string {
-			if _, halts := f.(halt); halts ||
+			if _, halts := f.(halt); halts || c.Reason == paasv1alpha1.ReasonAuthenticationUnsupported ||
 				(c.Status == metav1.ConditionFalse && wasReady && c.Reason != paasv1alpha1.ReasonDeploymentProgressing) {
 				return corev1.EventTypeWarning
 			}
@@ -232,8 +234,10 @@ type linkState struct {
 	Ready bool
 	// Problem says, for people, why the link is not Ready.
 	Problem string
-	// WaitsForAccess: the Bucket is Ready; only the link's BucketAccess is not.
+	// WaitsForAccess: the Bucket is Ready; only the link's BucketAccess is not. AccessReason
+	// is then the reason of the BucketAccess's Ready, when it has one.
 	WaitsForAccess bool
+	AccessReason   string
 }
 
 // bucketsReady summarises the links. conflict, when set, says that two links would define the
@@ -247,13 +251,19 @@ func bucketsReady(links []linkState, conflict string) engine.Condition {
 	}
 	var problems []string
 	reason := paasv1alpha1.ReasonBucketAccessNotReady
+	unsupported := false
 	for _, l := range links {
 		if !l.Ready {
 			problems = append(problems, fmt.Sprintf("%s: %s", l.Name, l.Problem))
 			if !l.WaitsForAccess {
 				reason = paasv1alpha1.ReasonBucketsNotReady
 			}
+			unsupported = unsupported || l.AccessReason == storagev1alpha1.ReasonAuthenticationUnsupported
 		}
+	}
+	if unsupported && reason == paasv1alpha1.ReasonBucketAccessNotReady {
+		// Waiting does not help: the platform or the Application has to change.
+		reason = paasv1alpha1.ReasonAuthenticationUnsupported
 	}
 	if len(problems) > 0 {
 		return *engine.False(reason,
@@ -298,9 +308,11 @@ func deploymentAvailable(d *appsv1.Deployment) bool {
 }
 
 // waitingReason is the reason of what waits for the links: BucketAccessNotReady when only
-// their BucketAccesses are not Ready, BucketsNotReady otherwise.
+// their BucketAccesses are not Ready, AuthenticationUnsupported or LinksSpanContracts when a
+// keyless Application's shared one cannot be served or made, BucketsNotReady otherwise.
 func waitingReason(buckets engine.Condition) string {
-	if buckets.Reason == paasv1alpha1.ReasonBucketAccessNotReady {
+	switch buckets.Reason {
+	case paasv1alpha1.ReasonBucketAccessNotReady, paasv1alpha1.ReasonAuthenticationUnsupported, paasv1alpha1.ReasonLinksSpanContracts:
 		return buckets.Reason
 	}
 	return paasv1alpha1.ReasonBucketsNotReady

@@ -52,6 +52,14 @@ func TestBucketsReady(t *testing.T) {
 			{Name: "photos", Problem: "Bucket photos has no status yet"}},
 			want: condition(condFalse, "BucketsNotReady",
 				"2 linked Buckets of 2 not Ready: logs: BucketAccess web-logs has no status yet; photos: Bucket photos has no status yet")},
+		{name: "a shared BucketAccess the provider cannot serve keyless: waiting does not help", links: []linkState{
+			{Name: "photos", WaitsForAccess: true, AccessReason: "AuthenticationUnsupported", Problem: "BucketAccess web is not Ready (AuthenticationUnsupported: no STS)"},
+			{Name: "logs", WaitsForAccess: true, AccessReason: "AuthenticationUnsupported", Problem: "BucketAccess web is not Ready (AuthenticationUnsupported: no STS)"}},
+			want: condition(condFalse, "AuthenticationUnsupported", "2 linked Buckets of 2 not Ready: "+
+				"photos: BucketAccess web is not Ready (AuthenticationUnsupported: no STS); logs: BucketAccess web is not Ready (AuthenticationUnsupported: no STS)")},
+		{name: "a Bucket not Ready outweighs AuthenticationUnsupported", links: []linkState{
+			{Name: "photos", WaitsForAccess: true, AccessReason: "AuthenticationUnsupported", Problem: "p1"}, {Name: "logs", Problem: "p2"}},
+			want: condition(condFalse, "BucketsNotReady", "2 linked Buckets of 2 not Ready: photos: p1; logs: p2")},
 		{name: "prefix conflict wins", links: []linkState{ready}, conflict: "Buckets a-b, a.b share the env prefix A_B_",
 			want: condition(condFalse, "EnvPrefixConflict", "Buckets a-b, a.b share the env prefix A_B_")},
 	}
@@ -256,6 +264,9 @@ func TestConcludeReadyEvents(t *testing.T) {
 			want: "Normal Available Deployment web has 1 of 1 replicas available"},
 		{name: "a refusal warns", found: applicationFound{ready: refused{"HostNotAllowed", nil}},
 			want: "Warning HostNotAllowed The operator refuses to write this for the Application: "},
+		{name: "a keyless link the provider cannot serve warns", found: applicationFound{ready: running{
+			condition(condFalse, "AuthenticationUnsupported", "1 linked Bucket of 1 not Ready: photos: no STS"), nil}},
+			want: "Warning AuthenticationUnsupported 1 linked Bucket of 1 not Ready: photos: no STS"},
 		{name: "a rollout after Ready", was: []readyFinding{running{bucketsOK, available}},
 			found: applicationFound{ready: running{bucketsOK, progressing}},
 			want:  "Normal DeploymentProgressing Deployment web is rolling out generation 2"},

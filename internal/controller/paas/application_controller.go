@@ -44,6 +44,9 @@ type ApplicationReconciler struct {
 	IngressDomains []string
 	// IngressClass is set on the Ingresses; empty leaves the class to the cluster.
 	IngressClass string
+	// TokenAudience is the audience of the ServiceAccount token projected into a keyless
+	// Application's pods: the one the providers' roles check (the manager's --oidc-audience).
+	TokenAudience string
 	// Listers read the backup bucket with the restore's ReadOnly credentials, for
 	// status.backups; nil shows no backups.
 	Listers func(endpoint, region, accessKeyID, secretAccessKey string) objectstore.Lister
@@ -75,6 +78,7 @@ type ApplicationReconciler struct {
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=buckets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=storage.osm.dev,resources=bucketaccesses,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
@@ -100,6 +104,7 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&networkingv1.Ingress{}).
 		Owns(&batchv1.CronJob{}).
 		Owns(&batchv1.Job{}).
+		Owns(&corev1.ServiceAccount{}).
 		Owns(&storagev1alpha1.BucketAccess{}).
 		Watches(&storagev1alpha1.Bucket{}, handler.EnqueueRequestsFromMapFunc(r.applicationsOfBucket)).
 		// An Application whose backup prefix or host another one held gets it when that one goes.

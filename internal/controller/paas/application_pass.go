@@ -32,9 +32,10 @@ type appPass struct {
 	app *paasv1alpha1.Application
 	// linked are the linked Buckets that exist, by name.
 	linked map[string]*storagev1alpha1.Bucket
-	// envRefused, hostRefused and backupRefused are what the operator will not write for the
-	// tenant (nil when it may): an env, a host, a backup under the backup prefix.
-	envRefused, hostRefused, backupRefused *refused
+	// envRefused, hostRefused, backupRefused and linksRefused are what the operator will not
+	// write for the tenant (nil when it may): an env, a host, a backup under the backup prefix,
+	// a keyless Application's shared BucketAccess.
+	envRefused, hostRefused, backupRefused, linksRefused *refused
 	// accesses are the Application's BucketAccesses as they stand; links the links whose
 	// environment can be built, in spec order.
 	accesses appAccesses
@@ -53,7 +54,11 @@ func (k applicationKind) Normal(ctx context.Context, app *paasv1alpha1.Applicati
 		return applicationOutcome{Err: err}
 	}
 	// The children, each a step that writes only what differs, in the order they need each
-	// other: the links' keys first, the backup and the restore last.
+	// other: the ServiceAccount whose tokens the links' role trusts and the links' keys first,
+	// the backup and the restore last.
+	if err := k.syncServiceAccount(ctx, s); err != nil {
+		return s.failed(err)
+	}
 	if err := k.linkBuckets(ctx, s); err != nil {
 		return s.failed(err)
 	}
@@ -95,13 +100,14 @@ func (k applicationKind) observe(ctx context.Context, s *appPass) (err error) {
 		return err
 	}
 	s.envRefused = refusal(paasv1alpha1.ReasonEnvNotAllowed, application.EnvProblems(field.NewPath("spec", "env"), &s.app.Spec))
+	s.linksRefused = linksRefusal(s.app, s.linked)
 	return nil
 }
 
 // readiness is what decides Ready once every step went through: a refusal first, then the
 // links and the Deployment.
 func (s *appPass) readiness() readyFinding {
-	for _, r := range []*refused{s.envRefused, s.hostRefused, s.backupRefused} {
+	for _, r := range []*refused{s.linksRefused, s.envRefused, s.hostRefused, s.backupRefused} {
 		if r != nil {
 			return *r
 		}

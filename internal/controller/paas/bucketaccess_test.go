@@ -300,6 +300,7 @@ func applicationControllerAlone(ctx SpecContext, ns string) {
 		Recorder:       mgr.GetEventRecorder("application-controller"),
 		IngressDomains: stk.ManagerOptions.IngressDomains,
 		IngressClass:   stk.ManagerOptions.IngressClass,
+		TokenAudience:  testAudience,
 	}).SetupWithManager(mgr)).To(Succeed())
 	mctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -20,6 +20,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/tuning"
 )
 
 // Labels on every object the controller makes (Kubernetes' recommended labels).
@@ -91,12 +92,21 @@ func (k applicationKind) syncDeployment(ctx context.Context, s *appPass) (err er
 		s.deploy, err = getOwned(ctx, k.Client, app, deploy, "Deployment")
 		return err
 	}
-	env := append(bucketEnv(s.links, ownKey), userEnv(app.Spec.Env)...)
+	env := bucketEnv(s.links, ownKey)
+	var id podIdentity
+	if app.Keyless() {
+		env, id = bucketEnv(s.links, noKey), podIdentity{serviceAccount: sharedAccessName(app.Name)}
+		if len(s.links) > 0 {
+			// One shared BucketAccess: every link's Access is it.
+			env, id.audience = append(env, keylessEnv(app.Name, s.links[0].Access)...), k.TokenAudience
+		}
+	}
+	env = append(env, userEnv(app.Spec.Env)...)
 	keys := accessKeys(linkAccesses(s.links)...)
 	var oldKeys string
 	err = k.apply(ctx, app, deploy, "Deployment", func() {
 		oldKeys = deploy.Spec.Template.Annotations[AccessKeysAnnotation]
-		mutateDeployment(deploy, app, env, keys)
+		mutateDeployment(deploy, app, env, keys, id)
 	})
 	if err != nil {
 		return err
@@ -225,9 +235,17 @@ func setLabels(m *map[string]string, app *paasv1alpha1.Application, component st
 	(*m)[LabelManagedBy] = ManagedBy
 }
 
-// mutateDeployment makes d run the application with the given environment, and the key ids of
-// the BucketAccesses it reads (accessKeys) on the pod template.
-func mutateDeployment(d *appsv1.Deployment, app *paasv1alpha1.Application, env []corev1.EnvVar, accessKeys string) {
+// podIdentity is who a keyless Application's pods are: the ServiceAccount they run under, and
+// the audience of the token projected for them ("" for none: no link to reach). The zero value
+// is the pods of an Application with keys, which run under the namespace's default
+// ServiceAccount without its token.
+type podIdentity struct {
+	serviceAccount, audience string
+}
+
+// mutateDeployment makes d run the application with the given environment and identity, and
+// the key ids of the BucketAccesses it reads (accessKeys) on the pod template.
+func mutateDeployment(d *appsv1.Deployment, app *paasv1alpha1.Application, env []corev1.EnvVar, accessKeys string, id podIdentity) {
 	setLabels(&d.Labels, app, ComponentApp)
 	if d.Spec.Selector == nil {
 		// The selector is immutable: set once, when the Deployment is made.
@@ -246,8 +264,31 @@ func mutateDeployment(d *appsv1.Deployment, app *paasv1alpha1.Application, env [
 	c.Ports = []corev1.ContainerPort{{Name: PortName, ContainerPort: port(app), Protocol: corev1.ProtocolTCP}}
 	c.Resources = *app.Spec.Resources.DeepCopy()
 	restrictContainer(&c)
+	setIdentity(&tpl.Spec, &c, id)
 	tpl.Spec.Containers = []corev1.Container{c}
 	restrictPod(&tpl.Spec, app)
+}
+
+// setIdentity runs the pod under id's ServiceAccount and, with an audience, mounts a token of
+// it minted for that audience, read-only, where AWS_WEB_IDENTITY_TOKEN_FILE says: the only
+// token the pod gets (restrictPod keeps the automounted one out). The kubelet renews it before
+// tuning.TokenExpiration runs out, and the SDKs read the file again when their credentials
+// expire.
+func setIdentity(spec *corev1.PodSpec, c *corev1.Container, id podIdentity) {
+	// serviceAccount is the deprecated alias the API server fills in from serviceAccountName.
+	spec.ServiceAccountName, spec.DeprecatedServiceAccount = id.serviceAccount, id.serviceAccount
+	spec.Volumes, c.VolumeMounts = nil, nil
+	if id.audience == "" {
+		return
+	}
+	spec.Volumes = []corev1.Volume{{Name: tokenVolume, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
+			Audience: id.audience, ExpirationSeconds: ptr.To(int64(tuning.TokenExpiration.Seconds())), Path: tokenFile,
+		}}},
+		// As the API server defaults it, so that an unchanged Deployment is not written again.
+		DefaultMode: ptr.To(corev1.ProjectedVolumeSourceDefaultMode),
+	}}}}
+	c.VolumeMounts = []corev1.VolumeMount{{Name: tokenVolume, MountPath: tokenMountPath, ReadOnly: true}}
 }
 
 // mutateService makes s expose the application's port under the name "http".

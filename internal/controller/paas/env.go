@@ -54,6 +54,32 @@ func bucketEnv(links []resolvedLink, keyOf func(resolvedLink) *accessState) []co
 // ownKey gives each link its own BucketAccess's key, as the app's pods get them.
 func ownKey(l resolvedLink) *accessState { return &l.Access }
 
+// noKey gives no link a key, as the pods of a keyless Application get them.
+func noKey(resolvedLink) *accessState { return nil }
+
+// Where a keyless Application's pods find their ServiceAccount token: a projected volume of
+// its own, never the namespace's automounted token (restrictPod).
+const (
+	tokenVolume    = "osm-token"
+	tokenMountPath = "/var/run/secrets/osm.dev/serviceaccount"
+	tokenFile      = "token"
+)
+
+// keylessEnv is what the SDKs read to assume the links' shared role with the pod's projected
+// token: the role, the S3 and STS endpoints and the region by reference into the shared
+// BucketAccess's Secret, where the token is, and a session name (the Application's), which the
+// provider records with each request.
+func keylessEnv(app string, shared accessState) []corev1.EnvVar {
+	return []corev1.EnvVar{
+		secretEnv(storagev1alpha1.SecretKeyRoleARN, shared.SecretName, storagev1alpha1.SecretKeyRoleARN),
+		{Name: application.EnvWebIdentityTokenFile, Value: tokenMountPath + "/" + tokenFile},
+		{Name: application.EnvRoleSessionName, Value: app},
+		secretEnv(storagev1alpha1.SecretKeyEndpointURL, shared.SecretName, storagev1alpha1.SecretKeyEndpointURL),
+		secretEnv(storagev1alpha1.SecretKeyEndpointSTS, shared.SecretName, storagev1alpha1.SecretKeyEndpointSTS),
+		secretEnv(storagev1alpha1.SecretKeyRegion, shared.SecretName, storagev1alpha1.SecretKeyRegion),
+	}
+}
+
 // backupEnv is the environment of a backup or restore container on top of the links': the
 // target bucket and key prefix, and the target's endpoint and region with the keys of creds
 // (the backup's WriteOnly BucketAccess, or the restore's ReadOnly one) under the AWS names.
@@ -68,11 +94,16 @@ func backupEnv(target resolvedLink, creds accessState, prefix string) []corev1.E
 	}
 }
 
-// linkAccesses are the BucketAccesses of the links, in order.
+// linkAccesses are the BucketAccesses of the links, in order, each once (a keyless
+// Application's links share one).
 func linkAccesses(links []resolvedLink) []accessState {
 	out := make([]accessState, 0, len(links))
+	seen := map[string]bool{}
 	for _, l := range links {
-		out = append(out, l.Access)
+		if !seen[l.Access.Name] {
+			seen[l.Access.Name] = true
+			out = append(out, l.Access)
+		}
 	}
 	return out
 }
@@ -105,9 +136,10 @@ func userEnv(env []corev1.EnvVar) []corev1.EnvVar {
 }
 
 // AccessKeysAnnotation on a pod template names the key each BucketAccess the pods read had when
-// the template was written: "<bucketaccess>=<access key id>", comma-separated. Key ids are not
-// secret. A rotation changes the id, so the template, so the Deployment rolls its pods, which
-// read secretKeyRefs only when they start.
+// the template was written: "<bucketaccess>=<access key id>", comma-separated (for a keyless
+// one, "<bucketaccess>=<role ARN>"). Key ids and ARNs are not secret. A rotation changes the
+// id, so the template, so the Deployment rolls its pods, which read secretKeyRefs only when
+// they start.
 const AccessKeysAnnotation = "paas.osm.dev/access-key-ids"
 
 // accessKeys is the value of AccessKeysAnnotation for pods that read these BucketAccesses'
@@ -115,7 +147,7 @@ const AccessKeysAnnotation = "paas.osm.dev/access-key-ids"
 func accessKeys(accesses ...accessState) string {
 	pairs := make([]string, 0, len(accesses))
 	for _, a := range accesses {
-		pairs = append(pairs, a.Name+"="+a.AccessKeyID)
+		pairs = append(pairs, a.Name+"="+a.credentialID())
 	}
 	return strings.Join(pairs, ",")
 }
@@ -135,24 +167,30 @@ func setAccessKeys(tpl *corev1.PodTemplateSpec, keys string) {
 }
 
 // backupReadKey is the key a backup run gets for link l: a ReadOnly one to its Bucket when the
-// link may read (the link's own when it is ReadOnly, the backup's own read one otherwise), none
-// for a WriteOnly link. ok is false when the key the link needs is not known yet.
+// link may read (the link's own when it is ReadOnly and has a key, the backup's own read one
+// otherwise), none for a WriteOnly link. ok is false when the key the link needs is not known
+// yet.
 func (a appAccesses) backupReadKey(l resolvedLink) (key *accessState, ok bool) {
-	switch l.Mode {
-	case storagev1alpha1.AccessWriteOnly:
+	switch {
+	case l.Mode == storagev1alpha1.AccessWriteOnly:
 		return nil, true
-	case storagev1alpha1.AccessReadOnly:
+	case l.Mode == storagev1alpha1.AccessReadOnly && !a.keyless:
 		return &l.Access, true
 	}
 	st, found := a.backupReads[l.Name]
 	return &st, found
 }
 
-// restoreWriteKey is the key a restore gets for link l: the link's own when it may write, none
-// for a ReadOnly link.
-func restoreWriteKey(l resolvedLink) *accessState {
-	if l.Mode == storagev1alpha1.AccessReadOnly {
-		return nil
+// restoreWriteKey is the key a restore gets for link l: the link's own when it may write (for a
+// keyless Application, the restore's own with the link's access), none for a ReadOnly link. ok
+// is false when the key the link needs is not known yet.
+func (a appAccesses) restoreWriteKey(l resolvedLink) (key *accessState, ok bool) {
+	switch {
+	case l.Mode == storagev1alpha1.AccessReadOnly:
+		return nil, true
+	case !a.keyless:
+		return &l.Access, true
 	}
-	return &l.Access
+	st, found := a.restoreWrites[l.Name]
+	return &st, found
 }

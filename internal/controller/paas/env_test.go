@@ -63,24 +63,35 @@ func TestBucketEnv(t *testing.T) {
 }
 
 // A backup run gets ReadOnly keys for the links that may read, none for a WriteOnly link; a
-// restore the keys of the links that may write, none for a ReadOnly one.
+// restore the keys of the links that may write, none for a ReadOnly one. A keyless
+// Application's links have no key to lend: the backup and the restore use keys of their own.
 func TestBackupAndRestoreLinkKeys(t *testing.T) {
 	key := func(name string) accessState {
 		return accessState{Name: name, SecretName: name + "-credentials", AccessKeyID: "AKIA" + name, Usable: true}
 	}
-	link := func(name string, mode storagev1alpha1.AccessMode) resolvedLink {
-		return resolvedLink{Name: name, Prefix: strings.ToUpper(name) + "_", Mode: mode, Access: key("web-" + name)}
+	link := func(name string, mode storagev1alpha1.AccessMode, access accessState) resolvedLink {
+		return resolvedLink{Name: name, Prefix: strings.ToUpper(name) + "_", Mode: mode, Access: access}
 	}
 	restore := key("web-restore")
-	accesses := appAccesses{restore: &restore, backupReads: map[string]accessState{"photos": key("web-photos-read"), "media": key("web-media-read")}}
+	shared := accessState{Name: "web", SecretName: "web-credentials", RoleARN: "arn:aws:iam:::role/osm-1", Keyless: true, Usable: true}
 	tests := []struct {
+		name                  string
+		keyless               bool
 		link                  resolvedLink
 		backupKey, restoreKey string // the Secrets read; "" for none
 	}{
-		{link: link("photos", storagev1alpha1.AccessReadWrite), backupKey: "web-photos-read-credentials", restoreKey: "web-photos-credentials"},
-		{link: link("media", storagev1alpha1.AccessReadWrite), backupKey: "web-media-read-credentials", restoreKey: "web-media-credentials"},
-		{link: link("assets", storagev1alpha1.AccessReadOnly), backupKey: "web-assets-credentials"},
-		{link: link("logs", storagev1alpha1.AccessWriteOnly), restoreKey: "web-logs-credentials"},
+		{name: "photos", link: link("photos", storagev1alpha1.AccessReadWrite, key("web-photos")),
+			backupKey: "web-photos-read-credentials", restoreKey: "web-photos-credentials"},
+		{name: "media", link: link("media", storagev1alpha1.AccessReadWrite, key("web-media")),
+			backupKey: "web-media-read-credentials", restoreKey: "web-media-credentials"},
+		{name: "assets", link: link("assets", storagev1alpha1.AccessReadOnly, key("web-assets")), backupKey: "web-assets-credentials"},
+		{name: "logs", link: link("logs", storagev1alpha1.AccessWriteOnly, key("web-logs")), restoreKey: "web-logs-credentials"},
+		{name: "keyless photos", keyless: true, link: link("photos", storagev1alpha1.AccessReadWrite, shared),
+			backupKey: "web-photos-read-credentials", restoreKey: "web-photos-write-credentials"},
+		{name: "keyless assets", keyless: true, link: link("assets", storagev1alpha1.AccessReadOnly, shared),
+			backupKey: "web-assets-read-credentials"},
+		{name: "keyless logs", keyless: true, link: link("logs", storagev1alpha1.AccessWriteOnly, shared),
+			restoreKey: "web-logs-write-credentials"},
 	}
 	secretOf := func(env []corev1.EnvVar) string {
 		for _, e := range env {
@@ -91,7 +102,13 @@ func TestBackupAndRestoreLinkKeys(t *testing.T) {
 		return ""
 	}
 	for _, tt := range tests {
-		t.Run(tt.link.Name, func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
+			accesses := appAccesses{restore: &restore, keyless: tt.keyless,
+				backupReads: map[string]accessState{"photos": key("web-photos-read"), "media": key("web-media-read")}}
+			if tt.keyless {
+				accesses.backupReads["assets"] = key("web-assets-read")
+				accesses.restoreWrites = map[string]accessState{"photos": key("web-photos-write"), "logs": key("web-logs-write")}
+			}
 			got := secretOf(bucketEnv([]resolvedLink{tt.link}, func(l resolvedLink) *accessState {
 				k, ok := accesses.backupReadKey(l)
 				if !ok {
@@ -102,7 +119,14 @@ func TestBackupAndRestoreLinkKeys(t *testing.T) {
 			if got != tt.backupKey {
 				t.Errorf("a backup run reads Secret %q for link %s, want %q", got, tt.link.Name, tt.backupKey)
 			}
-			if got := secretOf(bucketEnv([]resolvedLink{tt.link}, restoreWriteKey)); got != tt.restoreKey {
+			got = secretOf(bucketEnv([]resolvedLink{tt.link}, func(l resolvedLink) *accessState {
+				k, ok := accesses.restoreWriteKey(l)
+				if !ok {
+					t.Fatalf("no restore key known for %s", l.Name)
+				}
+				return k
+			}))
+			if got != tt.restoreKey {
 				t.Errorf("a restore reads Secret %q for link %s, want %q", got, tt.link.Name, tt.restoreKey)
 			}
 		})

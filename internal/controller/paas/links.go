@@ -16,6 +16,7 @@ import (
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
+	"github.com/object-storage-manager/object-storage-manager/internal/application"
 	"github.com/object-storage-manager/object-storage-manager/internal/index"
 )
 
@@ -58,7 +59,11 @@ func resolveLinks(app *paasv1alpha1.Application, buckets map[string]*storagev1al
 	var links []resolvedLink
 	states := make([]linkState, 0, len(app.Spec.Buckets))
 	for _, l := range app.Spec.Buckets {
-		link, state := resolveLink(app.Namespace, l, buckets[l.Name], accesses.links[l.Name])
+		access, ok := accesses.links[l.Name]
+		if !ok {
+			access.Problem = "the operator makes no BucketAccess for it (see Ready)"
+		}
+		link, state := resolveLink(app.Namespace, l, buckets[l.Name], access)
 		if state.Usable {
 			links = append(links, link)
 		}
@@ -88,7 +93,7 @@ func resolveLink(namespace string, l paasv1alpha1.BucketLink, b *storagev1alpha1
 		state.Problem = notReady
 		return resolvedLink{}, state
 	case !access.Usable:
-		state.Problem, state.WaitsForAccess = access.Problem, true
+		state.Problem, state.WaitsForAccess, state.AccessReason = access.Problem, true, access.Reason
 		return resolvedLink{}, state
 	}
 	state.Usable = true
@@ -97,7 +102,7 @@ func resolveLink(namespace string, l paasv1alpha1.BucketLink, b *storagev1alpha1
 	case !bucketReady:
 		state.Problem = notReady
 	case !access.Ready:
-		state.Problem, state.WaitsForAccess = access.Problem, true
+		state.Problem, state.WaitsForAccess, state.AccessReason = access.Problem, true, access.Reason
 	}
 	return resolvedLink{
 		Name:       l.Name,
@@ -142,7 +147,7 @@ func (r *ApplicationReconciler) podEndpoint(endpoint string) string {
 // linkBuckets gives each link, and the backup, the BucketAccess it gets its key from, and
 // resolves the links with them; BucketsReady says how they stand.
 func (k applicationKind) linkBuckets(ctx context.Context, s *appPass) error {
-	accesses, err := k.syncAccesses(ctx, s.app, s.linked, s.backupRefused == nil)
+	accesses, err := k.syncAccesses(ctx, s.app, s.linked, s.linksRefused == nil, s.backupRefused == nil)
 	if err != nil {
 		return err
 	}
@@ -152,7 +157,24 @@ func (k applicationKind) linkBuckets(ctx context.Context, s *appPass) error {
 	}
 	conflict := prefixConflict(s.app.Spec.Buckets)
 	s.accesses, s.links = accesses, links
-	s.usable = conflict == "" && len(links) == len(s.app.Spec.Buckets)
+	s.usable = conflict == "" && s.linksRefused == nil && len(links) == len(s.app.Spec.Buckets)
+	if s.linksRefused != nil {
+		s.found.buckets = ptr.To(s.linksRefused.condition())
+		return nil
+	}
 	s.found.buckets = ptr.To(bucketsReady(states, conflict))
 	return nil
+}
+
+// linksRefusal is why the operator refuses to make the links' shared BucketAccess of a keyless
+// Application, nil when it may: linked Buckets of more than one Contract, which one role
+// cannot reach.
+func linksRefusal(app *paasv1alpha1.Application, linked map[string]*storagev1alpha1.Bucket) *refused {
+	return refusal(paasv1alpha1.ReasonLinksSpanContracts, application.ContractProblems(app, func(name string) (string, bool) {
+		b, ok := linked[name]
+		if !ok {
+			return "", false
+		}
+		return b.Spec.ContractName, true
+	}))
 }

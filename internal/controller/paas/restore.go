@@ -84,6 +84,17 @@ func (s *appPass) restoreWaits(snapshot string) *paasv1alpha1.RestoreStatus {
 	case !creds.Usable:
 		st.Phase, st.Message = paasv1alpha1.RestorePending, "The restore waits for its ReadOnly credentials: "+creds.Problem
 	default:
+		for _, l := range s.links {
+			key, ok := s.accesses.restoreWriteKey(l)
+			switch {
+			case !ok:
+				st.Phase, st.Message = paasv1alpha1.RestorePending, fmt.Sprintf("The restore waits for its credentials to Bucket %s", l.Name)
+				return st
+			case key != nil && !key.Usable:
+				st.Phase, st.Message = paasv1alpha1.RestorePending, fmt.Sprintf("The restore waits for its credentials to Bucket %s: %s", l.Name, key.Problem)
+				return st
+			}
+		}
 		return nil
 	}
 	return st
@@ -113,17 +124,21 @@ func (k applicationKind) restoreJob(ctx context.Context, s *appPass, snapshot, r
 	return st, nil
 }
 
-// startRestore creates st's restore Job. It gets the links' environment, with the keys of the
-// links that may write (to put the data back; restoreWriteKey), and the backup's with the key
+// startRestore creates st's restore Job. It gets the links' environment, with keys to the
+// links that may write (to put the data back; appAccesses.restoreWriteKey), and the backup's with the key
 // of the restore's ReadOnly BucketAccess: it reads the snapshot with a key that cannot change
 // the backups.
 func (k applicationKind) startRestore(ctx context.Context, s *appPass, st *paasv1alpha1.RestoreStatus) error {
 	app, creds := s.app, *s.accesses.restore
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: st.Job}}
-	env := append(append(bucketEnv(s.links, restoreWriteKey), backupEnv(*s.backupSource(), creds, application.BackupPrefix(app))...), userEnv(app.Spec.Env)...)
+	writeKey := func(l resolvedLink) *accessState {
+		key, _ := s.accesses.restoreWriteKey(l)
+		return key
+	}
+	env := append(append(bucketEnv(s.links, writeKey), backupEnv(*s.backupSource(), creds, application.BackupPrefix(app))...), userEnv(app.Spec.Env)...)
 	keys := []accessState{creds}
 	for _, l := range s.links {
-		if key := restoreWriteKey(l); key != nil {
+		if key := writeKey(l); key != nil {
 			keys = append(keys, *key)
 		}
 	}

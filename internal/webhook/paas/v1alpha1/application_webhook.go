@@ -63,8 +63,8 @@ type ApplicationDefaulter struct{}
 
 var _ admission.Defaulter[*paasv1alpha1.Application] = &ApplicationDefaulter{}
 
-// Default sets port 8080, one replica, each link's envPrefix from its Bucket's name and its
-// access to ReadWrite, and the backup's prefix to "<name>/". Written into the object, a derived
+// Default sets port 8080, one replica, authentication Key, each link's envPrefix from its
+// Bucket's name and its access to ReadWrite, and the backup's prefix to "<name>/". Written into the object, a derived
 // envPrefix stays what the application was given even if the derivation changes.
 //
 // An Application created with only metadata.generateName may reach the webhook before it has a
@@ -75,6 +75,9 @@ func (d *ApplicationDefaulter) Default(_ context.Context, app *paasv1alpha1.Appl
 	}
 	if app.Spec.Replicas == nil {
 		app.Spec.Replicas = ptr.To(int32(DefaultReplicas))
+	}
+	if app.Spec.Authentication == "" {
+		app.Spec.Authentication = storagev1alpha1.AuthenticationKey
 	}
 	for i := range app.Spec.Buckets {
 		if app.Spec.Buckets[i].EnvPrefix == "" {
@@ -130,7 +133,11 @@ func (v *ApplicationValidator) ValidateCreate(ctx context.Context, app *paasv1al
 	if err != nil {
 		return nil, err
 	}
-	return nil, invalid(app.Name, append(append(append(errs, served...), taken...), missing...))
+	contracts, err := v.checkContracts(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	return nil, invalid(app.Name, append(append(append(append(errs, served...), taken...), missing...), contracts...))
 }
 
 // ValidateUpdate checks the spec when it changed, and that Buckets linked by this update exist.
@@ -166,7 +173,11 @@ func (v *ApplicationValidator) ValidateUpdate(ctx context.Context, oldApp, newAp
 			return nil, err
 		}
 	}
-	return nil, invalid(newApp.Name, append(append(append(append(errs, restoreErrs...), served...), taken...), missing...))
+	contracts, err := v.checkContracts(ctx, newApp)
+	if err != nil {
+		return nil, err
+	}
+	return nil, invalid(newApp.Name, append(append(append(append(append(errs, restoreErrs...), served...), taken...), missing...), contracts...))
 }
 
 // ValidateDelete allows every deletion; the children go with the Application.
@@ -375,6 +386,32 @@ func (v *ApplicationValidator) checkBuckets(ctx context.Context, app *paasv1alph
 		}
 	}
 	return errs, nil
+}
+
+// checkContracts returns, with spec.authentication ServiceAccount, a field error for each link
+// to a Bucket of another Contract than the first link's (application.ContractProblems), and an
+// error when a lookup itself failed. A Bucket that does not exist is checkBuckets' to report.
+func (v *ApplicationValidator) checkContracts(ctx context.Context, app *paasv1alpha1.Application) (field.ErrorList, error) {
+	if !app.Keyless() || len(app.Spec.Buckets) < 2 {
+		return nil, nil
+	}
+	contracts := map[string]string{}
+	for _, l := range app.Spec.Buckets {
+		var b storagev1alpha1.Bucket
+		err := v.Reader.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: l.Name}, &b)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			logf.FromContext(ctx).Error(err, "Looking up a linked Bucket", "bucket", l.Name)
+			return nil, apierrors.NewInternalError(fmt.Errorf("looking up Bucket %q: %w", l.Name, err))
+		default:
+			contracts[l.Name] = b.Spec.ContractName
+		}
+	}
+	return application.ContractProblems(app, func(name string) (string, bool) {
+		c, ok := contracts[name]
+		return c, ok
+	}), nil
 }
 
 // checkHost returns a field error when another Application, in any namespace the manager

@@ -24,17 +24,18 @@ func validApp() *paasv1alpha1.Application {
 	return &paasv1alpha1.Application{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a"},
 		Spec: paasv1alpha1.ApplicationSpec{
-			Image:    "registry.example/web:1",
-			Port:     8080,
-			Replicas: ptr.To(int32(1)),
-			Buckets:  []paasv1alpha1.BucketLink{{Name: "photos", EnvPrefix: "PHOTOS_", Access: storagev1alpha1.AccessReadWrite}},
-			Backup:   &paasv1alpha1.Backup{Bucket: "photos", Schedule: "0 3 * * *", Command: []string{"backup"}, Prefix: "web/"},
+			Image:          "registry.example/web:1",
+			Port:           8080,
+			Replicas:       ptr.To(int32(1)),
+			Authentication: storagev1alpha1.AuthenticationKey,
+			Buckets:        []paasv1alpha1.BucketLink{{Name: "photos", EnvPrefix: "PHOTOS_", Access: storagev1alpha1.AccessReadWrite}},
+			Backup:         &paasv1alpha1.Backup{Bucket: "photos", Schedule: "0 3 * * *", Command: []string{"backup"}, Prefix: "web/"},
 		},
 	}
 }
 
-// readerWith holds Buckets photos, logs, a-b and a.b in team-a, logs in team-b, and going (being
-// deleted) in team-a; and Applications that back up: shop and cdn into photos under shop/ and
+// readerWith holds Buckets photos, logs (of Contract team), a-b (of Contract other) and a.b in
+// team-a, logs in team-b, and going (being deleted) in team-a; and Applications that back up: shop and cdn into photos under shop/ and
 // media/cdn/, and blog into a-b under web/, in team-a; web into photos under web/ in team-b; and
 // old-web (being deleted) into photos under web/ in team-a. Applications blog in team-a and
 // store in team-b serve blog.example.com and store.example.com, and going (being deleted) in
@@ -64,9 +65,9 @@ func readerWith() webhooktest.Reader {
 			Spec: paasv1alpha1.ApplicationSpec{Image: "registry.example/store:1", Host: "store.example.com"}},
 		&paasv1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "going", DeletionTimestamp: &deleting, Finalizers: []string{"x"}},
 			Spec: paasv1alpha1.ApplicationSpec{Image: "registry.example/store:1", Host: "old.example.com"}},
-		&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "photos"}},
-		&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "logs"}},
-		&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "a-b"}},
+		&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "photos"}, Spec: storagev1alpha1.BucketSpec{ContractName: "team"}},
+		&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "logs"}, Spec: storagev1alpha1.BucketSpec{ContractName: "team"}},
+		&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "a-b"}, Spec: storagev1alpha1.BucketSpec{ContractName: "other"}},
 		&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "a.b"}},
 		&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "other"}},
 		&storagev1alpha1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "going", DeletionTimestamp: &deleting, Finalizers: []string{"x"}}},
@@ -95,6 +96,14 @@ func TestApplicationDefault(t *testing.T) {
 			a.Spec.Buckets = []paasv1alpha1.BucketLink{{Name: "photos", EnvPrefix: "PHOTOS_", Access: "ReadOnly"},
 				{Name: "logs", EnvPrefix: "LOGS_", Access: "WriteOnly"}}
 		}},
+		{name: "no authentication is Key", in: func(a *paasv1alpha1.Application) { a.Spec.Authentication = "" },
+			want: func(*paasv1alpha1.Application) {}},
+		{name: "ServiceAccount stays", in: func(a *paasv1alpha1.Application) {
+			a.Spec.Authentication = storagev1alpha1.AuthenticationServiceAccount
+		},
+			want: func(a *paasv1alpha1.Application) {
+				a.Spec.Authentication = storagev1alpha1.AuthenticationServiceAccount
+			}},
 		{name: "zero replicas stay zero", in: func(a *paasv1alpha1.Application) { a.Spec.Replicas = ptr.To(int32(0)) },
 			want: func(a *paasv1alpha1.Application) { a.Spec.Replicas = ptr.To(int32(0)) }},
 		{name: "no backup", in: func(a *paasv1alpha1.Application) { a.Spec.Backup = nil },
@@ -137,6 +146,23 @@ func TestApplicationValidateCreate(t *testing.T) {
 			a.Spec.Backup = &paasv1alpha1.Backup{Bucket: "logs", Schedule: "@daily", Command: []string{"b"}, Image: "tools:1", Suspend: true}
 		}},
 		{name: "no links, no backup", modify: func(a *paasv1alpha1.Application) { a.Spec.Buckets, a.Spec.Backup = nil, nil }},
+		{name: "keyless, links of one Contract", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Authentication = storagev1alpha1.AuthenticationServiceAccount
+			a.Spec.Buckets = append(a.Spec.Buckets, paasv1alpha1.BucketLink{Name: "logs"})
+		}},
+		{name: "keyless, links of two Contracts", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Authentication = storagev1alpha1.AuthenticationServiceAccount
+			a.Spec.Buckets = append(a.Spec.Buckets, paasv1alpha1.BucketLink{Name: "logs"}, paasv1alpha1.BucketLink{Name: "a-b"})
+		}, want: []string{
+			`spec.buckets[2].name: Invalid value: "a-b": belongs to Contract other and Bucket photos to Contract team: with spec.authentication ServiceAccount ` +
+				`the links share one role, in one Contract's account, so every linked Bucket must belong to the same Contract`,
+		}},
+		{name: "keyless, an env name the pods get for the role", modify: func(a *paasv1alpha1.Application) {
+			a.Spec.Authentication = storagev1alpha1.AuthenticationServiceAccount
+			a.Spec.Env = []corev1.EnvVar{{Name: "AWS_ROLE_ARN", Value: "arn:mine"}}
+		}, want: []string{
+			`spec.env[0].name: Invalid value: "AWS_ROLE_ARN": is set in the application's container (spec.authentication ServiceAccount); choose another name`,
+		}},
 		{name: "generateName", modify: func(a *paasv1alpha1.Application) { a.Name, a.GenerateName = "", "9-" }},
 
 		// what the API server would refuse in the children
