@@ -98,7 +98,7 @@ func (k applicationKind) syncDeployment(ctx context.Context, s *appPass) (err er
 		env, id = bucketEnv(s.links, noKey), podIdentity{serviceAccount: sharedAccessName(app.Name)}
 		if len(s.links) > 0 {
 			// One shared BucketAccess: every link's Access is it.
-			env, id.audience = append(env, keylessEnv(app.Name, s.links[0].Access)...), k.TokenAudience
+			env, id.audience = append(env, keylessEnv(app.Name, s.links[0])...), k.TokenAudience
 		}
 	}
 	env = append(env, userEnv(app.Spec.Env)...)

@@ -66,16 +66,18 @@ const (
 )
 
 // keylessEnv is what the SDKs read to assume the links' shared role with the pod's projected
-// token: the role, the S3 and STS endpoints and the region by reference into the shared
-// BucketAccess's Secret, where the token is, and a session name (the Application's), which the
-// provider records with each request.
-func keylessEnv(app string, shared accessState) []corev1.EnvVar {
+// token: the role and the region by reference into the shared BucketAccess's Secret (link's
+// Access), where the token is, a session name (the Application's), which the provider records
+// with each request, and the S3 and STS endpoints as pods reach them (the provider serves STS at
+// its S3 endpoint, as the Secret says too: credentials.Role).
+func keylessEnv(app string, link resolvedLink) []corev1.EnvVar {
+	shared := link.Access
 	return []corev1.EnvVar{
 		secretEnv(storagev1alpha1.SecretKeyRoleARN, shared.SecretName, storagev1alpha1.SecretKeyRoleARN),
 		{Name: application.EnvWebIdentityTokenFile, Value: tokenMountPath + "/" + tokenFile},
 		{Name: application.EnvRoleSessionName, Value: app},
-		secretEnv(storagev1alpha1.SecretKeyEndpointURL, shared.SecretName, storagev1alpha1.SecretKeyEndpointURL),
-		secretEnv(storagev1alpha1.SecretKeyEndpointSTS, shared.SecretName, storagev1alpha1.SecretKeyEndpointSTS),
+		{Name: storagev1alpha1.SecretKeyEndpointURL, Value: link.PodEndpoint},
+		{Name: storagev1alpha1.SecretKeyEndpointSTS, Value: link.PodEndpoint},
 		secretEnv(storagev1alpha1.SecretKeyRegion, shared.SecretName, storagev1alpha1.SecretKeyRegion),
 	}
 }

@@ -97,8 +97,8 @@ var _ = Describe("A keyless Application (spec.authentication ServiceAccount)", S
 				{Name: "AWS_ROLE_ARN", ValueFrom: secretRef("web-credentials", "AWS_ROLE_ARN")},
 				{Name: "AWS_WEB_IDENTITY_TOKEN_FILE", Value: "/var/run/secrets/osm.dev/serviceaccount/token"},
 				{Name: "AWS_ROLE_SESSION_NAME", Value: "web"},
-				{Name: "AWS_ENDPOINT_URL", ValueFrom: secretRef("web-credentials", "AWS_ENDPOINT_URL")},
-				{Name: "AWS_ENDPOINT_URL_STS", ValueFrom: secretRef("web-credentials", "AWS_ENDPOINT_URL_STS")},
+				{Name: "AWS_ENDPOINT_URL", Value: photos.Status.Endpoint},
+				{Name: "AWS_ENDPOINT_URL_STS", Value: photos.Status.Endpoint},
 				{Name: "AWS_REGION", ValueFrom: secretRef("web-credentials", "AWS_REGION")},
 			}))
 			for _, e := range c.Env {
