@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +19,6 @@ import (
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
 	"github.com/object-storage-manager/object-storage-manager/internal/localenv"
-	"github.com/object-storage-manager/object-storage-manager/internal/localenv/stack"
 )
 
 // TestKeylessApplicationThroughTheOperator: an Application with authentication ServiceAccount,
@@ -30,21 +28,7 @@ import (
 // links allow: a Bucket it does not link is refused, and so is a write to its ReadOnly link.
 func TestKeylessApplicationThroughTheOperator(t *testing.T) {
 	ctx := t.Context()
-	stk, err := stack.Start(ctx, stack.Options{RGW: true, STS: true})
-	if err != nil {
-		t.Fatalf("starting the stack: %v", err)
-	}
-	t.Cleanup(stk.Stop)
-	stk.ManagerOptions.OIDCIssuerURL = stk.OIDCIssuer.URL
-	stk.ManagerOptions.OIDCAudience = audience
-	stk.ManagerOptions.OIDCThumbprints = []string{stk.OIDCIssuer.Thumbprint}
-	if err := stk.StartManager(); err != nil {
-		t.Fatalf("starting the manager: %v", err)
-	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := stk.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
+	stk, kubeconfig := startKeylessOperator(t)
 	c := stk.Client
 	const ns = "team"
 	for _, obj := range []client.Object{

@@ -29,21 +29,7 @@ import (
 // BucketAccess deletes the role, so a fresh exchange fails.
 func TestKeylessBucketAccessThroughTheOperator(t *testing.T) {
 	ctx := t.Context()
-	stk, err := stack.Start(ctx, stack.Options{RGW: true, STS: true})
-	if err != nil {
-		t.Fatalf("starting the stack: %v", err)
-	}
-	t.Cleanup(stk.Stop)
-	stk.ManagerOptions.OIDCIssuerURL = stk.OIDCIssuer.URL
-	stk.ManagerOptions.OIDCAudience = audience
-	stk.ManagerOptions.OIDCThumbprints = []string{stk.OIDCIssuer.Thumbprint}
-	if err := stk.StartManager(); err != nil {
-		t.Fatalf("starting the manager: %v", err)
-	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := stk.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
+	stk, kubeconfig := startKeylessOperator(t)
 	c := stk.Client
 	const ns = "team"
 	for _, obj := range []client.Object{
@@ -153,4 +139,27 @@ func waitReady(t *testing.T, c client.Client, obj client.Object, conds func(clie
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// startKeylessOperator starts Ceph RGW with STS, the issuer RGW trusts and the manager told of
+// it, and writes a kubeconfig for kubectl (create token): what the tests through the operator
+// share.
+func startKeylessOperator(t *testing.T) (*stack.Stack, string) {
+	t.Helper()
+	stk, err := stack.Start(t.Context(), stack.Options{RGW: true, STS: true})
+	if err != nil {
+		t.Fatalf("starting the stack: %v", err)
+	}
+	t.Cleanup(stk.Stop)
+	stk.ManagerOptions.OIDCIssuerURL = stk.OIDCIssuer.URL
+	stk.ManagerOptions.OIDCAudience = audience
+	stk.ManagerOptions.OIDCThumbprints = []string{stk.OIDCIssuer.Thumbprint}
+	if err := stk.StartManager(); err != nil {
+		t.Fatalf("starting the manager: %v", err)
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := stk.WriteKubeconfig(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	return stk, kubeconfig
 }
