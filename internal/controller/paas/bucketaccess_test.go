@@ -316,22 +316,29 @@ func applicationControllerAlone(ctx SpecContext, ns string) {
 	})
 }
 
-// issueKey plays the BucketAccess controller giving a BucketAccess the key keyID: it writes the
-// key into the BucketAccess's Secret (owned by it, labelled as its contract says), then records
-// the key's id in status and sets Ready for the current generation.
+// issueKey plays the BucketAccess controller giving a BucketAccess the key keyID (issued).
 func issueKey(ctx context.Context, ns, name, keyID string) {
+	GinkgoHelper()
+	issued(ctx, ns, name, map[string][]byte{
+		storagev1alpha1.SecretKeyAccessKeyID:     []byte(keyID),
+		storagev1alpha1.SecretKeySecretAccessKey: []byte("secret-of-" + keyID),
+		storagev1alpha1.SecretKeyEndpointURL:     []byte(stk.S3.Endpoint),
+		storagev1alpha1.SecretKeyRegion:          []byte(stk.S3.Region),
+	}, func(st *storagev1alpha1.BucketAccessStatus) { st.AccessKeyID = keyID }, "The credentials are in Secret %s.")
+}
+
+// issued plays the BucketAccess controller once it has what it hands out: it writes data into
+// the BucketAccess's Secret (owned by it, labelled as its contract says), then records it in
+// status (record, and the Secret's name) and sets Ready, with message (%s: the Secret), for the
+// current generation.
+func issued(ctx context.Context, ns, name string, data map[string][]byte, record func(*storagev1alpha1.BucketAccessStatus), message string) {
 	GinkgoHelper()
 	ba := &storagev1alpha1.BucketAccess{}
 	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, ba)).To(Succeed())
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ba.SecretNameOrDefault()}}
 	_, err := controllerutil.CreateOrUpdate(ctx, k8s, secret, func() error {
 		secret.Labels = map[string]string{storagev1alpha1.ContractLabel: "team", storagev1alpha1.BucketAccessLabel: name}
-		secret.Data = map[string][]byte{
-			storagev1alpha1.SecretKeyAccessKeyID:     []byte(keyID),
-			storagev1alpha1.SecretKeySecretAccessKey: []byte("secret-of-" + keyID),
-			storagev1alpha1.SecretKeyEndpointURL:     []byte(stk.S3.Endpoint),
-			storagev1alpha1.SecretKeyRegion:          []byte(stk.S3.Region),
-		}
+		secret.Data = data
 		return controllerutil.SetControllerReference(ba, secret, k8s.Scheme())
 	})
 	Expect(err).NotTo(HaveOccurred())
@@ -339,11 +346,12 @@ func issueKey(ctx context.Context, ns, name, keyID string) {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(ba), ba); err != nil {
 			return err
 		}
-		ba.Status.SecretName, ba.Status.AccessKeyID = secret.Name, keyID
+		ba.Status.SecretName = secret.Name
+		record(&ba.Status)
 		ba.Status.ObservedGeneration = ba.Generation
 		meta.SetStatusCondition(&ba.Status.Conditions, metav1.Condition{Type: storagev1alpha1.ReadyCondition,
 			Status: metav1.ConditionTrue, Reason: storagev1alpha1.ReasonAvailable, ObservedGeneration: ba.Generation,
-			Message: fmt.Sprintf("The credentials are in Secret %s.", secret.Name)})
+			Message: fmt.Sprintf(message, secret.Name)})
 		return k8s.Status().Update(ctx, ba)
 	}).Should(Succeed())
 }

@@ -2,7 +2,6 @@ package paas_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -11,11 +10,9 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	paasv1alpha1 "github.com/object-storage-manager/object-storage-manager/api/paas/v1alpha1"
 	storagev1alpha1 "github.com/object-storage-manager/object-storage-manager/api/storage/v1alpha1"
@@ -318,35 +315,15 @@ var _ = Describe("A keyless Application (spec.authentication ServiceAccount)", S
 	})
 })
 
-// issueRole plays the BucketAccess controller serving a keyless BucketAccess: it writes the
-// role's Secret (owned by it, labelled as its contract says), then records the role's ARN in
-// status and sets Ready for the current generation.
+// issueRole plays the BucketAccess controller serving a keyless BucketAccess the role roleARN
+// (issued).
 func issueRole(ctx context.Context, ns, name, roleARN string) {
 	GinkgoHelper()
-	ba := &storagev1alpha1.BucketAccess{}
-	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, ba)).To(Succeed())
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ba.SecretNameOrDefault()}}
-	_, err := controllerutil.CreateOrUpdate(ctx, k8s, secret, func() error {
-		secret.Labels = map[string]string{storagev1alpha1.ContractLabel: "team", storagev1alpha1.BucketAccessLabel: name}
-		secret.Data = map[string][]byte{
-			storagev1alpha1.SecretKeyRoleARN:       []byte(roleARN),
-			storagev1alpha1.SecretKeyEndpointURL:   []byte(stk.S3.Endpoint),
-			storagev1alpha1.SecretKeyEndpointSTS:   []byte(stk.S3.Endpoint),
-			storagev1alpha1.SecretKeyRegion:        []byte(stk.S3.Region),
-			storagev1alpha1.SecretKeyTokenAudience: []byte(testAudience),
-		}
-		return controllerutil.SetControllerReference(ba, secret, k8s.Scheme())
-	})
-	Expect(err).NotTo(HaveOccurred())
-	Eventually(func() error {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(ba), ba); err != nil {
-			return err
-		}
-		ba.Status.SecretName, ba.Status.RoleARN = secret.Name, roleARN
-		ba.Status.ObservedGeneration = ba.Generation
-		meta.SetStatusCondition(&ba.Status.Conditions, metav1.Condition{Type: storagev1alpha1.ReadyCondition,
-			Status: metav1.ConditionTrue, Reason: storagev1alpha1.ReasonAvailable, ObservedGeneration: ba.Generation,
-			Message: fmt.Sprintf("Role %s is in Secret %s.", roleARN, secret.Name)})
-		return k8s.Status().Update(ctx, ba)
-	}).Should(Succeed())
+	issued(ctx, ns, name, map[string][]byte{
+		storagev1alpha1.SecretKeyRoleARN:       []byte(roleARN),
+		storagev1alpha1.SecretKeyEndpointURL:   []byte(stk.S3.Endpoint),
+		storagev1alpha1.SecretKeyEndpointSTS:   []byte(stk.S3.Endpoint),
+		storagev1alpha1.SecretKeyRegion:        []byte(stk.S3.Region),
+		storagev1alpha1.SecretKeyTokenAudience: []byte(testAudience),
+	}, func(st *storagev1alpha1.BucketAccessStatus) { st.RoleARN = roleARN }, "Role "+roleARN+" is in Secret %s.")
 }
